@@ -1,0 +1,286 @@
+//! onelog-types: the values and column types shared by every layer.
+//!
+//! A [`Value`] is one SQL value as the engine stores it and the binlog logs it; a
+//! [`ColumnType`] is a column's declared type. Both are deliberately small: conversions
+//! between SQL text and values live in the SQL layer, byte encodings live beside their
+//! encoders (`onelog-engine::keycode` for order-preserving keys, `onelog-binlog::rows` for
+//! MariaDB's binary row format).
+
+mod decimal;
+mod error;
+mod time;
+
+pub use decimal::Decimal;
+pub use error::{code, sqlstate, SqlError};
+pub use time::{Date, DateTime, Time};
+
+use std::fmt;
+
+/// MySQL/MariaDB field type codes (`enum_field_types`), as used in the binlog and the wire
+/// protocol.
+pub mod type_code {
+    pub const DECIMAL: u8 = 0;
+    pub const TINY: u8 = 1;
+    pub const SHORT: u8 = 2;
+    pub const LONG: u8 = 3;
+    pub const FLOAT: u8 = 4;
+    pub const DOUBLE: u8 = 5;
+    pub const NULL: u8 = 6;
+    pub const TIMESTAMP: u8 = 7;
+    pub const LONGLONG: u8 = 8;
+    pub const INT24: u8 = 9;
+    pub const DATE: u8 = 10;
+    pub const TIME: u8 = 11;
+    pub const DATETIME: u8 = 12;
+    pub const YEAR: u8 = 13;
+    pub const NEWDATE: u8 = 14;
+    pub const VARCHAR: u8 = 15;
+    pub const BIT: u8 = 16;
+    pub const TIMESTAMP2: u8 = 17;
+    pub const DATETIME2: u8 = 18;
+    pub const TIME2: u8 = 19;
+    pub const NEWDECIMAL: u8 = 246;
+    pub const ENUM: u8 = 247;
+    pub const SET: u8 = 248;
+    pub const TINY_BLOB: u8 = 249;
+    pub const MEDIUM_BLOB: u8 = 250;
+    pub const LONG_BLOB: u8 = 251;
+    pub const BLOB: u8 = 252;
+    pub const VAR_STRING: u8 = 253;
+    pub const STRING: u8 = 254;
+    pub const GEOMETRY: u8 = 255;
+}
+
+/// A column's declared type.
+///
+/// Character types are utf8mb4 (`binary == false`, up to 4 bytes per character) or binary
+/// (`binary == true`: BINARY, VARBINARY, BLOB). Lengths are in characters for text types and
+/// bytes for binary types, as in SQL.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ColumnType {
+    /// TINYINT (1), SMALLINT (2), MEDIUMINT (3), INT (4), BIGINT (8).
+    Int { bytes: u8, unsigned: bool },
+    Float,
+    Double,
+    /// DECIMAL(precision, scale); precision at most [`Decimal::MAX_PRECISION`].
+    Decimal { precision: u8, scale: u8 },
+    /// CHAR(len) / BINARY(len).
+    Char { len: u32, binary: bool },
+    /// VARCHAR(len) / VARBINARY(len).
+    Varchar { len: u32, binary: bool },
+    /// TINYTEXT/TEXT/MEDIUMTEXT/LONGTEXT (or the BLOB family when `binary`): the value length
+    /// is stored in `len_bytes` bytes (1, 2, 3 or 4).
+    Blob { len_bytes: u8, binary: bool },
+    Date,
+    /// TIME(fsp)
+    Time { fsp: u8 },
+    /// DATETIME(fsp)
+    DateTime { fsp: u8 },
+    /// TIMESTAMP(fsp); values are kept as UTC date-times.
+    Timestamp { fsp: u8 },
+}
+
+/// Bytes per character of utf8mb4, the only text character set onelog stores.
+pub const UTF8MB4_MAXLEN: u32 = 4;
+/// Collation ids sent to clients: utf8mb4_general_ci and binary.
+pub const COLLATION_UTF8MB4_GENERAL_CI: u16 = 45;
+pub const COLLATION_BINARY: u16 = 63;
+
+impl ColumnType {
+    /// The type code written in binlog table maps and column definitions.
+    pub fn type_code(&self) -> u8 {
+        use type_code::*;
+        match *self {
+            ColumnType::Int { bytes: 1, .. } => TINY,
+            ColumnType::Int { bytes: 2, .. } => SHORT,
+            ColumnType::Int { bytes: 3, .. } => INT24,
+            ColumnType::Int { bytes: 4, .. } => LONG,
+            ColumnType::Int { .. } => LONGLONG,
+            ColumnType::Float => FLOAT,
+            ColumnType::Double => DOUBLE,
+            ColumnType::Decimal { .. } => NEWDECIMAL,
+            ColumnType::Char { .. } => STRING,
+            ColumnType::Varchar { .. } => VARCHAR,
+            ColumnType::Blob { .. } => BLOB,
+            ColumnType::Date => DATE,
+            ColumnType::Time { .. } => TIME2,
+            ColumnType::DateTime { .. } => DATETIME2,
+            ColumnType::Timestamp { .. } => TIMESTAMP2,
+        }
+    }
+
+    pub fn is_unsigned(&self) -> bool {
+        matches!(self, ColumnType::Int { unsigned: true, .. })
+    }
+
+    pub fn is_binary(&self) -> bool {
+        match self {
+            ColumnType::Char { binary, .. }
+            | ColumnType::Varchar { binary, .. }
+            | ColumnType::Blob { binary, .. } => *binary,
+            _ => false,
+        }
+    }
+
+    pub fn is_string(&self) -> bool {
+        matches!(
+            self,
+            ColumnType::Char { .. } | ColumnType::Varchar { .. } | ColumnType::Blob { .. }
+        )
+    }
+
+    /// Largest number of bytes a value of this string type may hold (None for non-strings).
+    pub fn max_bytes(&self) -> Option<u64> {
+        let per_char = |binary: bool| if binary { 1 } else { UTF8MB4_MAXLEN as u64 };
+        match *self {
+            ColumnType::Char { len, binary } | ColumnType::Varchar { len, binary } => {
+                Some(len as u64 * per_char(binary))
+            }
+            ColumnType::Blob { len_bytes, .. } => Some((1u64 << (8 * len_bytes as u64)) - 1),
+            _ => None,
+        }
+    }
+
+    /// Inclusive range of an integer type.
+    pub fn int_range(&self) -> Option<(i128, i128)> {
+        match *self {
+            ColumnType::Int { bytes, unsigned } => {
+                let bits = 8 * bytes as u32;
+                Some(if unsigned {
+                    (0, (1i128 << bits) - 1)
+                } else {
+                    (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+                })
+            }
+            _ => None,
+        }
+    }
+
+    /// The SQL spelling, as `SHOW CREATE TABLE` prints it.
+    pub fn sql_name(&self) -> String {
+        match *self {
+            ColumnType::Int { bytes, unsigned } => {
+                let (name, width) = match (bytes, unsigned) {
+                    (1, false) => ("tinyint", 4),
+                    (1, true) => ("tinyint", 3),
+                    (2, false) => ("smallint", 6),
+                    (2, true) => ("smallint", 5),
+                    (3, false) => ("mediumint", 9),
+                    (3, true) => ("mediumint", 8),
+                    (4, false) => ("int", 11),
+                    (4, true) => ("int", 10),
+                    (_, false) => ("bigint", 20),
+                    (_, true) => ("bigint", 20),
+                };
+                format!(
+                    "{name}({width}){}",
+                    if unsigned { " unsigned" } else { "" }
+                )
+            }
+            ColumnType::Float => "float".into(),
+            ColumnType::Double => "double".into(),
+            ColumnType::Decimal { precision, scale } => format!("decimal({precision},{scale})"),
+            ColumnType::Char { len, binary: false } => format!("char({len})"),
+            ColumnType::Char { len, binary: true } => format!("binary({len})"),
+            ColumnType::Varchar { len, binary: false } => format!("varchar({len})"),
+            ColumnType::Varchar { len, binary: true } => format!("varbinary({len})"),
+            ColumnType::Blob { len_bytes, binary } => {
+                let size = match len_bytes {
+                    1 => "tiny",
+                    2 => "",
+                    3 => "medium",
+                    _ => "long",
+                };
+                format!("{size}{}", if binary { "blob" } else { "text" })
+            }
+            ColumnType::Date => "date".into(),
+            ColumnType::Time { fsp } => with_fsp("time", fsp),
+            ColumnType::DateTime { fsp } => with_fsp("datetime", fsp),
+            ColumnType::Timestamp { fsp } => with_fsp("timestamp", fsp),
+        }
+    }
+}
+
+fn with_fsp(name: &str, fsp: u8) -> String {
+    if fsp == 0 {
+        name.to_string()
+    } else {
+        format!("{name}({fsp})")
+    }
+}
+
+/// One SQL value.
+///
+/// Integers are `Int` (signed columns) or `UInt` (unsigned columns); FLOAT and DOUBLE are
+/// both kept as `Double` (FLOAT columns round to f32 on store); strings and binary strings
+/// are `Bytes` (utf8mb4 text is valid UTF-8).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    Null,
+    Int(i64),
+    UInt(u64),
+    Double(f64),
+    Decimal(Decimal),
+    Bytes(Vec<u8>),
+    Date(Date),
+    DateTime(DateTime),
+    Time(Time),
+}
+
+impl Value {
+    pub fn is_null(&self) -> bool {
+        matches!(self, Value::Null)
+    }
+
+    /// Convenience constructor for text values.
+    pub fn str(s: &str) -> Value {
+        Value::Bytes(s.as_bytes().to_vec())
+    }
+
+    pub fn as_bytes(&self) -> Option<&[u8]> {
+        match self {
+            Value::Bytes(b) => Some(b),
+            _ => None,
+        }
+    }
+}
+
+/// Formats the value the way MariaDB's text protocol sends it (NULL prints as `NULL`).
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Null => f.write_str("NULL"),
+            Value::Int(v) => write!(f, "{v}"),
+            Value::UInt(v) => write!(f, "{v}"),
+            Value::Double(v) => f.write_str(&format_double(*v)),
+            Value::Decimal(d) => write!(f, "{d}"),
+            Value::Bytes(b) => f.write_str(&String::from_utf8_lossy(b)),
+            Value::Date(d) => write!(f, "{d}"),
+            Value::DateTime(d) => write!(f, "{d}"),
+            Value::Time(t) => write!(f, "{t}"),
+        }
+    }
+}
+
+/// Formats a double as MariaDB does in text results: shortest round-trip digits, no
+/// trailing `.0`, exponent form for very large or small magnitudes.
+pub fn format_double(v: f64) -> String {
+    if v.is_nan() {
+        return "NaN".into();
+    }
+    if v.is_infinite() {
+        return if v > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    if v == 0.0 {
+        return "0".into();
+    }
+    let abs = v.abs();
+    if (1e-5..1e15).contains(&abs) {
+        let s = format!("{v}");
+        s.strip_suffix(".0").map(str::to_string).unwrap_or(s)
+    } else {
+        let s = format!("{v:e}");
+        // Rust prints `1e20`; MariaDB prints `1e20` too, and `1.5e-7` as `1.5e-7`.
+        s
+    }
+}
