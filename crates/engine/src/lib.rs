@@ -1,1 +1,42 @@
-pub use rocksdb;
+//! onelog-engine: transactional tables on RocksDB whose only write-ahead log is a
+//! MariaDB-format binary log.
+//!
+//! The front door is [`Engine`]: open a data directory, [`Engine::begin`] a [`Txn`], read and
+//! write rows and index ranges, commit through group commit. DDL goes through
+//! [`Engine::ddl`]. The SQL layer (`onelog-sql`) is built on this API.
+//!
+//! Parts, one file each:
+//! - `catalog.rs`: databases, tables, indexes (immutable snapshots).
+//! - `keys.rs`: the RocksDB key layout; `keycode.rs`: order-preserving key encoding;
+//!   `rowcodec.rs`: row value encoding.
+//! - `locks.rs`: row and metadata locks, lock waits, deadlock detection.
+//! - `txn.rs`: transactions: buffered writes, snapshot reads, statement rollback.
+//! - `commit.rs`: the group-commit log writer (one write + one sync per group).
+//! - `recovery.rs`: replay of the binlog after the applied position.
+//! - `ddl.rs`: catalog changes, index builds, table rewrites.
+//! - `admin.rs`: binlog management (SHOW BINARY LOGS, PURGE, RESET MASTER, ...).
+
+pub mod catalog;
+mod error;
+mod keycode;
+mod keys;
+mod locks;
+mod rowcodec;
+
+mod admin;
+mod autoinc;
+mod commit;
+mod wal;
+mod ddl;
+mod engine;
+mod recovery;
+mod scan;
+mod txn;
+
+pub use catalog::{Catalog, ColumnDef, DatabaseDef, IndexDef, IndexId, TableDef, TableId};
+pub use ddl::{AlterOp, Ddl, DdlOutcome};
+pub use engine::{DdlReplayer, Engine, EngineOptions, EngineStatus, LogMode};
+pub use admin::BinlogEventRow;
+pub use error::{EngineError, Result};
+pub use scan::{KeyRange, RowCursor, ScanOptions};
+pub use txn::{CommitInfo, Isolation, LockMode, Row, Txn};

@@ -5,7 +5,7 @@ use std::fmt;
 use std::str::FromStr;
 
 /// A DECIMAL value. Two decimals with different scales compare by numeric value.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Decimal {
     pub mantissa: i128,
     pub scale: u8,

@@ -56,7 +56,7 @@ pub mod type_code {
 /// Character types are utf8mb4 (`binary == false`, up to 4 bytes per character) or binary
 /// (`binary == true`: BINARY, VARBINARY, BLOB). Lengths are in characters for text types and
 /// bytes for binary types, as in SQL.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum ColumnType {
     /// TINYINT (1), SMALLINT (2), MEDIUMINT (3), INT (4), BIGINT (8).
     Int { bytes: u8, unsigned: bool },
@@ -214,7 +214,7 @@ fn with_fsp(name: &str, fsp: u8) -> String {
 /// Integers are `Int` (signed columns) or `UInt` (unsigned columns); FLOAT and DOUBLE are
 /// both kept as `Double` (FLOAT columns round to f32 on store); strings and binary strings
 /// are `Bytes` (utf8mb4 text is valid UTF-8).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Value {
     Null,
     Int(i64),

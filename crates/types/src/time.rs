@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Date {
     pub year: u16,
     pub month: u8,
@@ -10,7 +10,7 @@ pub struct Date {
 }
 
 /// A date and time of day with microseconds. TIMESTAMP values are UTC.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
 pub struct DateTime {
     pub date: Date,
     pub hour: u8,
@@ -20,7 +20,7 @@ pub struct DateTime {
 }
 
 /// A TIME value: a signed duration up to 838:59:59.999999.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Time {
     pub negative: bool,
     pub hours: u32,

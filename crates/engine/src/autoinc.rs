@@ -1,0 +1,122 @@
+//! AUTO_INCREMENT counters and hidden row ids.
+//!
+//! Counters live in memory and are loaded on first use from the largest value stored in the
+//! table (as InnoDB did before MariaDB 10.2.4), so they need no logging: after recovery the
+//! data, and therefore the counter, are exactly what the binlog describes.
+
+use onelog_types::Value;
+use rocksdb::ReadOptions;
+
+use crate::catalog::TableDef;
+use crate::engine::Engine;
+use crate::error::Result;
+use crate::keycode;
+use crate::keys;
+use crate::txn::decode_stored_row;
+
+fn as_u64(v: &Value) -> u64 {
+    match v {
+        Value::Int(i) => (*i).max(0) as u64,
+        Value::UInt(u) => *u,
+        Value::Double(d) if *d > 0.0 => *d as u64,
+        Value::Decimal(d) => d.to_f64().max(0.0) as u64,
+        _ => 0,
+    }
+}
+
+/// The last key of an index, latest committed state.
+fn last_key(engine: &Engine, index_id: u32) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+    let mut ro = ReadOptions::default();
+    ro.set_iterate_lower_bound(keys::index_prefix(index_id));
+    ro.set_iterate_upper_bound(keys::index_end(index_id));
+    let mut it = engine.db.raw_iterator_opt(ro);
+    it.seek_to_last();
+    if it.valid() {
+        return Ok(Some((it.key().unwrap().to_vec(), it.value().unwrap().to_vec())));
+    }
+    it.status()?;
+    Ok(None)
+}
+
+/// Largest stored value of column `col` (0 for an empty table).
+fn load_max(engine: &Engine, t: &TableDef, col: usize) -> Result<u64> {
+    // An index led by the column gives the maximum with one seek.
+    for idx in &t.indexes {
+        if idx.columns.first() == Some(&col) && idx.prefix_lens.first().copied().flatten().is_none() {
+            let Some((key, _)) = last_key(engine, idx.id)? else {
+                return Ok(0);
+            };
+            let mut rest = &key[5..];
+            let v = keycode::decode(&mut rest, &t.columns[col].ty)?;
+            return Ok(as_u64(&v));
+        }
+    }
+    let mut max = 0;
+    let mut ro = ReadOptions::default();
+    let pid = t.primary().id;
+    ro.set_iterate_lower_bound(keys::index_prefix(pid));
+    ro.set_iterate_upper_bound(keys::index_end(pid));
+    let mut it = engine.db.raw_iterator_opt(ro);
+    it.seek_to_first();
+    while it.valid() {
+        let row = decode_stored_row(t, it.value().unwrap(), &[Value::UInt(0)])?;
+        max = max.max(as_u64(&row[col]));
+        it.next();
+    }
+    it.status()?;
+    Ok(max)
+}
+
+fn initial(engine: &Engine, t: &TableDef) -> Result<u64> {
+    let col = t.auto_increment_column();
+    let from_data = match col {
+        Some(c) => load_max(engine, t, c)? + 1,
+        None => 1,
+    };
+    Ok(from_data.max(t.auto_increment_start.unwrap_or(1)))
+}
+
+/// Reserves `count` values; returns the first.
+pub(crate) fn reserve(engine: &Engine, t: &TableDef, count: u64) -> Result<u64> {
+    let mut map = engine.autoinc.lock();
+    let next = match map.get(&t.id) {
+        Some(&n) => n,
+        None => initial(engine, t)?,
+    };
+    map.insert(t.id, next + count);
+    Ok(next)
+}
+
+/// Makes sure later values exceed `value`.
+pub(crate) fn observe(engine: &Engine, t: &TableDef, value: u64) -> Result<()> {
+    let mut map = engine.autoinc.lock();
+    let next = match map.get(&t.id) {
+        Some(&n) => n,
+        None => initial(engine, t)?,
+    };
+    map.insert(t.id, next.max(value.saturating_add(1)));
+    Ok(())
+}
+
+/// Forgets a table's counter (TRUNCATE, DROP, ALTER): reloaded from the data on next use.
+pub(crate) fn reset(engine: &Engine, table_id: u32) {
+    engine.autoinc.lock().remove(&table_id);
+    engine.rowids.lock().remove(&table_id);
+}
+
+/// The next hidden row id of a table without a primary key.
+pub(crate) fn next_rowid(engine: &Engine, t: &TableDef) -> Result<u64> {
+    let mut map = engine.rowids.lock();
+    let next = match map.get(&t.id) {
+        Some(&n) => n,
+        None => match last_key(engine, t.primary().id)? {
+            Some((key, _)) => {
+                let mut rest = &key[5..];
+                as_u64(&keycode::decode(&mut rest, &keys::ROWID_TYPE)?) + 1
+            }
+            None => 1,
+        },
+    };
+    map.insert(t.id, next + 1);
+    Ok(next)
+}

@@ -1,0 +1,130 @@
+//! The catalog: databases, tables, columns and indexes.
+//!
+//! A [`Catalog`] is an immutable snapshot; every DDL statement builds a new one and swaps it
+//! in atomically with the RocksDB batch that persists it. Catalog records are stored as JSON
+//! under the `C` key prefix (see `keys.rs`).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use onelog_types::{ColumnType, Value};
+use serde::{Deserialize, Serialize};
+
+/// Identifies a table for the lifetime of the table (stable across renames).
+pub type TableId = u32;
+/// Identifies one index (primary or secondary) globally; it is the index's key prefix.
+pub type IndexId = u32;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ColumnDef {
+    pub name: String,
+    pub ty: ColumnType,
+    pub nullable: bool,
+    /// Constant default (None: no DEFAULT clause; a nullable column then defaults to NULL).
+    pub default: Option<Value>,
+    pub auto_increment: bool,
+    /// `DEFAULT CURRENT_TIMESTAMP` (and `ON UPDATE CURRENT_TIMESTAMP` if `on_update_now`).
+    #[serde(default)]
+    pub default_now: bool,
+    #[serde(default)]
+    pub on_update_now: bool,
+    #[serde(default)]
+    pub comment: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct IndexDef {
+    pub id: IndexId,
+    /// `PRIMARY` for the primary key.
+    pub name: String,
+    /// Positions into `TableDef::columns`.
+    pub columns: Vec<usize>,
+    /// Optional prefix length per column (`KEY (c(10))`), in characters.
+    #[serde(default)]
+    pub prefix_lens: Vec<Option<u32>>,
+    pub unique: bool,
+    pub primary: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TableDef {
+    pub id: TableId,
+    pub db: String,
+    pub name: String,
+    pub columns: Vec<ColumnDef>,
+    /// `indexes[0]` is always the primary index. When the table has no declared primary key,
+    /// it is a hidden one over an internal row id (`primary == true`, `columns` empty,
+    /// `hidden_pk == true`).
+    pub indexes: Vec<IndexDef>,
+    pub hidden_pk: bool,
+    #[serde(default)]
+    pub comment: String,
+    /// `ENGINE=` as given (informational: every table is stored in RocksDB).
+    #[serde(default)]
+    pub engine_name: String,
+    /// AUTO_INCREMENT= table option (first value to hand out), if given.
+    #[serde(default)]
+    pub auto_increment_start: Option<u64>,
+}
+
+impl TableDef {
+    pub fn column_index(&self, name: &str) -> Option<usize> {
+        self.columns
+            .iter()
+            .position(|c| c.name.eq_ignore_ascii_case(name))
+    }
+
+    pub fn primary(&self) -> &IndexDef {
+        &self.indexes[0]
+    }
+
+    pub fn index_by_name(&self, name: &str) -> Option<(usize, &IndexDef)> {
+        self.indexes
+            .iter()
+            .enumerate()
+            .find(|(_, i)| i.name.eq_ignore_ascii_case(name))
+    }
+
+    /// The AUTO_INCREMENT column, if any.
+    pub fn auto_increment_column(&self) -> Option<usize> {
+        self.columns.iter().position(|c| c.auto_increment)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DatabaseDef {
+    pub name: String,
+}
+
+/// An immutable view of every database and table. Names compare case-sensitively for
+/// databases and tables (as MariaDB on Linux with lower_case_table_names=0).
+#[derive(Clone, Debug, Default)]
+pub struct Catalog {
+    pub databases: BTreeMap<String, DatabaseDef>,
+    /// (db, table) -> definition.
+    pub tables: BTreeMap<(String, String), Arc<TableDef>>,
+    pub next_table_id: TableId,
+    pub next_index_id: IndexId,
+}
+
+impl Catalog {
+    pub fn table(&self, db: &str, name: &str) -> Option<&Arc<TableDef>> {
+        self.tables.get(&(db.to_string(), name.to_string()))
+    }
+
+    pub fn table_by_id(&self, id: TableId) -> Option<&Arc<TableDef>> {
+        self.tables.values().find(|t| t.id == id)
+    }
+
+    pub fn has_database(&self, db: &str) -> bool {
+        self.databases.contains_key(db)
+    }
+
+    /// Tables of one database, in name order.
+    pub fn tables_in<'a>(&'a self, db: &'a str) -> impl Iterator<Item = &'a Arc<TableDef>> + 'a {
+        self.tables
+            .range((db.to_string(), String::new())..)
+            .take_while(move |((d, _), _)| d == db)
+            .map(|(_, t)| t)
+    }
+}

@@ -1,0 +1,358 @@
+//! Group commit: one log writer thread makes whole groups of commits durable at once.
+//!
+//! Committing sessions encode their own event group and WriteBatch (in parallel), queue a
+//! [`Request`] and wait. The writer takes everything queued, and per mode:
+//!
+//! - `engine`: 1. append every group to the binlog with one write; 2. one fdatasync (per
+//!   `sync_binlog`); 3. apply each WriteBatch to RocksDB, WAL off, in binlog order, each
+//!   carrying the binlog position it was applied up to (`keys::APPLIED`); 4. answer.
+//!   Ordering rule: step 3 never starts before step 2 finished, so RocksDB never holds a
+//!   change the binlog could lose (with `sync_binlog=1`).
+//! - `file` (classic two-phase commit): 1. prepare: each WriteBatch is stored as a
+//!   prepared record `P xid` through RocksDB's WAL, one WAL sync for the group; 2. append
+//!   the groups to the binlog, one sync; 3. commit: apply each WriteBatch and delete its
+//!   prepared record (WAL, no sync). Recovery commits prepared records whose XID is in the
+//!   binlog and discards the rest.
+//! - `off`: write every WriteBatch through RocksDB's WAL, then one WAL sync.
+//!
+//! A failed log write or sync is sticky (fsyncgate): the writer refuses every later commit
+//! with [`EngineError::LogFailed`] instead of retrying as if nothing happened. A binlog
+//! append that fails for lack of space is not sticky: the binlog rolls the append back and
+//! the group's sessions get [`EngineError::DiskFull`].
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use parking_lot::{Condvar, Mutex};
+use rocksdb::{WriteBatch, WriteOptions, DB};
+
+use crate::engine::{write_opts, Counters, LogMode};
+use crate::error::{EngineError, Result};
+use crate::keys;
+use crate::txn::{CommitInfo, Txn};
+use crate::wal::{Group, Wal};
+
+pub(crate) struct Reply {
+    slot: Mutex<Option<Result<CommitInfo>>>,
+    cv: Condvar,
+}
+
+impl Reply {
+    fn new() -> Arc<Reply> {
+        Arc::new(Reply {
+            slot: Mutex::new(None),
+            cv: Condvar::new(),
+        })
+    }
+
+    fn set(&self, r: Result<CommitInfo>) {
+        *self.slot.lock() = Some(r);
+        self.cv.notify_one();
+    }
+
+    fn wait(&self) -> Result<CommitInfo> {
+        let mut s = self.slot.lock();
+        while s.is_none() {
+            self.cv.wait(&mut s);
+        }
+        s.take().unwrap()
+    }
+}
+
+pub(crate) struct Request {
+    pub batch: Option<WriteBatch>,
+    pub group: Option<Group>,
+    pub xid: u64,
+    reply: Arc<Reply>,
+}
+
+struct Queue {
+    pending: VecDeque<Request>,
+    stop: bool,
+}
+
+struct Shared {
+    queue: Mutex<Queue>,
+    cv: Condvar,
+    sync_binlog: AtomicU32,
+    failed: Mutex<Option<String>>,
+    stopped: AtomicBool,
+}
+
+pub(crate) struct Committer {
+    shared: Arc<Shared>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl Committer {
+    pub fn start(db: Arc<DB>, wal: Arc<Wal>, mode: LogMode, counters: Arc<Counters>) -> Committer {
+        let shared = Arc::new(Shared {
+            queue: Mutex::new(Queue {
+                pending: VecDeque::new(),
+                stop: false,
+            }),
+            cv: Condvar::new(),
+            sync_binlog: AtomicU32::new(1),
+            failed: Mutex::new(None),
+            stopped: AtomicBool::new(false),
+        });
+        let writer = Writer {
+            shared: shared.clone(),
+            db,
+            wal,
+            mode,
+            counters,
+            groups_since_sync: 0,
+        };
+        let thread = std::thread::Builder::new()
+            .name("onelog-log-writer".into())
+            .spawn(move || writer.run())
+            .expect("spawn log writer");
+        Committer {
+            shared,
+            thread: Mutex::new(Some(thread)),
+        }
+    }
+
+    pub fn set_sync_binlog(&self, n: u32) {
+        self.shared.sync_binlog.store(n, Ordering::Relaxed);
+    }
+
+    /// Queues a request and waits for the writer's answer.
+    pub fn submit(&self, batch: Option<WriteBatch>, group: Option<Group>, xid: u64) -> Result<CommitInfo> {
+        let reply = Reply::new();
+        {
+            let mut q = self.shared.queue.lock();
+            if q.stop {
+                return Err(EngineError::ShuttingDown);
+            }
+            q.pending.push_back(Request {
+                batch,
+                group,
+                xid,
+                reply: reply.clone(),
+            });
+        }
+        self.shared.cv.notify_one();
+        reply.wait()
+    }
+
+    /// Waits until everything queued before this call has been processed.
+    pub fn barrier(&self) -> Result<()> {
+        if self.shared.stopped.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        match self.submit(None, None, 0) {
+            Ok(_) | Err(EngineError::ShuttingDown) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The reason the log is unusable, if a write or sync failed.
+    pub fn failure(&self) -> Option<String> {
+        self.shared.failed.lock().clone()
+    }
+
+    pub fn stop(&self) {
+        self.shared.queue.lock().stop = true;
+        self.shared.cv.notify_all();
+        if let Some(t) = self.thread.lock().take() {
+            let _ = t.join();
+        }
+        self.shared.stopped.store(true, Ordering::Release);
+    }
+}
+
+struct Writer {
+    shared: Arc<Shared>,
+    db: Arc<DB>,
+    wal: Arc<Wal>,
+    mode: LogMode,
+    counters: Arc<Counters>,
+    groups_since_sync: u32,
+}
+
+impl Writer {
+    fn run(mut self) {
+        loop {
+            let reqs: Vec<Request> = {
+                let mut q = self.shared.queue.lock();
+                while q.pending.is_empty() && !q.stop {
+                    self.shared.cv.wait(&mut q);
+                }
+                if q.pending.is_empty() && q.stop {
+                    return;
+                }
+                q.pending.drain(..).collect()
+            };
+            self.process(reqs);
+        }
+    }
+
+    fn fail(&self, why: String) -> EngineError {
+        let mut f = self.shared.failed.lock();
+        if f.is_none() {
+            eprintln!("onelog: log failure, refusing further commits: {why}");
+            *f = Some(why.clone());
+        }
+        EngineError::LogFailed(f.clone().unwrap())
+    }
+
+    fn process(&mut self, mut reqs: Vec<Request>) {
+        if let Some(why) = self.shared.failed.lock().clone() {
+            for r in reqs {
+                r.reply.set(Err(EngineError::LogFailed(why.clone())));
+            }
+            return;
+        }
+        // Barriers carry nothing; they are answered in order with the rest.
+        let work: Vec<usize> = (0..reqs.len()).filter(|&i| reqs[i].batch.is_some()).collect();
+        let result = if work.is_empty() {
+            Ok(vec![CommitInfo::default(); reqs.len()])
+        } else {
+            match self.mode {
+                LogMode::Engine => self.commit_engine(&mut reqs, &work),
+                LogMode::File => self.commit_file(&mut reqs, &work),
+                LogMode::Off => self.commit_off(&mut reqs, &work),
+            }
+        };
+        match result {
+            Ok(infos) => {
+                for (r, info) in reqs.into_iter().zip(infos) {
+                    r.reply.set(Ok(info));
+                }
+            }
+            Err(e) => {
+                let msg = e.to_string();
+                for r in reqs {
+                    r.reply.set(Err(match &e {
+                        EngineError::DiskFull(s) => EngineError::DiskFull(s.clone()),
+                        EngineError::LogFailed(s) => EngineError::LogFailed(s.clone()),
+                        _ => EngineError::Storage(msg.clone()),
+                    }));
+                }
+            }
+        }
+    }
+
+    /// Appends the groups of `work` to the binlog and syncs per `sync_binlog`.
+    fn append_and_sync(&mut self, reqs: &mut [Request], work: &[usize]) -> Result<Vec<crate::wal::Appended>> {
+        let mut groups: Vec<Group> = work
+            .iter()
+            .map(|&i| reqs[i].group.take().expect("binlog group"))
+            .collect();
+        let appended = match self.wal.append(&mut groups) {
+            Ok(a) => a,
+            Err(EngineError::DiskFull(s)) => return Err(EngineError::DiskFull(s)),
+            Err(e) => return Err(self.fail(format!("binlog write failed: {e}"))),
+        };
+        self.groups_since_sync += 1;
+        let n = self.shared.sync_binlog.load(Ordering::Relaxed);
+        if n != 0 && self.groups_since_sync >= n {
+            if let Err(e) = self.wal.sync() {
+                return Err(self.fail(format!("binlog sync failed: {e}")));
+            }
+            self.groups_since_sync = 0;
+            self.counters.log_syncs.fetch_add(1, Ordering::Relaxed);
+        }
+        self.counters.group_commits.fetch_add(1, Ordering::Relaxed);
+        self.counters
+            .binlog_commits
+            .fetch_add(work.len() as u64, Ordering::Relaxed);
+        Ok(appended)
+    }
+
+    fn infos(reqs: &[Request], work: &[usize], appended: &[crate::wal::Appended]) -> Vec<CommitInfo> {
+        let mut infos = vec![CommitInfo::default(); reqs.len()];
+        for (&i, a) in work.iter().zip(appended) {
+            infos[i].gtid = Some(a.gtid.clone());
+        }
+        infos
+    }
+
+    fn commit_engine(&mut self, reqs: &mut [Request], work: &[usize]) -> Result<Vec<CommitInfo>> {
+        let appended = self.append_and_sync(reqs, work)?;
+        let wo = write_opts(LogMode::Engine);
+        for (&i, a) in work.iter().zip(&appended) {
+            let mut batch = reqs[i].batch.take().unwrap();
+            batch.put(keys::APPLIED, a.end.encode());
+            if let Err(e) = self.db.write_opt(batch, &wo) {
+                return Err(self.fail(format!("applying a durable commit to RocksDB failed: {e}")));
+            }
+        }
+        Ok(Self::infos(reqs, work, &appended))
+    }
+
+    fn commit_file(&mut self, reqs: &mut [Request], work: &[usize]) -> Result<Vec<CommitInfo>> {
+        let wo = WriteOptions::default();
+        // 1. Prepare: the transaction's changes, kept aside, durable in RocksDB's WAL.
+        for &i in work {
+            let r = &reqs[i];
+            let mut pb = WriteBatch::default();
+            pb.put(keys::prepared_key(r.xid), r.batch.as_ref().unwrap().data());
+            self.db.write_opt(pb, &wo)?;
+        }
+        if let Err(e) = self.db.flush_wal(true) {
+            return Err(self.fail(format!("RocksDB WAL sync failed: {e}")));
+        }
+        self.counters.log_syncs.fetch_add(1, Ordering::Relaxed);
+        // 2. The binlog decides: a transaction whose XID is in the binlog is committed.
+        let appended = match self.append_and_sync(reqs, work) {
+            Ok(a) => a,
+            Err(e) => {
+                // Roll the prepared records back.
+                let mut rb = WriteBatch::default();
+                for &i in work {
+                    rb.delete(keys::prepared_key(reqs[i].xid));
+                }
+                let _ = self.db.write_opt(rb, &wo);
+                return Err(e);
+            }
+        };
+        // 3. Commit in the engine (no sync: recovery redoes it from the prepared record).
+        for &i in work {
+            let mut batch = reqs[i].batch.take().unwrap();
+            batch.delete(keys::prepared_key(reqs[i].xid));
+            if let Err(e) = self.db.write_opt(batch, &wo) {
+                return Err(self.fail(format!("committing in RocksDB failed: {e}")));
+            }
+        }
+        Ok(Self::infos(reqs, work, &appended))
+    }
+
+    fn commit_off(&mut self, reqs: &mut [Request], work: &[usize]) -> Result<Vec<CommitInfo>> {
+        let wo = WriteOptions::default();
+        for &i in work {
+            let batch = reqs[i].batch.take().unwrap();
+            if let Err(e) = self.db.write_opt(batch, &wo) {
+                return Err(self.fail(format!("RocksDB write failed: {e}")));
+            }
+        }
+        if let Err(e) = self.db.flush_wal(true) {
+            return Err(self.fail(format!("RocksDB WAL sync failed: {e}")));
+        }
+        self.counters.log_syncs.fetch_add(1, Ordering::Relaxed);
+        self.counters.group_commits.fetch_add(1, Ordering::Relaxed);
+        Ok(vec![CommitInfo::default(); reqs.len()])
+    }
+}
+
+/// Commits a transaction that wrote: encode (in the caller's thread), queue, wait.
+pub(crate) fn commit_txn(txn: &Txn) -> Result<CommitInfo> {
+    let engine = txn.engine();
+    if let Some(why) = engine.committer.failure() {
+        return Err(EngineError::LogFailed(why));
+    }
+    let mut batch = WriteBatch::default();
+    for (k, v) in &txn.overlay {
+        match v {
+            Some(v) => batch.put(k, v),
+            None => batch.delete(k),
+        }
+    }
+    let xid = engine.wal.next_xid();
+    let group = engine.wal.txn_group(txn, xid)?;
+    engine.committer.submit(Some(batch), group, xid)
+}

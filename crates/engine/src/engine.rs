@@ -1,0 +1,296 @@
+//! The engine front door: open, begin, DDL, status.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::{Mutex, RwLock};
+use rocksdb::{BlockBasedOptions, Cache, Options, WriteBatch, WriteOptions, DB};
+
+use crate::catalog::{Catalog, TableDef, TableId};
+use crate::commit::Committer;
+use crate::ddl::{Ddl, DdlOutcome};
+use crate::error::{EngineError, Result};
+use crate::keys;
+use crate::locks::LockManager;
+use crate::txn::{Isolation, Txn};
+use crate::wal::Wal;
+
+/// How commits are made durable (`--binlog-storage=engine|file`, `--skip-log-bin`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum LogMode {
+    /// The binlog is the WAL: RocksDB's WAL is off, one binlog sync per group commit.
+    #[default]
+    Engine,
+    /// Classic: RocksDB WAL on plus a separate binlog, two-phase commit.
+    File,
+    /// No binlog: RocksDB WAL only, synced once per group commit.
+    Off,
+}
+
+#[derive(Clone, Debug)]
+pub struct EngineOptions {
+    pub datadir: PathBuf,
+    pub mode: LogMode,
+    pub server_id: u32,
+    pub gtid_domain_id: u32,
+    /// 1: sync every group; N: every N groups; 0: never (leave it to the OS).
+    pub sync_binlog: u32,
+    pub max_binlog_size: u64,
+    pub binlog_expire_logs_seconds: u64,
+    /// `innodb_lock_wait_timeout`.
+    pub lock_wait_timeout: Duration,
+    /// RocksDB block cache size in bytes.
+    pub block_cache_size: usize,
+    /// Server version written into format description events.
+    pub server_version: String,
+    /// Sync the binlog with O_DSYNC write-through instead of write + fdatasync.
+    pub binlog_write_through: bool,
+}
+
+impl Default for EngineOptions {
+    fn default() -> Self {
+        EngineOptions {
+            datadir: PathBuf::from("data"),
+            mode: LogMode::Engine,
+            server_id: 1,
+            gtid_domain_id: 0,
+            sync_binlog: 1,
+            max_binlog_size: 1 << 30,
+            binlog_expire_logs_seconds: 0,
+            lock_wait_timeout: Duration::from_secs(50),
+            block_cache_size: 128 << 20,
+            server_version: "10.11.99-MariaDB-onelog".into(),
+            binlog_write_through: false,
+        }
+    }
+}
+
+/// Re-executes DDL found in the binlog during crash recovery. Implemented by the SQL layer,
+/// which parses the statement and calls [`Engine::ddl_replay`].
+pub trait DdlReplayer: Send + Sync {
+    fn replay(&self, engine: &Engine, db: &str, sql: &str) -> Result<()>;
+}
+
+/// Status counters (SHOW STATUS).
+#[derive(Clone, Debug, Default)]
+pub struct EngineStatus {
+    pub binlog_commits: u64,
+    pub binlog_group_commits: u64,
+    pub binlog_bytes_written: u64,
+    /// Every sync of a log file: binlog fdatasync, or RocksDB WAL sync.
+    pub log_syncs: u64,
+    pub commits: u64,
+    pub rollbacks: u64,
+    pub deadlocks: u64,
+    pub lock_timeouts: u64,
+}
+
+#[derive(Default)]
+pub(crate) struct Counters {
+    pub commits: AtomicU64,
+    pub rollbacks: AtomicU64,
+    pub deadlocks: AtomicU64,
+    pub lock_timeouts: AtomicU64,
+    pub group_commits: AtomicU64,
+    pub log_syncs: AtomicU64,
+    pub binlog_commits: AtomicU64,
+}
+
+pub struct Engine {
+    pub(crate) db: Arc<DB>,
+    pub(crate) opts: EngineOptions,
+    pub(crate) catalog: RwLock<Arc<Catalog>>,
+    pub(crate) locks: LockManager,
+    pub(crate) wal: Arc<Wal>,
+    pub(crate) committer: Committer,
+    /// Next AUTO_INCREMENT value per table (loaded lazily from the data).
+    pub(crate) autoinc: Mutex<HashMap<TableId, u64>>,
+    /// Next hidden row id per table without a primary key.
+    pub(crate) rowids: Mutex<HashMap<TableId, u64>>,
+    pub(crate) next_txn: AtomicU64,
+    pub(crate) sync_binlog: AtomicU32,
+    pub(crate) counters: Arc<Counters>,
+    /// Serialises DDL statements.
+    pub(crate) ddl_lock: Mutex<()>,
+    /// During recovery: the end of the group being replayed (DDL replays record it).
+    pub(crate) replay_pos: Mutex<Option<crate::wal::LogPos>>,
+}
+
+pub(crate) fn write_opts(mode: LogMode) -> WriteOptions {
+    let mut wo = WriteOptions::default();
+    wo.disable_wal(mode == LogMode::Engine);
+    wo
+}
+
+impl Engine {
+    pub fn open(opts: EngineOptions, replayer: &dyn DdlReplayer) -> Result<Arc<Engine>> {
+        std::fs::create_dir_all(&opts.datadir)
+            .map_err(|e| EngineError::Storage(format!("create {:?}: {e}", opts.datadir)))?;
+        let mut o = Options::default();
+        o.create_if_missing(true);
+        o.set_max_background_jobs(2);
+        o.set_write_buffer_size(64 << 20);
+        o.set_max_write_buffer_number(4);
+        o.set_compression_type(rocksdb::DBCompressionType::Lz4);
+        o.set_bottommost_compression_type(rocksdb::DBCompressionType::Lz4);
+        let mut bbo = BlockBasedOptions::default();
+        let cache = Cache::new_lru_cache(opts.block_cache_size);
+        bbo.set_block_cache(&cache);
+        bbo.set_bloom_filter(10.0, false);
+        bbo.set_cache_index_and_filter_blocks(true);
+        o.set_block_based_table_factory(&bbo);
+        if opts.mode == LogMode::Engine {
+            // The binlog is the WAL; RocksDB keeps no log of its own. Without a WAL, RocksDB
+            // must not lose memtable contents on a clean close.
+            o.set_avoid_flush_during_shutdown(false);
+        }
+        o.set_manual_wal_flush(false);
+        let db = Arc::new(DB::open(&o, opts.datadir.join("rocksdb"))?);
+        let catalog = crate::ddl::load_catalog(&db)?;
+        let counters = Arc::new(Counters::default());
+        let wal = Arc::new(Wal::open(&opts, &db)?);
+        let committer = Committer::start(db.clone(), wal.clone(), opts.mode, counters.clone());
+        let engine = Arc::new(Engine {
+            sync_binlog: AtomicU32::new(opts.sync_binlog),
+            db,
+            catalog: RwLock::new(Arc::new(catalog)),
+            locks: LockManager::new(),
+            wal,
+            committer,
+            autoinc: Mutex::new(HashMap::new()),
+            rowids: Mutex::new(HashMap::new()),
+            next_txn: AtomicU64::new(1),
+            counters,
+            ddl_lock: Mutex::new(()),
+            replay_pos: Mutex::new(None),
+            opts,
+        });
+        engine
+            .committer
+            .set_sync_binlog(engine.sync_binlog.load(Ordering::Relaxed));
+        crate::recovery::recover(&engine, replayer)?;
+        Ok(engine)
+    }
+
+    pub fn options(&self) -> &EngineOptions {
+        &self.opts
+    }
+
+    pub fn catalog(&self) -> Arc<Catalog> {
+        self.catalog.read().clone()
+    }
+
+    pub fn begin(self: &Arc<Self>, isolation: Isolation) -> Txn {
+        let id = self.next_txn.fetch_add(1, Ordering::Relaxed);
+        Txn::new(self.clone(), id, isolation)
+    }
+
+    /// Runs a DDL statement: waits for the metadata locks, logs `sql` as a QUERY event in
+    /// database `db`, and changes the catalog and data atomically with it.
+    pub fn ddl(&self, db: &str, sql: &str, ddl: Ddl) -> Result<DdlOutcome> {
+        crate::ddl::run(self, db, sql, ddl, false)
+    }
+
+    /// Applies a DDL statement during recovery (no logging: the event is already in the log).
+    pub fn ddl_replay(&self, db: &str, sql: &str, ddl: Ddl) -> Result<()> {
+        crate::ddl::run(self, db, sql, ddl, true).map(|_| ())
+    }
+
+    pub fn status(&self) -> EngineStatus {
+        let c = &self.counters;
+        EngineStatus {
+            binlog_commits: c.binlog_commits.load(Ordering::Relaxed),
+            binlog_group_commits: if self.opts.mode == LogMode::Off {
+                0
+            } else {
+                c.group_commits.load(Ordering::Relaxed)
+            },
+            binlog_bytes_written: self.wal.bytes_written(),
+            log_syncs: c.log_syncs.load(Ordering::Relaxed),
+            commits: c.commits.load(Ordering::Relaxed),
+            rollbacks: c.rollbacks.load(Ordering::Relaxed),
+            deadlocks: c.deadlocks.load(Ordering::Relaxed),
+            lock_timeouts: c.lock_timeouts.load(Ordering::Relaxed),
+        }
+    }
+
+    pub fn set_sync_binlog(&self, n: u32) {
+        self.sync_binlog.store(n, Ordering::Relaxed);
+        self.committer.set_sync_binlog(n);
+    }
+
+    pub fn sync_binlog(&self) -> u32 {
+        self.sync_binlog.load(Ordering::Relaxed)
+    }
+
+    /// Number of lock entries currently held or waited for (diagnostics, leak tests).
+    pub fn lock_count(&self) -> usize {
+        self.locks.len()
+    }
+
+    /// Makes everything applied so far durable in RocksDB (memtable flush). In `engine`
+    /// mode the binlog is synced first, so the data never gets ahead of the log.
+    pub fn checkpoint(&self) -> Result<()> {
+        self.committer.barrier()?;
+        self.wal.sync()?;
+        self.db.flush()?;
+        Ok(())
+    }
+
+    /// Flushes RocksDB's memtables and stops the log writer (clean shutdown).
+    pub fn shutdown(&self) -> Result<()> {
+        self.committer.stop();
+        self.wal.sync()?;
+        self.db.flush()?;
+        if self.opts.mode != LogMode::Engine {
+            self.db.flush_wal(true)?;
+        }
+        Ok(())
+    }
+
+    /// Writes a batch outside group commit (recovery, index builds) with this mode's WAL
+    /// setting.
+    pub(crate) fn write_direct(&self, batch: WriteBatch) -> Result<()> {
+        self.db.write_opt(batch, &write_opts(self.opts.mode))?;
+        Ok(())
+    }
+
+    pub(crate) fn table_by_id(&self, id: TableId) -> Option<Arc<TableDef>> {
+        self.catalog.read().table_by_id(id).cloned()
+    }
+
+    pub(crate) fn lock_timeout(&self) -> Duration {
+        self.opts.lock_wait_timeout
+    }
+
+    pub(crate) fn count_lock_error(&self, e: &EngineError) {
+        match e {
+            EngineError::Deadlock => {
+                self.counters.deadlocks.fetch_add(1, Ordering::Relaxed);
+            }
+            EngineError::LockWaitTimeout => {
+                self.counters.lock_timeouts.fetch_add(1, Ordering::Relaxed);
+            }
+            _ => {}
+        }
+    }
+
+    /// Reads the latest committed value of a key (no snapshot).
+    pub(crate) fn get_latest(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        Ok(self.db.get(key)?)
+    }
+
+    #[allow(dead_code)]
+    pub(crate) fn applied_key() -> &'static [u8] {
+        keys::APPLIED
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        self.committer.stop();
+    }
+}

@@ -1,0 +1,338 @@
+//! Order-preserving ("memcomparable") key encoding of values.
+//!
+//! Encoded keys compare bytewise in the same order as the values compare in SQL (with
+//! NULL first, and strings in binary order with trailing spaces ignored for non-binary
+//! types, i.e. PAD SPACE). Every encoding is prefix-free, so a tuple of columns can be
+//! encoded by concatenation and a prefix of columns is a byte prefix of the full key.
+//!
+//! Format of one value:
+//! - NULL: `0x00`
+//! - non-NULL: `0x01` followed by the payload:
+//!   - signed integer: 8 bytes big-endian of `v XOR 1<<63`
+//!   - unsigned integer: 8 bytes big-endian
+//!   - FLOAT/DOUBLE: 8 bytes big-endian of the f64 bits, sign bit flipped for positives,
+//!     all bits flipped for negatives (-0.0 is normalised to 0.0)
+//!   - DECIMAL(p,s): the mantissa rescaled to s, 16 bytes big-endian of `m XOR 1<<127`
+//!   - strings: groups of 8 bytes (zero padded) each followed by a marker byte:
+//!     `0xFF` after a full group when more data follows, `0xFF - pad` after the last group
+//!     (`0xF7` for an empty tail group)
+//!   - DATE: 4 bytes big-endian of `year << 9 | month << 5 | day`
+//!   - DATETIME/TIMESTAMP: 8 bytes big-endian of the packed value
+//!     `((((year*13+month)*32+day)*24+hour)*60+minute)*60+second)*10^6 + micro`
+//!   - TIME: 8 bytes big-endian of signed microseconds `XOR 1<<63`
+
+use onelog_types::{ColumnType, Date, DateTime, Decimal, Time, Value};
+
+use crate::error::{EngineError, Result};
+
+const NULL_TAG: u8 = 0x00;
+const VALUE_TAG: u8 = 0x01;
+const GROUP: usize = 8;
+const MARKER: u8 = 0xFF;
+
+/// Appends the encoding of `v` (a value of column type `ty`) to `out`.
+pub fn encode(out: &mut Vec<u8>, ty: &ColumnType, v: &Value) -> Result<()> {
+    if v.is_null() {
+        out.push(NULL_TAG);
+        return Ok(());
+    }
+    out.push(VALUE_TAG);
+    match (ty, v) {
+        (ColumnType::Int { unsigned: false, .. }, Value::Int(i)) => {
+            out.extend_from_slice(&((*i as u64) ^ (1 << 63)).to_be_bytes())
+        }
+        (ColumnType::Int { unsigned: false, .. }, Value::UInt(u)) => {
+            let i = i64::try_from(*u).map_err(|_| bad(ty, v))?;
+            out.extend_from_slice(&((i as u64) ^ (1 << 63)).to_be_bytes())
+        }
+        (ColumnType::Int { unsigned: true, .. }, Value::UInt(u)) => {
+            out.extend_from_slice(&u.to_be_bytes())
+        }
+        (ColumnType::Int { unsigned: true, .. }, Value::Int(i)) => {
+            let u = u64::try_from(*i).map_err(|_| bad(ty, v))?;
+            out.extend_from_slice(&u.to_be_bytes())
+        }
+        (ColumnType::Float | ColumnType::Double, Value::Double(d)) => {
+            let d = if *d == 0.0 { 0.0 } else { *d };
+            let bits = d.to_bits();
+            let enc = if bits >> 63 == 1 { !bits } else { bits | (1 << 63) };
+            out.extend_from_slice(&enc.to_be_bytes())
+        }
+        (ColumnType::Decimal { scale, .. }, Value::Decimal(d)) => {
+            let m = d.rescale(*scale).ok_or_else(|| bad(ty, v))?.mantissa;
+            out.extend_from_slice(&((m as u128) ^ (1 << 127)).to_be_bytes())
+        }
+        (t, Value::Bytes(b)) if t.is_string() => {
+            let b = if t.is_binary() {
+                &b[..]
+            } else {
+                trim_trailing_spaces(b)
+            };
+            encode_bytes(out, b)
+        }
+        (ColumnType::Date, Value::Date(d)) => out.extend_from_slice(&pack_date(d).to_be_bytes()),
+        (ColumnType::DateTime { .. } | ColumnType::Timestamp { .. }, Value::DateTime(dt)) => {
+            out.extend_from_slice(&pack_datetime(dt).to_be_bytes())
+        }
+        (ColumnType::Time { .. }, Value::Time(t)) => {
+            out.extend_from_slice(&((t.to_micros() as u64) ^ (1 << 63)).to_be_bytes())
+        }
+        _ => return Err(bad(ty, v)),
+    }
+    Ok(())
+}
+
+fn bad(ty: &ColumnType, v: &Value) -> EngineError {
+    EngineError::Other(format!("value {v:?} does not match column type {ty:?}"))
+}
+
+pub fn trim_trailing_spaces(b: &[u8]) -> &[u8] {
+    let end = b.iter().rposition(|&c| c != b' ').map_or(0, |p| p + 1);
+    &b[..end]
+}
+
+fn encode_bytes(out: &mut Vec<u8>, b: &[u8]) {
+    let mut chunks = b.chunks_exact(GROUP);
+    for c in chunks.by_ref() {
+        out.extend_from_slice(c);
+        out.push(MARKER);
+    }
+    let rest = chunks.remainder();
+    out.extend_from_slice(rest);
+    let pad = GROUP - rest.len();
+    out.extend(std::iter::repeat_n(0u8, pad));
+    out.push(MARKER - pad as u8);
+}
+
+fn pack_date(d: &Date) -> u32 {
+    (d.year as u32) << 9 | (d.month as u32) << 5 | d.day as u32
+}
+
+fn pack_datetime(dt: &DateTime) -> u64 {
+    let d = &dt.date;
+    let secs = ((((d.year as u64 * 13 + d.month as u64) * 32 + d.day as u64) * 24
+        + dt.hour as u64)
+        * 60
+        + dt.minute as u64)
+        * 60
+        + dt.second as u64;
+    secs * 1_000_000 + dt.micro as u64
+}
+
+fn unpack_datetime(p: u64) -> DateTime {
+    let micro = (p % 1_000_000) as u32;
+    let mut s = p / 1_000_000;
+    let second = (s % 60) as u8;
+    s /= 60;
+    let minute = (s % 60) as u8;
+    s /= 60;
+    let hour = (s % 24) as u8;
+    s /= 24;
+    let day = (s % 32) as u8;
+    s /= 32;
+    let month = (s % 13) as u8;
+    let year = (s / 13) as u16;
+    DateTime {
+        date: Date { year, month, day },
+        hour,
+        minute,
+        second,
+        micro,
+    }
+}
+
+/// Decodes one value of type `ty` from the front of `input`, advancing it.
+pub fn decode(input: &mut &[u8], ty: &ColumnType) -> Result<Value> {
+    let tag = take(input, 1)?[0];
+    if tag == NULL_TAG {
+        return Ok(Value::Null);
+    }
+    if tag != VALUE_TAG {
+        return Err(corrupt());
+    }
+    Ok(match ty {
+        ColumnType::Int { unsigned: false, .. } => {
+            Value::Int((be_u64(take(input, 8)?) ^ (1 << 63)) as i64)
+        }
+        ColumnType::Int { unsigned: true, .. } => Value::UInt(be_u64(take(input, 8)?)),
+        ColumnType::Float | ColumnType::Double => {
+            let enc = be_u64(take(input, 8)?);
+            let bits = if enc >> 63 == 1 { enc & !(1 << 63) } else { !enc };
+            Value::Double(f64::from_bits(bits))
+        }
+        ColumnType::Decimal { scale, .. } => {
+            let b: [u8; 16] = take(input, 16)?.try_into().unwrap();
+            let m = (u128::from_be_bytes(b) ^ (1 << 127)) as i128;
+            Value::Decimal(Decimal::new(m, *scale))
+        }
+        t if t.is_string() => {
+            let mut out = Vec::new();
+            loop {
+                let g = take(input, GROUP + 1)?;
+                let marker = g[GROUP];
+                if marker == MARKER {
+                    out.extend_from_slice(&g[..GROUP]);
+                } else {
+                    let pad = (MARKER - marker) as usize;
+                    if pad > GROUP {
+                        return Err(corrupt());
+                    }
+                    out.extend_from_slice(&g[..GROUP - pad]);
+                    break;
+                }
+            }
+            Value::Bytes(out)
+        }
+        ColumnType::Date => {
+            let p = u32::from_be_bytes(take(input, 4)?.try_into().unwrap());
+            Value::Date(Date {
+                year: (p >> 9) as u16,
+                month: ((p >> 5) & 15) as u8,
+                day: (p & 31) as u8,
+            })
+        }
+        ColumnType::DateTime { .. } | ColumnType::Timestamp { .. } => {
+            Value::DateTime(unpack_datetime(be_u64(take(input, 8)?)))
+        }
+        ColumnType::Time { .. } => {
+            Value::Time(Time::from_micros((be_u64(take(input, 8)?) ^ (1 << 63)) as i64))
+        }
+        _ => return Err(corrupt()),
+    })
+}
+
+fn be_u64(b: &[u8]) -> u64 {
+    u64::from_be_bytes(b.try_into().unwrap())
+}
+
+fn take<'a>(input: &mut &'a [u8], n: usize) -> Result<&'a [u8]> {
+    if input.len() < n {
+        return Err(corrupt());
+    }
+    let (a, b) = input.split_at(n);
+    *input = b;
+    Ok(a)
+}
+
+fn corrupt() -> EngineError {
+    EngineError::Corrupt("bad key encoding".into())
+}
+
+/// The smallest byte string greater than every string that starts with `prefix`
+/// (None when there is none: all bytes 0xFF).
+pub fn prefix_successor(prefix: &[u8]) -> Option<Vec<u8>> {
+    let mut v = prefix.to_vec();
+    while let Some(last) = v.pop() {
+        if last != 0xFF {
+            v.push(last + 1);
+            return Some(v);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::Rng;
+
+    fn enc(ty: ColumnType, v: Value) -> Vec<u8> {
+        let mut out = Vec::new();
+        encode(&mut out, &ty, &v).unwrap();
+        let mut s = &out[..];
+        let back = decode(&mut s, &ty).unwrap();
+        assert!(s.is_empty());
+        if let (Value::Bytes(a), Value::Bytes(b)) = (&v, &back) {
+            if ty.is_binary() {
+                assert_eq!(a, b);
+            } else {
+                assert_eq!(trim_trailing_spaces(a), &b[..]);
+            }
+        } else {
+            assert_eq!(v, back);
+        }
+        out
+    }
+
+    #[test]
+    fn integers_order() {
+        let ty = ColumnType::Int {
+            bytes: 8,
+            unsigned: false,
+        };
+        let mut rng = rand::thread_rng();
+        let mut vals: Vec<i64> = (0..500).map(|_| rng.gen()).collect();
+        vals.extend([i64::MIN, -1, 0, 1, i64::MAX]);
+        for w in vals.windows(2) {
+            let (a, b) = (
+                enc(ty, Value::Int(w[0])),
+                enc(ty, Value::Int(w[1])),
+            );
+            assert_eq!(a.cmp(&b), w[0].cmp(&w[1]));
+        }
+        assert!(enc(ty, Value::Null) < enc(ty, Value::Int(i64::MIN)));
+    }
+
+    #[test]
+    fn doubles_order() {
+        let vals = [f64::NEG_INFINITY, -1e10, -1.5, -0.0, 0.0, 1e-300, 2.5, 1e300];
+        for w in vals.windows(2) {
+            let a = enc(ColumnType::Double, Value::Double(w[0]));
+            let b = enc(ColumnType::Double, Value::Double(w[1]));
+            assert!(a <= b, "{} {}", w[0], w[1]);
+        }
+    }
+
+    #[test]
+    fn strings_order_and_prefix_free() {
+        let ty = ColumnType::Varchar {
+            len: 100,
+            binary: true,
+        };
+        let words: Vec<&[u8]> = vec![
+            b"", b"\0", b"a", b"a\0", b"abcdefgh", b"abcdefgh\0", b"abcdefghi", b"b",
+        ];
+        for w in words.windows(2) {
+            let a = enc(ty, Value::Bytes(w[0].to_vec()));
+            let b = enc(ty, Value::Bytes(w[1].to_vec()));
+            assert!(a < b, "{:?} {:?}", w[0], w[1]);
+            assert!(!b.starts_with(&a));
+        }
+        let text = ColumnType::Char {
+            len: 10,
+            binary: false,
+        };
+        assert_eq!(enc(text, Value::str("ab  ")), enc(text, Value::str("ab")));
+    }
+
+    #[test]
+    fn decimals_and_temporals() {
+        let ty = ColumnType::Decimal {
+            precision: 10,
+            scale: 2,
+        };
+        let a = enc(ty, Value::Decimal("-3.5".parse().unwrap()));
+        let b = enc(ty, Value::Decimal("2.25".parse().unwrap()));
+        assert!(a < b);
+        let d1 = DateTime::from_unix(1_000_000, 1);
+        let d2 = DateTime::from_unix(1_000_000, 2);
+        assert!(
+            enc(ColumnType::DateTime { fsp: 6 }, Value::DateTime(d1))
+                < enc(ColumnType::DateTime { fsp: 6 }, Value::DateTime(d2))
+        );
+        let t1 = Time::from_micros(-5);
+        let t2 = Time::from_micros(3);
+        assert!(
+            enc(ColumnType::Time { fsp: 6 }, Value::Time(t1))
+                < enc(ColumnType::Time { fsp: 6 }, Value::Time(t2))
+        );
+        enc(ColumnType::Date, Value::Date(d1.date));
+    }
+
+    #[test]
+    fn successor() {
+        assert_eq!(prefix_successor(b"ab"), Some(b"ac".to_vec()));
+        assert_eq!(prefix_successor(b"a\xff"), Some(b"b".to_vec()));
+        assert_eq!(prefix_successor(b"\xff"), None);
+    }
+}

@@ -1,0 +1,631 @@
+//! Transactions: buffered writes, snapshot reads, row locks, statement rollback.
+//!
+//! A transaction buffers its key/value changes in `overlay` (every index entry it writes)
+//! and its row changes in `changes` (the binlog's row events). Reads merge the overlay
+//! over RocksDB: a consistent snapshot for plain reads (taken at the first read for
+//! REPEATABLE READ, per statement for READ COMMITTED), the latest committed version for
+//! locking reads and writes, which lock the row first (as InnoDB does).
+//!
+//! Commit hands the overlay (as one WriteBatch) and the row changes (as one binlog event
+//! group) to the log writer; locks are released only after the commit is durable and
+//! applied, so conflicting transactions reach the binlog in the order they commit.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use onelog_types::Value;
+use parking_lot::Mutex;
+use rocksdb::{ReadOptions, SnapshotWithThreadMode, DB};
+
+use crate::catalog::{Catalog, TableDef};
+use crate::engine::Engine;
+use crate::error::{EngineError, Result};
+use crate::keys;
+use crate::locks::{Mode, TxnId};
+use crate::rowcodec;
+use crate::scan::{self, KeyRange, RowCursor, ScanOptions};
+
+/// One row: values in table column order. Rows of tables without a primary key carry one
+/// extra trailing value, the hidden row id (`Value::UInt`), as returned by reads; pass such
+/// rows back unchanged to [`Txn::update`] and [`Txn::delete`].
+pub type Row = Vec<Value>;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Isolation {
+    ReadCommitted,
+    #[default]
+    RepeatableRead,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LockMode {
+    /// Consistent (snapshot) read, no locks.
+    None,
+    /// `LOCK IN SHARE MODE`: reads the latest committed version and share-locks it.
+    Shared,
+    /// `FOR UPDATE` and every write: reads the latest committed version, locks it exclusively.
+    Exclusive,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct CommitInfo {
+    /// `domain-server-seq` of the commit, when the binlog is on and the transaction wrote.
+    pub gtid: Option<String>,
+}
+
+/// A RocksDB snapshot kept alive with the database it belongs to.
+pub(crate) struct Snap {
+    // Declared before `_db`: dropped first.
+    snap: SnapshotWithThreadMode<'static, DB>,
+    _db: Arc<DB>,
+}
+
+impl Snap {
+    fn new(db: &Arc<DB>) -> Arc<Snap> {
+        let snap = db.snapshot();
+        // SAFETY: the snapshot borrows the DB, which `_db` keeps alive for as long as the
+        // snapshot exists (fields drop in declaration order).
+        let snap: SnapshotWithThreadMode<'static, DB> = unsafe { std::mem::transmute(snap) };
+        Arc::new(Snap {
+            snap,
+            _db: db.clone(),
+        })
+    }
+
+    pub(crate) fn read_opts(&self) -> ReadOptions {
+        let mut ro = ReadOptions::default();
+        ro.set_snapshot(&self.snap);
+        ro
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ChangeKind {
+    Insert,
+    Update,
+    Delete,
+}
+
+/// One row change, for the binlog.
+pub(crate) struct RowChange {
+    pub table: Arc<TableDef>,
+    pub kind: ChangeKind,
+    pub before: Option<Row>,
+    pub after: Option<Row>,
+}
+
+/// A statement's changes: `changes[first..]` up to the next statement.
+pub(crate) struct Statement {
+    pub first: usize,
+    pub sql: Option<String>,
+}
+
+pub(crate) type Overlay = BTreeMap<Vec<u8>, Option<Vec<u8>>>;
+
+pub struct Txn {
+    engine: Arc<Engine>,
+    id: TxnId,
+    isolation: Isolation,
+    catalog: Arc<Catalog>,
+    snapshot: Option<Arc<Snap>>,
+    pub(crate) overlay: Overlay,
+    pub(crate) changes: Vec<RowChange>,
+    pub(crate) statements: Vec<Statement>,
+    /// Lock names held, shared with cursors that lock as they scan.
+    pub(crate) held: Arc<Mutex<Vec<Vec<u8>>>>,
+    /// Statement savepoint: (undo position, changes length).
+    savepoint: Option<(usize, usize)>,
+    undo: Vec<(Vec<u8>, Option<Option<Vec<u8>>>)>,
+    finished: bool,
+}
+
+fn lock_name(kind: u8, key: &[u8]) -> Vec<u8> {
+    let mut n = Vec::with_capacity(key.len() + 1);
+    n.push(kind);
+    n.extend_from_slice(key);
+    n
+}
+
+pub(crate) fn mdl_name(db: &str, table: &str) -> Vec<u8> {
+    let mut n = vec![b'm'];
+    n.extend_from_slice(db.as_bytes());
+    n.push(0);
+    n.extend_from_slice(table.as_bytes());
+    n
+}
+
+impl Txn {
+    pub(crate) fn new(engine: Arc<Engine>, id: TxnId, isolation: Isolation) -> Txn {
+        let catalog = engine.catalog();
+        Txn {
+            engine,
+            id,
+            isolation,
+            catalog,
+            snapshot: None,
+            overlay: BTreeMap::new(),
+            changes: Vec::new(),
+            statements: Vec::new(),
+            held: Arc::new(Mutex::new(Vec::new())),
+            savepoint: None,
+            undo: Vec::new(),
+            finished: false,
+        }
+    }
+
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    pub fn isolation(&self) -> Isolation {
+        self.isolation
+    }
+
+    /// The catalog as this transaction sees it (refreshed at each statement start).
+    pub fn catalog(&self) -> Arc<Catalog> {
+        self.catalog.clone()
+    }
+
+    /// Opens a table for use in this transaction: takes a shared metadata lock on it (held
+    /// until the transaction ends, so DDL on the table waits) and returns its definition.
+    pub fn open_table(&mut self, db: &str, name: &str) -> Result<Arc<TableDef>> {
+        self.lock(mdl_name(db, name), Mode::Shared)?;
+        // DDL may have changed the table before we got the lock: read the current catalog.
+        self.catalog = self.engine.catalog();
+        self.catalog
+            .table(db, name)
+            .cloned()
+            .ok_or_else(|| EngineError::NoSuchTable {
+                db: db.to_string(),
+                table: name.to_string(),
+            })
+    }
+
+    fn lock(&self, name: Vec<u8>, mode: Mode) -> Result<()> {
+        match self
+            .engine
+            .locks
+            .acquire(self.id, &name, mode, self.engine.lock_timeout())
+        {
+            Ok(true) => {
+                self.held.lock().push(name);
+                Ok(())
+            }
+            Ok(false) => Ok(()),
+            Err(e) => {
+                self.engine.count_lock_error(&e);
+                Err(e)
+            }
+        }
+    }
+
+    pub(crate) fn lock_row(&self, pk_key: &[u8], mode: LockMode) -> Result<()> {
+        match mode {
+            LockMode::None => Ok(()),
+            LockMode::Shared => self.lock(lock_name(b'r', pk_key), Mode::Shared),
+            LockMode::Exclusive => self.lock(lock_name(b'r', pk_key), Mode::Exclusive),
+        }
+    }
+
+    fn snapshot(&mut self) -> Arc<Snap> {
+        self.snapshot
+            .get_or_insert_with(|| Snap::new(&self.engine.db))
+            .clone()
+    }
+
+    /// Reads a key through the overlay; from the snapshot, or the latest version.
+    fn read(&mut self, key: &[u8], latest: bool) -> Result<Option<Vec<u8>>> {
+        if let Some(v) = self.overlay.get(key) {
+            return Ok(v.clone());
+        }
+        if latest {
+            self.engine.get_latest(key)
+        } else {
+            let snap = self.snapshot();
+            Ok(self.engine.db.get_opt(key, &snap.read_opts())?)
+        }
+    }
+
+    fn pk_key(&self, t: &TableDef, pk: &[Value]) -> Result<Vec<u8>> {
+        keys::encode_tuple(t.primary().id, &keys::pk_types(t), pk)
+    }
+
+    /// Point lookup by the full primary key (for hidden-pk tables: the row id).
+    pub fn get(&mut self, t: &TableDef, pk: &[Value], lock: LockMode) -> Result<Option<Row>> {
+        let key = self.pk_key(t, pk)?;
+        self.lock_row(&key, lock)?;
+        let raw = self.read(&key, lock != LockMode::None)?;
+        raw.map(|v| decode_stored_row(t, &v, pk)).transpose()
+    }
+
+    /// Scans an index range. See [`KeyRange`] and [`ScanOptions`].
+    pub fn scan(
+        &mut self,
+        t: &Arc<TableDef>,
+        index: usize,
+        range: KeyRange,
+        opts: ScanOptions,
+    ) -> Result<RowCursor> {
+        let snap = if opts.lock == LockMode::None {
+            Some(self.snapshot())
+        } else {
+            None
+        };
+        scan::open_cursor(self, t.clone(), index, range, opts, snap)
+    }
+
+    pub(crate) fn engine(&self) -> &Arc<Engine> {
+        &self.engine
+    }
+
+    pub(crate) fn txn_id(&self) -> TxnId {
+        self.id
+    }
+
+    fn put(&mut self, key: Vec<u8>, value: Option<Vec<u8>>) {
+        let prev = self.overlay.insert(key.clone(), value);
+        if self.savepoint.is_some() {
+            self.undo.push((key, prev));
+        }
+    }
+
+    fn exists_latest(&mut self, key: &[u8]) -> Result<bool> {
+        Ok(self.read(key, true)?.is_some())
+    }
+
+    /// Whether any key starting with `prefix` exists (latest committed + own writes).
+    fn prefix_exists_latest(&self, prefix: &[u8], ignore: Option<&[u8]>) -> Result<bool> {
+        let end = crate::keycode::prefix_successor(prefix);
+        // Own writes first: a live entry or a deletion that hides a committed one.
+        let mut hidden = Vec::new();
+        let upper = end.clone().unwrap_or_else(|| vec![0xFF; prefix.len() + 1]);
+        for (k, v) in self.overlay.range(prefix.to_vec()..upper) {
+            if Some(&k[..]) == ignore {
+                continue;
+            }
+            match v {
+                Some(_) => return Ok(true),
+                None => hidden.push(k.clone()),
+            }
+        }
+        let mut ro = ReadOptions::default();
+        if let Some(end) = end {
+            ro.set_iterate_upper_bound(end);
+        }
+        let mut it = self.engine.db.raw_iterator_opt(ro);
+        it.seek(prefix);
+        while it.valid() {
+            let k = it.key().unwrap();
+            if Some(k) != ignore && !hidden.iter().any(|h| h[..] == *k) {
+                return Ok(true);
+            }
+            it.next();
+        }
+        it.status()?;
+        Ok(false)
+    }
+
+    fn dup_error(t: &TableDef, index_name: &str, vals: &[Value]) -> EngineError {
+        let value = vals
+            .iter()
+            .map(|v| v.to_string())
+            .collect::<Vec<_>>()
+            .join("-");
+        let key = if index_name == "PRIMARY" || t.db.is_empty() {
+            index_name.to_string()
+        } else {
+            index_name.to_string()
+        };
+        EngineError::DuplicateKey { key, value }
+    }
+
+    /// The primary key values of a row (the hidden row id for tables without a pk).
+    fn pk_of(&self, t: &TableDef, row: &[Value]) -> Result<Vec<Value>> {
+        if t.hidden_pk {
+            match row.get(t.columns.len()) {
+                Some(v @ Value::UInt(_)) => Ok(vec![v.clone()]),
+                _ => Err(EngineError::Other(
+                    "row of a table without primary key lacks its row id".into(),
+                )),
+            }
+        } else {
+            Ok(keys::pk_values(t, row))
+        }
+    }
+
+    /// Adds the secondary index entries of `row` (checking unique indexes).
+    fn add_secondary(&mut self, t: &TableDef, row: &[Value], pk: &[Value]) -> Result<()> {
+        for idx in &t.indexes[1..] {
+            if idx.unique {
+                let vals = keys::secondary_values(t, idx, row);
+                if !vals.iter().any(Value::is_null) {
+                    let prefix = keys::encode_tuple(idx.id, &keys::index_types(t, idx), &vals)?;
+                    self.lock(lock_name(b'u', &prefix), Mode::Exclusive)?;
+                    if self.prefix_exists_latest(&prefix, None)? {
+                        return Err(Self::dup_error(t, &idx.name, &vals));
+                    }
+                }
+            }
+            let key = keys::secondary_key(t, idx, row, pk)?;
+            self.put(key, Some(Vec::new()));
+        }
+        Ok(())
+    }
+
+    fn remove_secondary(&mut self, t: &TableDef, row: &[Value], pk: &[Value]) -> Result<()> {
+        for idx in &t.indexes[1..] {
+            let key = keys::secondary_key(t, idx, row, pk)?;
+            self.put(key, None);
+        }
+        Ok(())
+    }
+
+    fn check_row_width(t: &TableDef, row: &[Value]) -> Result<()> {
+        if row.len() < t.columns.len() {
+            return Err(EngineError::Other(format!(
+                "row has {} values, table {} has {} columns",
+                row.len(),
+                t.name,
+                t.columns.len()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Inserts a row (for hidden-pk tables, without the row id: one is assigned).
+    /// Fails with [`EngineError::DuplicateKey`] if the primary key or a unique key exists.
+    pub fn insert(&mut self, t: &TableDef, mut row: Row) -> Result<()> {
+        Self::check_row_width(t, &row)?;
+        row.truncate(t.columns.len());
+        let pk = if t.hidden_pk {
+            vec![Value::UInt(crate::autoinc::next_rowid(&self.engine, t)?)]
+        } else {
+            keys::pk_values(t, &row)
+        };
+        let key = self.pk_key(t, &pk)?;
+        self.lock_row(&key, LockMode::Exclusive)?;
+        if !t.hidden_pk && self.exists_latest(&key)? {
+            return Err(Self::dup_error(t, "PRIMARY", &pk));
+        }
+        self.add_secondary(t, &row, &pk)?;
+        self.put(key, Some(rowcodec::encode_row(&row)));
+        if t.hidden_pk {
+            row.push(pk[0].clone());
+        }
+        self.record(t, ChangeKind::Insert, None, Some(row));
+        Ok(())
+    }
+
+    /// Replaces `old` (as read, locked) by `new`.
+    pub fn update(&mut self, t: &TableDef, old: &Row, new: Row) -> Result<()> {
+        Self::check_row_width(t, old)?;
+        Self::check_row_width(t, &new)?;
+        let old_pk = self.pk_of(t, old)?;
+        let mut new = new;
+        new.truncate(t.columns.len());
+        let new_pk = if t.hidden_pk {
+            old_pk.clone()
+        } else {
+            keys::pk_values(t, &new)
+        };
+        let old_key = self.pk_key(t, &old_pk)?;
+        self.lock_row(&old_key, LockMode::Exclusive)?;
+        let new_key = self.pk_key(t, &new_pk)?;
+        if new_key != old_key {
+            self.lock_row(&new_key, LockMode::Exclusive)?;
+            if self.exists_latest(&new_key)? {
+                return Err(Self::dup_error(t, "PRIMARY", &new_pk));
+            }
+        }
+        let old_vis = &old[..t.columns.len()];
+        // Secondary entries: remove the old ones, add the new ones (unique checks ignore
+        // the row's own old entry, removed first).
+        for idx in &t.indexes[1..] {
+            let ok = keys::secondary_key(t, idx, old_vis, &old_pk)?;
+            let nk = keys::secondary_key(t, idx, &new, &new_pk)?;
+            if ok == nk {
+                continue;
+            }
+            self.put(ok, None);
+            if idx.unique {
+                let vals = keys::secondary_values(t, idx, &new);
+                if !vals.iter().any(Value::is_null) {
+                    let prefix = keys::encode_tuple(idx.id, &keys::index_types(t, idx), &vals)?;
+                    self.lock(lock_name(b'u', &prefix), Mode::Exclusive)?;
+                    if self.prefix_exists_latest(&prefix, None)? {
+                        return Err(Self::dup_error(t, &idx.name, &vals));
+                    }
+                }
+            }
+            self.put(nk, Some(Vec::new()));
+        }
+        if new_key != old_key {
+            self.put(old_key, None);
+        }
+        self.put(new_key, Some(rowcodec::encode_row(&new)));
+        let mut before = old_vis.to_vec();
+        if t.hidden_pk {
+            before.push(old_pk[0].clone());
+            new.push(old_pk[0].clone());
+        }
+        self.record(t, ChangeKind::Update, Some(before), Some(new));
+        Ok(())
+    }
+
+    /// Deletes `old` (as read).
+    pub fn delete(&mut self, t: &TableDef, old: &Row) -> Result<()> {
+        Self::check_row_width(t, old)?;
+        let pk = self.pk_of(t, old)?;
+        let key = self.pk_key(t, &pk)?;
+        self.lock_row(&key, LockMode::Exclusive)?;
+        self.remove_secondary(t, &old[..t.columns.len()], &pk)?;
+        self.put(key, None);
+        self.record(t, ChangeKind::Delete, Some(old.clone()), None);
+        Ok(())
+    }
+
+    fn record(&mut self, t: &TableDef, kind: ChangeKind, before: Option<Row>, after: Option<Row>) {
+        let table = match self.catalog.table(&t.db, &t.name) {
+            Some(a) if a.id == t.id => a.clone(),
+            _ => Arc::new(t.clone()),
+        };
+        if self.statements.is_empty() {
+            self.statements.push(Statement {
+                first: self.changes.len(),
+                sql: None,
+            });
+        }
+        self.changes.push(RowChange {
+            table,
+            kind,
+            before,
+            after,
+        });
+    }
+
+    /// Reserves `count` consecutive AUTO_INCREMENT values and returns the first.
+    pub fn next_auto_increment(&mut self, t: &TableDef, count: u64) -> Result<u64> {
+        crate::autoinc::reserve(&self.engine, t, count)
+    }
+
+    /// Notes an explicitly given AUTO_INCREMENT value so later generated ones exceed it.
+    pub fn observe_auto_increment(&mut self, t: &TableDef, value: u64) -> Result<()> {
+        crate::autoinc::observe(&self.engine, t, value)
+    }
+
+    /// Starts a statement: a savepoint that [`Txn::statement_rollback`] returns to.
+    pub fn statement_begin(&mut self) {
+        if self.isolation == Isolation::ReadCommitted {
+            self.snapshot = None;
+        }
+        self.catalog = self.engine.catalog();
+        self.savepoint = Some((self.undo.len(), self.changes.len()));
+        self.undo.clear();
+        self.savepoint = Some((0, self.changes.len()));
+        self.statements.push(Statement {
+            first: self.changes.len(),
+            sql: None,
+        });
+    }
+
+    /// Ends a statement successfully; `sql` is logged as its ANNOTATE_ROWS text.
+    pub fn statement_end(&mut self, sql: Option<&str>) {
+        self.savepoint = None;
+        self.undo.clear();
+        if let Some(s) = self.statements.last_mut() {
+            s.sql = sql.map(str::to_string);
+        }
+        // Drop empty statements.
+        while let Some(s) = self.statements.last() {
+            if s.first == self.changes.len() {
+                self.statements.pop();
+            } else {
+                break;
+            }
+        }
+    }
+
+    /// Undoes the changes of the current statement (its locks stay held, as in InnoDB).
+    pub fn statement_rollback(&mut self) {
+        if let Some((u, c)) = self.savepoint.take() {
+            while self.undo.len() > u {
+                let (k, prev) = self.undo.pop().unwrap();
+                match prev {
+                    Some(v) => {
+                        self.overlay.insert(k, v);
+                    }
+                    None => {
+                        self.overlay.remove(&k);
+                    }
+                }
+            }
+            self.changes.truncate(c);
+        }
+        self.undo.clear();
+        while let Some(s) = self.statements.last() {
+            if s.first >= self.changes.len() {
+                self.statements.pop();
+            } else {
+                break;
+            }
+        }
+    }
+
+    pub fn has_writes(&self) -> bool {
+        !self.changes.is_empty()
+    }
+
+    /// Commits: durable (per `sync_binlog`) and visible when this returns Ok.
+    pub fn commit(mut self) -> Result<CommitInfo> {
+        self.finished = true;
+        let result = if self.changes.is_empty() {
+            Ok(CommitInfo::default())
+        } else {
+            crate::commit::commit_txn(&self)
+        };
+        self.release();
+        match &result {
+            Ok(_) => self.engine.counters.commits.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            Err(_) => self.engine.counters.rollbacks.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+        };
+        result
+    }
+
+    pub fn rollback(mut self) {
+        self.finished = true;
+        self.engine
+            .counters
+            .rollbacks
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.release();
+    }
+
+    fn release(&mut self) {
+        let held = std::mem::take(&mut *self.held.lock());
+        self.engine.locks.release_all(self.id, &held);
+        self.snapshot = None;
+    }
+}
+
+impl Drop for Txn {
+    fn drop(&mut self) {
+        if !self.finished {
+            self.release();
+        }
+    }
+}
+
+/// Decodes a stored primary-index value into a row (filling columns added since it was
+/// written with their defaults; appending the row id for hidden-pk tables).
+pub(crate) fn decode_stored_row(t: &TableDef, raw: &[u8], pk: &[Value]) -> Result<Row> {
+    let mut row = rowcodec::decode_row(raw)?;
+    if row.len() < t.columns.len() {
+        for c in &t.columns[row.len()..] {
+            row.push(c.default.clone().unwrap_or(Value::Null));
+        }
+    }
+    row.truncate(t.columns.len());
+    if t.hidden_pk {
+        row.push(pk[0].clone());
+    }
+    Ok(row)
+}
+
+impl Txn {
+    /// Recovery: applies the transaction's writes directly (its events are already in the
+    /// binlog), recording `end` as the applied position.
+    pub(crate) fn commit_replayed(mut self, end: crate::wal::LogPos) -> Result<()> {
+        self.finished = true;
+        let mut batch = rocksdb::WriteBatch::default();
+        for (k, v) in &self.overlay {
+            match v {
+                Some(v) => batch.put(k, v),
+                None => batch.delete(k),
+            }
+        }
+        batch.put(keys::APPLIED, end.encode());
+        let r = self.engine.write_direct(batch);
+        self.release();
+        r
+    }
+}
