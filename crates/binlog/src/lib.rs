@@ -1,1 +1,32 @@
+//! onelog-binlog: the MariaDB-format binary log that is onelog's write-ahead log.
+//!
+//! - [`event`]: binlog v4 events (framing, CRC32, typed bodies).
+//! - [`rows`]: the binary row format of rows events.
+//! - [`gtid`]: GTIDs and the binlog's GTID state.
+//! - [`group`]: building one transaction's event group before it is placed in the log.
+//! - [`fs`]: the file layer (real files, and a simulated disk for power-loss tests).
+//! - `file_log`: the set of binlog files, [`Binlog`]: append, sync, rotate, purge, read,
+//!   recover.
+//! - [`dump`]: `mariadb-binlog -v`-style text; [`export`]: classic-format copies.
 
+mod codec;
+pub mod dump;
+mod error;
+pub mod event;
+pub mod export;
+mod file_log;
+pub mod fs;
+pub mod group;
+pub mod gtid;
+pub mod rows;
+
+pub use error::{BinlogError, Result};
+pub use event::{Event, EventHeader};
+pub use file_log::{
+    AppendInfo, AppendedGroup, Binlog, BinlogOptions, BinlogStats, EventReader, FileEvents,
+    GroupReader, LogPos, Naming, Preallocate, ReadEvent, ReadGroup, RecoveryReport, SyncMethod,
+};
+pub use fs::{FileSystem, LogFile, OpenMode, RealFs, SimFs};
+pub use group::{EventGroup, GroupKind};
+pub use gtid::{format_gtid_list, parse_gtid_list, Gtid, GtidState};
+pub use rows::{ColumnDef, ColumnSpec, RowChange, TableDef};

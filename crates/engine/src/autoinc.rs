@@ -32,7 +32,10 @@ fn last_key(engine: &Engine, index_id: u32) -> Result<Option<(Vec<u8>, Vec<u8>)>
     let mut it = engine.db.raw_iterator_opt(ro);
     it.seek_to_last();
     if it.valid() {
-        return Ok(Some((it.key().unwrap().to_vec(), it.value().unwrap().to_vec())));
+        return Ok(Some((
+            it.key().unwrap().to_vec(),
+            it.value().unwrap().to_vec(),
+        )));
     }
     it.status()?;
     Ok(None)
@@ -42,7 +45,8 @@ fn last_key(engine: &Engine, index_id: u32) -> Result<Option<(Vec<u8>, Vec<u8>)>
 fn load_max(engine: &Engine, t: &TableDef, col: usize) -> Result<u64> {
     // An index led by the column gives the maximum with one seek.
     for idx in &t.indexes {
-        if idx.columns.first() == Some(&col) && idx.prefix_lens.first().copied().flatten().is_none() {
+        if idx.columns.first() == Some(&col) && idx.prefix_lens.first().copied().flatten().is_none()
+        {
             let Some((key, _)) = last_key(engine, idx.id)? else {
                 return Ok(0);
             };

@@ -121,7 +121,12 @@ impl Committer {
     }
 
     /// Queues a request and waits for the writer's answer.
-    pub fn submit(&self, batch: Option<WriteBatch>, group: Option<Group>, xid: u64) -> Result<CommitInfo> {
+    pub fn submit(
+        &self,
+        batch: Option<WriteBatch>,
+        group: Option<Group>,
+        xid: u64,
+    ) -> Result<CommitInfo> {
         let reply = Reply::new();
         {
             let mut q = self.shared.queue.lock();
@@ -208,7 +213,9 @@ impl Writer {
             return;
         }
         // Barriers carry nothing; they are answered in order with the rest.
-        let work: Vec<usize> = (0..reqs.len()).filter(|&i| reqs[i].batch.is_some()).collect();
+        let work: Vec<usize> = (0..reqs.len())
+            .filter(|&i| reqs[i].batch.is_some())
+            .collect();
         let result = if work.is_empty() {
             Ok(vec![CommitInfo::default(); reqs.len()])
         } else {
@@ -238,7 +245,11 @@ impl Writer {
     }
 
     /// Appends the groups of `work` to the binlog and syncs per `sync_binlog`.
-    fn append_and_sync(&mut self, reqs: &mut [Request], work: &[usize]) -> Result<Vec<crate::wal::Appended>> {
+    fn append_and_sync(
+        &mut self,
+        reqs: &mut [Request],
+        work: &[usize],
+    ) -> Result<Vec<crate::wal::Appended>> {
         let mut groups: Vec<Group> = work
             .iter()
             .map(|&i| reqs[i].group.take().expect("binlog group"))
@@ -264,7 +275,11 @@ impl Writer {
         Ok(appended)
     }
 
-    fn infos(reqs: &[Request], work: &[usize], appended: &[crate::wal::Appended]) -> Vec<CommitInfo> {
+    fn infos(
+        reqs: &[Request],
+        work: &[usize],
+        appended: &[crate::wal::Appended],
+    ) -> Vec<CommitInfo> {
         let mut infos = vec![CommitInfo::default(); reqs.len()];
         for (&i, a) in work.iter().zip(appended) {
             infos[i].gtid = Some(a.gtid.clone());

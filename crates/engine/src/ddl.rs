@@ -118,7 +118,8 @@ pub(crate) fn load_catalog(db: &DB) -> Result<Catalog> {
             cat.databases.insert(d.name.clone(), d);
         } else if k[1] == b't' {
             let t: TableDef = serde_json::from_slice(v).map_err(bad)?;
-            cat.tables.insert((t.db.clone(), t.name.clone()), Arc::new(t));
+            cat.tables
+                .insert((t.db.clone(), t.name.clone()), Arc::new(t));
         }
         it.next();
     }
@@ -194,7 +195,13 @@ fn tables_touched(ddl: &Ddl, cat: &Catalog) -> Vec<(String, String)> {
     }
 }
 
-pub(crate) fn run(engine: &Engine, db: &str, sql: &str, ddl: Ddl, replay: bool) -> Result<DdlOutcome> {
+pub(crate) fn run(
+    engine: &Engine,
+    db: &str,
+    sql: &str,
+    ddl: Ddl,
+    replay: bool,
+) -> Result<DdlOutcome> {
     let _serial = engine.ddl_lock.lock();
     let lock_owner = engine.next_txn.fetch_add(1, Ordering::Relaxed);
     let mut held = Vec::new();
@@ -202,10 +209,12 @@ pub(crate) fn run(engine: &Engine, db: &str, sql: &str, ddl: Ddl, replay: bool) 
         if !replay {
             for (d, t) in tables_touched(&ddl, &engine.catalog()) {
                 let name = mdl_name(&d, &t);
-                if engine
-                    .locks
-                    .acquire(lock_owner, &name, Mode::Exclusive, engine.lock_timeout())?
-                {
+                if engine.locks.acquire(
+                    lock_owner,
+                    &name,
+                    Mode::Exclusive,
+                    engine.lock_timeout(),
+                )? {
                     held.push(name);
                 }
             }
@@ -380,12 +389,18 @@ fn validate(t: &TableDef) -> Result<()> {
         return Err(EngineError::MultiplePrimaryKey);
     }
     for (i, c) in t.columns.iter().enumerate() {
-        if t.columns[..i].iter().any(|o| o.name.eq_ignore_ascii_case(&c.name)) {
+        if t.columns[..i]
+            .iter()
+            .any(|o| o.name.eq_ignore_ascii_case(&c.name))
+        {
             return Err(EngineError::DuplicateColumn(c.name.clone()));
         }
     }
     for (i, idx) in t.indexes.iter().enumerate() {
-        if t.indexes[..i].iter().any(|o| o.name.eq_ignore_ascii_case(&idx.name)) {
+        if t.indexes[..i]
+            .iter()
+            .any(|o| o.name.eq_ignore_ascii_case(&idx.name))
+        {
             return Err(EngineError::DuplicateIndexName(idx.name.clone()));
         }
         if let Some(&c) = idx.columns.iter().find(|&&c| c >= t.columns.len()) {
@@ -496,7 +511,10 @@ fn alter(engine: &Engine, ch: &mut Change, db: &str, table: &str, ops: Vec<Alter
     validate(&new)?;
     // Allocate ids: every index when rewriting, else only the added ones.
     for idx in &mut new.indexes {
-        let fresh = rewrite || added_indexes.iter().any(|n| n.eq_ignore_ascii_case(&idx.name));
+        let fresh = rewrite
+            || added_indexes
+                .iter()
+                .any(|n| n.eq_ignore_ascii_case(&idx.name));
         if fresh {
             idx.id = ch.cat.next_index_id;
             ch.cat.next_index_id += 1;

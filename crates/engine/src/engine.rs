@@ -9,7 +9,7 @@ use std::time::Duration;
 use parking_lot::{Mutex, RwLock};
 use rocksdb::{BlockBasedOptions, Cache, Options, WriteBatch, WriteOptions, DB};
 
-use crate::catalog::{Catalog, TableDef, TableId};
+use crate::catalog::{Catalog, TableId};
 use crate::commit::Committer;
 use crate::ddl::{Ddl, DdlOutcome};
 use crate::error::{EngineError, Result};
@@ -142,11 +142,6 @@ impl Engine {
         bbo.set_bloom_filter(10.0, false);
         bbo.set_cache_index_and_filter_blocks(true);
         o.set_block_based_table_factory(&bbo);
-        if opts.mode == LogMode::Engine {
-            // The binlog is the WAL; RocksDB keeps no log of its own. Without a WAL, RocksDB
-            // must not lose memtable contents on a clean close.
-            o.set_avoid_flush_during_shutdown(false);
-        }
         o.set_manual_wal_flush(false);
         let db = Arc::new(DB::open(&o, opts.datadir.join("rocksdb"))?);
         let catalog = crate::ddl::load_catalog(&db)?;
@@ -256,10 +251,6 @@ impl Engine {
     pub(crate) fn write_direct(&self, batch: WriteBatch) -> Result<()> {
         self.db.write_opt(batch, &write_opts(self.opts.mode))?;
         Ok(())
-    }
-
-    pub(crate) fn table_by_id(&self, id: TableId) -> Option<Arc<TableDef>> {
-        self.catalog.read().table_by_id(id).cloned()
     }
 
     pub(crate) fn lock_timeout(&self) -> Duration {

@@ -38,10 +38,18 @@ pub fn encode(out: &mut Vec<u8>, ty: &ColumnType, v: &Value) -> Result<()> {
     }
     out.push(VALUE_TAG);
     match (ty, v) {
-        (ColumnType::Int { unsigned: false, .. }, Value::Int(i)) => {
-            out.extend_from_slice(&((*i as u64) ^ (1 << 63)).to_be_bytes())
-        }
-        (ColumnType::Int { unsigned: false, .. }, Value::UInt(u)) => {
+        (
+            ColumnType::Int {
+                unsigned: false, ..
+            },
+            Value::Int(i),
+        ) => out.extend_from_slice(&((*i as u64) ^ (1 << 63)).to_be_bytes()),
+        (
+            ColumnType::Int {
+                unsigned: false, ..
+            },
+            Value::UInt(u),
+        ) => {
             let i = i64::try_from(*u).map_err(|_| bad(ty, v))?;
             out.extend_from_slice(&((i as u64) ^ (1 << 63)).to_be_bytes())
         }
@@ -55,7 +63,11 @@ pub fn encode(out: &mut Vec<u8>, ty: &ColumnType, v: &Value) -> Result<()> {
         (ColumnType::Float | ColumnType::Double, Value::Double(d)) => {
             let d = if *d == 0.0 { 0.0 } else { *d };
             let bits = d.to_bits();
-            let enc = if bits >> 63 == 1 { !bits } else { bits | (1 << 63) };
+            let enc = if bits >> 63 == 1 {
+                !bits
+            } else {
+                bits | (1 << 63)
+            };
             out.extend_from_slice(&enc.to_be_bytes())
         }
         (ColumnType::Decimal { scale, .. }, Value::Decimal(d)) => {
@@ -110,12 +122,11 @@ fn pack_date(d: &Date) -> u32 {
 
 fn pack_datetime(dt: &DateTime) -> u64 {
     let d = &dt.date;
-    let secs = ((((d.year as u64 * 13 + d.month as u64) * 32 + d.day as u64) * 24
-        + dt.hour as u64)
-        * 60
-        + dt.minute as u64)
-        * 60
-        + dt.second as u64;
+    let secs =
+        ((((d.year as u64 * 13 + d.month as u64) * 32 + d.day as u64) * 24 + dt.hour as u64) * 60
+            + dt.minute as u64)
+            * 60
+            + dt.second as u64;
     secs * 1_000_000 + dt.micro as u64
 }
 
@@ -151,13 +162,17 @@ pub fn decode(input: &mut &[u8], ty: &ColumnType) -> Result<Value> {
         return Err(corrupt());
     }
     Ok(match ty {
-        ColumnType::Int { unsigned: false, .. } => {
-            Value::Int((be_u64(take(input, 8)?) ^ (1 << 63)) as i64)
-        }
+        ColumnType::Int {
+            unsigned: false, ..
+        } => Value::Int((be_u64(take(input, 8)?) ^ (1 << 63)) as i64),
         ColumnType::Int { unsigned: true, .. } => Value::UInt(be_u64(take(input, 8)?)),
         ColumnType::Float | ColumnType::Double => {
             let enc = be_u64(take(input, 8)?);
-            let bits = if enc >> 63 == 1 { enc & !(1 << 63) } else { !enc };
+            let bits = if enc >> 63 == 1 {
+                enc & !(1 << 63)
+            } else {
+                !enc
+            };
             Value::Double(f64::from_bits(bits))
         }
         ColumnType::Decimal { scale, .. } => {
@@ -194,9 +209,9 @@ pub fn decode(input: &mut &[u8], ty: &ColumnType) -> Result<Value> {
         ColumnType::DateTime { .. } | ColumnType::Timestamp { .. } => {
             Value::DateTime(unpack_datetime(be_u64(take(input, 8)?)))
         }
-        ColumnType::Time { .. } => {
-            Value::Time(Time::from_micros((be_u64(take(input, 8)?) ^ (1 << 63)) as i64))
-        }
+        ColumnType::Time { .. } => Value::Time(Time::from_micros(
+            (be_u64(take(input, 8)?) ^ (1 << 63)) as i64,
+        )),
         _ => return Err(corrupt()),
     })
 }
@@ -264,10 +279,7 @@ mod tests {
         let mut vals: Vec<i64> = (0..500).map(|_| rng.gen()).collect();
         vals.extend([i64::MIN, -1, 0, 1, i64::MAX]);
         for w in vals.windows(2) {
-            let (a, b) = (
-                enc(ty, Value::Int(w[0])),
-                enc(ty, Value::Int(w[1])),
-            );
+            let (a, b) = (enc(ty, Value::Int(w[0])), enc(ty, Value::Int(w[1])));
             assert_eq!(a.cmp(&b), w[0].cmp(&w[1]));
         }
         assert!(enc(ty, Value::Null) < enc(ty, Value::Int(i64::MIN)));
@@ -275,7 +287,16 @@ mod tests {
 
     #[test]
     fn doubles_order() {
-        let vals = [f64::NEG_INFINITY, -1e10, -1.5, -0.0, 0.0, 1e-300, 2.5, 1e300];
+        let vals = [
+            f64::NEG_INFINITY,
+            -1e10,
+            -1.5,
+            -0.0,
+            0.0,
+            1e-300,
+            2.5,
+            1e300,
+        ];
         for w in vals.windows(2) {
             let a = enc(ColumnType::Double, Value::Double(w[0]));
             let b = enc(ColumnType::Double, Value::Double(w[1]));
@@ -290,7 +311,14 @@ mod tests {
             binary: true,
         };
         let words: Vec<&[u8]> = vec![
-            b"", b"\0", b"a", b"a\0", b"abcdefgh", b"abcdefgh\0", b"abcdefghi", b"b",
+            b"",
+            b"\0",
+            b"a",
+            b"a\0",
+            b"abcdefgh",
+            b"abcdefgh\0",
+            b"abcdefghi",
+            b"b",
         ];
         for w in words.windows(2) {
             let a = enc(ty, Value::Bytes(w[0].to_vec()));

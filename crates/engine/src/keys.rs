@@ -66,13 +66,21 @@ pub fn pk_types(t: &TableDef) -> Vec<ColumnType> {
     if t.hidden_pk {
         vec![ROWID_TYPE]
     } else {
-        t.primary().columns.iter().map(|&c| t.columns[c].ty).collect()
+        t.primary()
+            .columns
+            .iter()
+            .map(|&c| t.columns[c].ty)
+            .collect()
     }
 }
 
 /// Encodes the primary key values of `row`; for hidden-pk tables `rowid` must be given.
 pub fn pk_values(t: &TableDef, row: &[Value]) -> Vec<Value> {
-    t.primary().columns.iter().map(|&c| row[c].clone()).collect()
+    t.primary()
+        .columns
+        .iter()
+        .map(|&c| row[c].clone())
+        .collect()
 }
 
 /// `I id enc(values)` for a tuple of values of the given types (a full key or a prefix).

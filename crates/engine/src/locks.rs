@@ -34,9 +34,9 @@ struct Entry {
 
 impl Entry {
     fn compatible(&self, txn: TxnId, mode: Mode) -> bool {
-        self.holders.iter().all(|&(h, m)| {
-            h == txn || (mode == Mode::Shared && m == Mode::Shared)
-        })
+        self.holders
+            .iter()
+            .all(|&(h, m)| h == txn || (mode == Mode::Shared && m == Mode::Shared))
     }
 }
 
@@ -98,7 +98,14 @@ impl LockManager {
         self.wait(txn, key, mode, s, timeout)
     }
 
-    fn wait(&self, txn: TxnId, key: &[u8], mode: Mode, s: usize, timeout: Duration) -> Result<bool> {
+    fn wait(
+        &self,
+        txn: TxnId,
+        key: &[u8],
+        mode: Mode,
+        s: usize,
+        timeout: Duration,
+    ) -> Result<bool> {
         let deadline = Instant::now() + timeout;
         let mut guard = self.wait_lock.lock();
         {
@@ -159,7 +166,13 @@ impl LockManager {
                 let st = self.shards[self.shard(&key)].lock();
                 st.locks
                     .get(&key)
-                    .map(|e| e.holders.iter().map(|&(h, _)| h).filter(|&h| h != t).collect())
+                    .map(|e| {
+                        e.holders
+                            .iter()
+                            .map(|&(h, _)| h)
+                            .filter(|&h| h != t)
+                            .collect()
+                    })
                     .unwrap_or_default()
             };
             for h in holders {

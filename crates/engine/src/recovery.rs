@@ -33,7 +33,11 @@ pub(crate) fn recover(engine: &Arc<Engine>, replayer: &dyn DdlReplayer) -> Resul
 }
 
 fn recover_engine(engine: &Arc<Engine>, replayer: &dyn DdlReplayer) -> Result<()> {
-    let applied = engine.db.get(keys::APPLIED)?.map(|v| LogPos::decode(&v)).transpose()?;
+    let applied = engine
+        .db
+        .get(keys::APPLIED)?
+        .map(|v| LogPos::decode(&v))
+        .transpose()?;
     let mut replayed = 0u64;
     engine.wal.for_each_group(applied, &mut |group| {
         replayed += 1;
@@ -43,7 +47,9 @@ fn recover_engine(engine: &Arc<Engine>, replayer: &dyn DdlReplayer) -> Result<()
                 let r = replayer.replay(engine, &db, &sql);
                 *engine.replay_pos.lock() = None;
                 r.map_err(|e| {
-                    EngineError::Corrupt(format!("replaying DDL `{sql}` from the binlog failed: {e}"))
+                    EngineError::Corrupt(format!(
+                        "replaying DDL `{sql}` from the binlog failed: {e}"
+                    ))
                 })
             }
             ReplayGroup::Rows { changes, end } => {
@@ -89,7 +95,12 @@ fn conform(t: &TableDef, mut row: Row) -> Row {
     for (v, c) in row.iter_mut().zip(&t.columns) {
         *v = match (c.ty, std::mem::replace(v, Value::Null)) {
             (ColumnType::Int { unsigned: true, .. }, Value::Int(i)) => Value::UInt(i as u64),
-            (ColumnType::Int { unsigned: false, .. }, Value::UInt(u)) => Value::Int(u as i64),
+            (
+                ColumnType::Int {
+                    unsigned: false, ..
+                },
+                Value::UInt(u),
+            ) => Value::Int(u as i64),
             (_, other) => other,
         };
     }

@@ -565,8 +565,16 @@ impl Txn {
         };
         self.release();
         match &result {
-            Ok(_) => self.engine.counters.commits.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
-            Err(_) => self.engine.counters.rollbacks.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            Ok(_) => self
+                .engine
+                .counters
+                .commits
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            Err(_) => self
+                .engine
+                .counters
+                .rollbacks
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         };
         result
     }

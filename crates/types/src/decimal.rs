@@ -36,7 +36,11 @@ impl Decimal {
                 let f = 10i128.checked_pow((self.scale - scale) as u32)?;
                 let q = self.mantissa / f;
                 let r = self.mantissa % f;
-                let adj = if r.abs() * 2 >= f { self.mantissa.signum() } else { 0 };
+                let adj = if r.abs() * 2 >= f {
+                    self.mantissa.signum()
+                } else {
+                    0
+                };
                 Some(Decimal::new(q + adj, scale))
             }
         }
@@ -136,7 +140,9 @@ impl FromStr for Decimal {
         let (num, exp) = match rest.find(['e', 'E']) {
             Some(i) => (
                 &rest[..i],
-                rest[i + 1..].parse::<i32>().map_err(|_| ParseDecimalError)?,
+                rest[i + 1..]
+                    .parse::<i32>()
+                    .map_err(|_| ParseDecimalError)?,
             ),
             None => (rest, 0),
         };
@@ -160,7 +166,11 @@ impl FromStr for Decimal {
         };
         if scale < 0 {
             mantissa = mantissa
-                .checked_mul(10i128.checked_pow((-scale) as u32).ok_or(ParseDecimalError)?)
+                .checked_mul(
+                    10i128
+                        .checked_pow((-scale) as u32)
+                        .ok_or(ParseDecimalError)?,
+                )
                 .ok_or(ParseDecimalError)?;
             scale = 0;
         }

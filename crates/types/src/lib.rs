@@ -59,25 +59,46 @@ pub mod type_code {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum ColumnType {
     /// TINYINT (1), SMALLINT (2), MEDIUMINT (3), INT (4), BIGINT (8).
-    Int { bytes: u8, unsigned: bool },
+    Int {
+        bytes: u8,
+        unsigned: bool,
+    },
     Float,
     Double,
     /// DECIMAL(precision, scale); precision at most [`Decimal::MAX_PRECISION`].
-    Decimal { precision: u8, scale: u8 },
+    Decimal {
+        precision: u8,
+        scale: u8,
+    },
     /// CHAR(len) / BINARY(len).
-    Char { len: u32, binary: bool },
+    Char {
+        len: u32,
+        binary: bool,
+    },
     /// VARCHAR(len) / VARBINARY(len).
-    Varchar { len: u32, binary: bool },
+    Varchar {
+        len: u32,
+        binary: bool,
+    },
     /// TINYTEXT/TEXT/MEDIUMTEXT/LONGTEXT (or the BLOB family when `binary`): the value length
     /// is stored in `len_bytes` bytes (1, 2, 3 or 4).
-    Blob { len_bytes: u8, binary: bool },
+    Blob {
+        len_bytes: u8,
+        binary: bool,
+    },
     Date,
     /// TIME(fsp)
-    Time { fsp: u8 },
+    Time {
+        fsp: u8,
+    },
     /// DATETIME(fsp)
-    DateTime { fsp: u8 },
+    DateTime {
+        fsp: u8,
+    },
     /// TIMESTAMP(fsp); values are kept as UTC date-times.
-    Timestamp { fsp: u8 },
+    Timestamp {
+        fsp: u8,
+    },
 }
 
 /// Bytes per character of utf8mb4, the only text character set onelog stores.
@@ -172,10 +193,7 @@ impl ColumnType {
                     (_, false) => ("bigint", 20),
                     (_, true) => ("bigint", 20),
                 };
-                format!(
-                    "{name}({width}){}",
-                    if unsigned { " unsigned" } else { "" }
-                )
+                format!("{name}({width}){}", if unsigned { " unsigned" } else { "" })
             }
             ColumnType::Float => "float".into(),
             ColumnType::Double => "double".into(),

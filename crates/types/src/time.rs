@@ -2,7 +2,9 @@
 
 use std::fmt;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct Date {
     pub year: u16,
     pub month: u8,
@@ -10,7 +12,9 @@ pub struct Date {
 }
 
 /// A date and time of day with microseconds. TIMESTAMP values are UTC.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct DateTime {
     pub date: Date,
     pub hour: u8,
@@ -99,7 +103,20 @@ impl Date {
         }
         let y = self.year as i64;
         let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-        let days = [31, if leap { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+        let days = [
+            31,
+            if leap { 29 } else { 28 },
+            31,
+            30,
+            31,
+            30,
+            31,
+            31,
+            30,
+            31,
+            30,
+            31,
+        ];
         self.day <= days[self.month as usize - 1]
     }
 }

@@ -1,0 +1,45 @@
+# onelog: `make run` starts a server on ./data, `make test` runs every test.
+# One cargo profile (release) serves tests and benchmarks, in a target directory outside
+# the clone, so RocksDB's C++ build happens once per machine.
+SHELL := /bin/bash
+export PATH := $(HOME)/.cargo/bin:$(PATH)
+export CARGO_TARGET_DIR ?= $(HOME)/.cache/onelog/target
+CARGO ?= cargo
+BIN := $(CARGO_TARGET_DIR)/release
+DATADIR ?= $(CURDIR)/data
+PORT ?= 3307
+SOCKET ?= /tmp/onelog.sock
+
+.PHONY: deps build run test check fmt clippy bench bench-quick clean
+
+deps:
+	@scripts/install-deps.sh
+
+build: deps
+	$(CARGO) build --release --workspace --bins
+
+run: build
+	@echo "onelogd: datadir $(DATADIR), port $(PORT), socket $(SOCKET)"
+	@echo "connect: mariadb -uroot -S $(SOCKET)    or    mariadb -uroot -h127.0.0.1 -P$(PORT)"
+	$(BIN)/onelogd --datadir=$(DATADIR) --port=$(PORT) --socket=$(SOCKET)
+
+test: deps
+	$(CARGO) build --release --workspace --bins
+	$(CARGO) test --release --workspace
+
+fmt:
+	$(CARGO) fmt --all -- --check
+
+clippy:
+	$(CARGO) clippy --release --workspace --all-targets -- -D warnings
+
+check: deps fmt clippy test
+
+bench: build
+	$(BIN)/onelog bench all --out docs/BENCHMARKS.md
+
+bench-quick: build
+	$(BIN)/onelog bench all --quick --out docs/BENCHMARKS.md
+
+clean:
+	$(CARGO) clean

@@ -1,0 +1,504 @@
+//! Building one transaction's event group before it is placed in the log.
+//!
+//! An [`EventGroup`] holds the group's events, encoded but not yet placed: `log_pos` is 0
+//! and the CRC is a placeholder. The GTID event is not part of it: the binlog assigns the
+//! GTID when it appends the group (in commit order) and [`EventGroup::finalize_into`]
+//! prepends the GTID event, sets every event's `log_pos` and computes every CRC in one pass.
+//!
+//! Format (transactional DML): `GTID(TRANSACTIONAL) { [ANNOTATE_ROWS] TABLE_MAP+ ROWS+ }*
+//! XID`, the last rows event of each statement flagged STMT_END_F.
+//! Format (DDL): `GTID(STANDALONE|DDL) QUERY`.
+
+use std::collections::HashMap;
+
+use onelog_types::Value;
+
+use crate::error::{BinlogError, Result};
+use crate::event::{
+    gtid_flags, rows_flags, seal_event, write_event_unsealed, Event, GtidEvent, Query, RowsEvent,
+    RowsKind, TableMap, HEADER_LEN,
+};
+use crate::gtid::Gtid;
+use crate::rows::{pack_row, ColumnSpec, TableDef};
+
+/// MariaDB's default `binlog_row_event_max_size`: rows events are cut at about this size
+/// (each holds whole rows; a single larger row gets an event of its own).
+pub const DEFAULT_ROWS_EVENT_MAX_SIZE: usize = 8192;
+
+/// What closes a group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GroupKind {
+    /// Row events of a transaction, ended by XID.
+    Transaction,
+    /// A standalone DDL statement: one QUERY event.
+    Ddl,
+}
+
+struct PendingRows {
+    kind: RowsKind,
+    table_id: u64,
+    width: u32,
+    data: Vec<u8>,
+}
+
+/// One transaction's events, ready to be appended to the binlog.
+pub struct EventGroup {
+    kind: GroupKind,
+    server_id: u32,
+    timestamp: u32,
+    explicit_gtid: Option<Gtid>,
+    /// Encoded events after the GTID event: log_pos 0, CRC placeholder.
+    buf: Vec<u8>,
+    closed: bool,
+    rows_event_max_size: usize,
+    row_count: u64,
+    // The statement being built. Its events are written at `end_statement`, so that every
+    // TABLE_MAP precedes every rows event of the statement, as MariaDB writes them.
+    stmt_annotate: Option<Vec<u8>>,
+    stmt_maps: Vec<TableMap>,
+    stmt_specs: HashMap<u64, Vec<ColumnSpec>>,
+    stmt_rows: Vec<PendingRows>,
+}
+
+impl EventGroup {
+    /// An empty transactional group; add statements, then [`commit`](Self::commit).
+    pub fn transaction(server_id: u32, timestamp: u32) -> EventGroup {
+        EventGroup {
+            kind: GroupKind::Transaction,
+            server_id,
+            timestamp,
+            explicit_gtid: None,
+            buf: Vec::new(),
+            closed: false,
+            rows_event_max_size: DEFAULT_ROWS_EVENT_MAX_SIZE,
+            row_count: 0,
+            stmt_annotate: None,
+            stmt_maps: Vec::new(),
+            stmt_specs: HashMap::new(),
+            stmt_rows: Vec::new(),
+        }
+    }
+
+    /// A standalone DDL group: `GTID(STANDALONE|DDL) QUERY`. `db` is the session's current
+    /// database ("" for none).
+    pub fn ddl(server_id: u32, timestamp: u32, thread_id: u32, db: &str, sql: &str) -> EventGroup {
+        let mut g = EventGroup::transaction(server_id, timestamp);
+        g.kind = GroupKind::Ddl;
+        let q = Event::Query(Query::new(db, sql, thread_id));
+        write_event_unsealed(&mut g.buf, timestamp, server_id, 0, &q);
+        g.closed = true;
+        g
+    }
+
+    /// Logs the group under this GTID instead of the next one of the binlog's own domain
+    /// (for replicated transactions). The binlog's GTID state follows it.
+    pub fn set_gtid(&mut self, gtid: Option<Gtid>) {
+        self.explicit_gtid = gtid;
+    }
+
+    pub fn explicit_gtid(&self) -> Option<Gtid> {
+        self.explicit_gtid
+    }
+
+    pub fn set_rows_event_max_size(&mut self, n: usize) {
+        self.rows_event_max_size = n.max(256);
+    }
+
+    pub fn kind(&self) -> GroupKind {
+        self.kind
+    }
+
+    pub fn server_id(&self) -> u32 {
+        self.server_id
+    }
+
+    pub fn timestamp(&self) -> u32 {
+        self.timestamp
+    }
+
+    /// Whether the group is complete (committed, or DDL) and may be appended.
+    pub fn is_closed(&self) -> bool {
+        self.closed
+    }
+
+    /// Rows logged so far.
+    pub fn row_count(&self) -> u64 {
+        self.row_count
+    }
+
+    /// Encoded size without the GTID event.
+    pub fn body_len(&self) -> usize {
+        self.buf.len()
+    }
+
+    fn check_open(&self) -> Result<()> {
+        if self.closed {
+            return Err(BinlogError::InvalidArgument(
+                "event group is already closed".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Logs the statement text as ANNOTATE_ROWS before the statement's row events.
+    pub fn annotate(&mut self, sql: &str) -> Result<()> {
+        self.check_open()?;
+        self.stmt_annotate = Some(sql.as_bytes().to_vec());
+        Ok(())
+    }
+
+    /// Maps a table for the current statement (a no-op if already mapped in it).
+    /// `table_id` must be below 2^48 and stable for the table while the statement runs.
+    pub fn map_table(&mut self, table_id: u64, def: &TableDef) -> Result<()> {
+        self.check_open()?;
+        if table_id >= 1 << 48 {
+            return Err(BinlogError::InvalidArgument(format!(
+                "table id {table_id} does not fit 48 bits"
+            )));
+        }
+        if self.stmt_specs.contains_key(&table_id) {
+            return Ok(());
+        }
+        self.stmt_specs.insert(table_id, def.specs());
+        self.stmt_maps.push(def.table_map(table_id));
+        Ok(())
+    }
+
+    fn add_row(&mut self, kind: RowsKind, table_id: u64, images: &[&[Value]]) -> Result<()> {
+        self.check_open()?;
+        let specs = self.stmt_specs.get(&table_id).ok_or_else(|| {
+            BinlogError::InvalidArgument(format!("table {table_id} not mapped in this statement"))
+        })?;
+        let mut row = Vec::new();
+        for img in images {
+            pack_row(&mut row, specs, img)?;
+        }
+        let width = specs.len() as u32;
+        let max = self.rows_event_max_size;
+        match self.stmt_rows.last_mut() {
+            Some(p)
+                if p.kind == kind && p.table_id == table_id && p.data.len() + row.len() <= max =>
+            {
+                p.data.extend_from_slice(&row)
+            }
+            _ => self.stmt_rows.push(PendingRows {
+                kind,
+                table_id,
+                width,
+                data: row,
+            }),
+        }
+        self.row_count += 1;
+        Ok(())
+    }
+
+    /// Logs an inserted row (full image, every column).
+    pub fn insert(&mut self, table_id: u64, row: &[Value]) -> Result<()> {
+        self.add_row(RowsKind::Write, table_id, &[row])
+    }
+
+    /// Logs an updated row: full before and after images.
+    pub fn update(&mut self, table_id: u64, before: &[Value], after: &[Value]) -> Result<()> {
+        self.add_row(RowsKind::Update, table_id, &[before, after])
+    }
+
+    /// Logs a deleted row (full image).
+    pub fn delete(&mut self, table_id: u64, row: &[Value]) -> Result<()> {
+        self.add_row(RowsKind::Delete, table_id, &[row])
+    }
+
+    /// Ends the current statement: writes its ANNOTATE_ROWS, TABLE_MAPs and rows events, the
+    /// last one flagged STMT_END_F. A statement that changed no rows writes nothing.
+    pub fn end_statement(&mut self) -> Result<()> {
+        self.check_open()?;
+        let annotate = self.stmt_annotate.take();
+        let maps = std::mem::take(&mut self.stmt_maps);
+        self.stmt_specs.clear();
+        let rows = std::mem::take(&mut self.stmt_rows);
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let (ts, sid) = (self.timestamp, self.server_id);
+        if let Some(q) = annotate {
+            write_event_unsealed(&mut self.buf, ts, sid, 0, &Event::AnnotateRows(q));
+        }
+        for tm in maps {
+            if rows.iter().any(|r| r.table_id == tm.table_id) {
+                write_event_unsealed(&mut self.buf, ts, sid, 0, &Event::TableMap(tm));
+            }
+        }
+        let n = rows.len();
+        for (i, p) in rows.into_iter().enumerate() {
+            let bitmap = vec![0xffu8; (p.width as usize).div_ceil(8)];
+            let mut bitmap = bitmap;
+            if p.width % 8 != 0 {
+                *bitmap.last_mut().unwrap() = (1u8 << (p.width % 8)) - 1;
+            }
+            let ev = Event::Rows(RowsEvent {
+                kind: p.kind,
+                table_id: p.table_id,
+                flags: if i + 1 == n { rows_flags::STMT_END } else { 0 },
+                width: p.width,
+                columns_after: (p.kind == RowsKind::Update).then(|| bitmap.clone()),
+                columns_present: bitmap,
+                rows: p.data,
+            });
+            write_event_unsealed(&mut self.buf, ts, sid, 0, &ev);
+        }
+        Ok(())
+    }
+
+    /// Ends the transaction with an XID event (ending the open statement first).
+    pub fn commit(&mut self, xid: u64) -> Result<()> {
+        self.end_statement()?;
+        let (ts, sid) = (self.timestamp, self.server_id);
+        write_event_unsealed(&mut self.buf, ts, sid, 0, &Event::Xid(xid));
+        self.closed = true;
+        Ok(())
+    }
+
+    fn gtid_event(&self, gtid: Gtid, commit_id: Option<u64>) -> Event {
+        let flags2 = match self.kind {
+            GroupKind::Transaction => gtid_flags::TRANSACTIONAL | gtid_flags::ALLOW_PARALLEL,
+            GroupKind::Ddl => gtid_flags::STANDALONE | gtid_flags::ALLOW_PARALLEL | gtid_flags::DDL,
+        };
+        Event::Gtid(GtidEvent {
+            seq: gtid.seq,
+            domain: gtid.domain,
+            flags2,
+            commit_id,
+        })
+    }
+
+    /// Bytes the group takes in the log, GTID event included.
+    pub fn finalized_len(&self, with_commit_id: bool) -> usize {
+        // GTID body: 19 bytes, or 21 with a commit id; plus header and CRC.
+        let gtid_len = HEADER_LEN + if with_commit_id { 21 } else { 19 } + 4;
+        gtid_len + self.buf.len()
+    }
+
+    /// Appends the placed group to `out`: the GTID event, then every event with its
+    /// `log_pos` (end offset in the file, the group starting at file offset `start`) and
+    /// CRC32. Returns the file offset just past the group.
+    ///
+    /// Ordering: log_pos values must be set before the CRC is computed (the CRC covers the
+    /// header), which `seal_event` does per event.
+    pub(crate) fn finalize_into(
+        &self,
+        gtid: Gtid,
+        commit_id: Option<u64>,
+        start: u64,
+        out: &mut Vec<u8>,
+    ) -> Result<u64> {
+        assert!(self.closed, "finalizing an open event group");
+        let end = start + self.finalized_len(commit_id.is_some()) as u64;
+        if end > u32::MAX as u64 {
+            return Err(BinlogError::InvalidArgument(format!(
+                "event group would end at offset {end}, beyond 4 GiB"
+            )));
+        }
+        let mut pos = start;
+        let first = out.len();
+        let n = write_event_unsealed(
+            out,
+            self.timestamp,
+            gtid.server,
+            0,
+            &self.gtid_event(gtid, commit_id),
+        );
+        pos += n as u64;
+        seal_event(&mut out[first..], pos as u32);
+        let mut i = out.len();
+        out.extend_from_slice(&self.buf);
+        while i < out.len() {
+            let len = u32::from_le_bytes(out[i + 9..i + 13].try_into().unwrap()) as usize;
+            pos += len as u64;
+            seal_event(&mut out[i..i + len], pos as u32);
+            i += len;
+        }
+        debug_assert_eq!(pos, end);
+        Ok(end)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::{decode_event, event_type};
+    use crate::rows::{decode_rows, ColumnDef, RowChange};
+    use onelog_types::ColumnType;
+
+    fn table() -> TableDef {
+        TableDef {
+            db: "d".into(),
+            name: "t".into(),
+            columns: vec![
+                ColumnDef {
+                    name: "id".into(),
+                    ty: ColumnType::Int {
+                        bytes: 4,
+                        unsigned: false,
+                    },
+                    nullable: false,
+                },
+                ColumnDef {
+                    name: "v".into(),
+                    ty: ColumnType::Blob {
+                        len_bytes: 3,
+                        binary: true,
+                    },
+                    nullable: true,
+                },
+            ],
+            primary_key: vec![0],
+        }
+    }
+
+    fn events(bytes: &[u8]) -> Vec<(crate::event::EventHeader, Event)> {
+        let mut v = Vec::new();
+        let mut i = 0;
+        while i < bytes.len() {
+            let len = u32::from_le_bytes(bytes[i + 9..i + 13].try_into().unwrap()) as usize;
+            v.push(decode_event(&bytes[i..i + len], true).unwrap());
+            i += len;
+        }
+        v
+    }
+
+    #[test]
+    fn transaction_layout_and_positions() {
+        let t = table();
+        let mut g = EventGroup::transaction(1, 100);
+        g.annotate("insert into t values (1,'a'),(2,'b')").unwrap();
+        g.map_table(7, &t).unwrap();
+        g.insert(7, &[Value::Int(1), Value::str("a")]).unwrap();
+        g.insert(7, &[Value::Int(2), Value::Null]).unwrap();
+        g.end_statement().unwrap();
+        g.map_table(7, &t).unwrap();
+        g.update(
+            7,
+            &[Value::Int(1), Value::str("a")],
+            &[Value::Int(1), Value::str("z")],
+        )
+        .unwrap();
+        g.delete(7, &[Value::Int(2), Value::Null]).unwrap();
+        assert!(!g.is_closed());
+        g.commit(55).unwrap();
+        assert!(g.insert(7, &[Value::Int(3), Value::Null]).is_err());
+        let mut out = vec![0u8; 4];
+        let end = g
+            .finalize_into(Gtid::new(0, 1, 9), None, 4, &mut out)
+            .unwrap();
+        assert_eq!(end as usize, out.len());
+        let evs = events(&out[4..]);
+        let types: Vec<u8> = evs.iter().map(|(h, _)| h.type_code).collect();
+        use event_type::*;
+        assert_eq!(
+            types,
+            [
+                GTID,
+                ANNOTATE_ROWS,
+                TABLE_MAP,
+                WRITE_ROWS_V1,
+                TABLE_MAP,
+                UPDATE_ROWS_V1,
+                DELETE_ROWS_V1,
+                XID
+            ]
+        );
+        let mut pos = 4;
+        for (h, ev) in &evs {
+            pos += h.event_len;
+            assert_eq!(h.log_pos, pos);
+            if let Event::Rows(r) = ev {
+                let stmt_end = r.flags & rows_flags::STMT_END != 0;
+                assert_eq!(
+                    stmt_end,
+                    r.kind != RowsKind::Update,
+                    "STMT_END_F on last rows event only"
+                );
+                let rows = decode_rows(r, &t.specs()).unwrap();
+                if r.kind == RowsKind::Write {
+                    assert_eq!(rows[1], RowChange::Insert(vec![Value::Int(2), Value::Null]));
+                }
+            }
+        }
+        let Event::Gtid(ge) = &evs[0].1 else { panic!() };
+        assert_eq!(
+            ge.flags2,
+            gtid_flags::TRANSACTIONAL | gtid_flags::ALLOW_PARALLEL
+        );
+        assert_eq!(evs.last().unwrap().1, Event::Xid(55));
+    }
+
+    #[test]
+    fn ddl_layout() {
+        let g = EventGroup::ddl(3, 1, 9, "d", "CREATE TABLE t (a INT)");
+        let mut out = Vec::new();
+        g.finalize_into(Gtid::new(2, 3, 1), Some(1), 0, &mut out)
+            .unwrap();
+        let evs = events(&out);
+        assert_eq!(evs.len(), 2);
+        let Event::Gtid(ge) = &evs[0].1 else { panic!() };
+        assert!(ge.is_standalone());
+        assert_eq!(ge.commit_id, Some(1));
+        assert_eq!(evs[0].0.server_id, 3);
+        let Event::Query(q) = &evs[1].1 else { panic!() };
+        assert_eq!(q.query, b"CREATE TABLE t (a INT)");
+        assert_eq!(out.len(), g.finalized_len(true));
+    }
+
+    #[test]
+    fn big_statements_split_into_whole_row_events() {
+        let t = table();
+        let mut g = EventGroup::transaction(1, 1);
+        g.map_table(1, &t).unwrap();
+        for i in 0..100 {
+            g.insert(1, &[Value::Int(i), Value::Bytes(vec![b'x'; 500])])
+                .unwrap();
+        }
+        g.insert(1, &[Value::Int(100), Value::Bytes(vec![b'y'; 70_000])])
+            .unwrap();
+        g.insert(1, &[Value::Int(101), Value::Null]).unwrap();
+        g.commit(1).unwrap();
+        let mut out = Vec::new();
+        g.finalize_into(Gtid::new(0, 1, 1), None, 0, &mut out)
+            .unwrap();
+        let evs = events(&out);
+        let rows_events: Vec<&RowsEvent> = evs
+            .iter()
+            .filter_map(|(_, e)| match e {
+                Event::Rows(r) => Some(r),
+                _ => None,
+            })
+            .collect();
+        assert!(rows_events.len() >= 8);
+        let mut ids = Vec::new();
+        for (i, r) in rows_events.iter().enumerate() {
+            assert_eq!(
+                r.flags & rows_flags::STMT_END != 0,
+                i + 1 == rows_events.len()
+            );
+            let rows = decode_rows(r, &t.specs()).unwrap();
+            if rows.len() > 1 {
+                assert!(r.rows.len() <= DEFAULT_ROWS_EVENT_MAX_SIZE);
+            }
+            for ch in rows {
+                let RowChange::Insert(v) = ch else { panic!() };
+                ids.push(v[0].clone());
+            }
+        }
+        assert_eq!(ids, (0..102).map(Value::Int).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn empty_statement_writes_nothing_and_unmapped_table_fails() {
+        let mut g = EventGroup::transaction(1, 1);
+        g.annotate("update t set a=1 where 0").unwrap();
+        g.map_table(1, &table()).unwrap();
+        g.end_statement().unwrap();
+        assert!(g.insert(1, &[Value::Int(1), Value::Null]).is_err());
+        g.commit(1).unwrap();
+        assert_eq!(g.body_len(), 19 + 8 + 4);
+    }
+}

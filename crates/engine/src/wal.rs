@@ -1,0 +1,351 @@
+//! The engine's view of its log: the binlog (in `engine` and `file` modes) behind a narrow
+//! interface: append groups, sync, replay from a position, look up XIDs.
+//!
+//! This is also where a transaction's row changes become a MariaDB event group:
+//! `[ANNOTATE_ROWS] TABLE_MAP... WRITE/UPDATE/DELETE_ROWS... XID` (the GTID event is added
+//! by the binlog when it places the group, in commit order), and DDL a `QUERY` event.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use onelog_binlog as binlog;
+use onelog_binlog::Event;
+use rocksdb::DB;
+
+use crate::catalog::TableDef;
+use crate::engine::{EngineOptions, LogMode};
+use crate::error::{EngineError, Result};
+use crate::txn::{ChangeKind, Row, Txn};
+
+pub(crate) type Group = binlog::EventGroup;
+
+/// A position in the log: file number and byte offset (the end of a group).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct LogPos {
+    pub file: u32,
+    pub offset: u64,
+}
+
+impl LogPos {
+    /// Format: `file u32 LE | offset u64 LE` (the value of `keys::APPLIED`).
+    pub fn encode(&self) -> [u8; 12] {
+        let mut b = [0u8; 12];
+        b[..4].copy_from_slice(&self.file.to_le_bytes());
+        b[4..].copy_from_slice(&self.offset.to_le_bytes());
+        b
+    }
+
+    pub fn decode(b: &[u8]) -> Result<LogPos> {
+        if b.len() != 12 {
+            return Err(EngineError::Corrupt("bad applied position".into()));
+        }
+        Ok(LogPos {
+            file: u32::from_le_bytes(b[..4].try_into().unwrap()),
+            offset: u64::from_le_bytes(b[4..].try_into().unwrap()),
+        })
+    }
+
+    fn to_binlog(self) -> binlog::LogPos {
+        binlog::LogPos {
+            file_no: self.file,
+            offset: self.offset,
+        }
+    }
+
+    fn from_binlog(p: binlog::LogPos) -> LogPos {
+        LogPos {
+            file: p.file_no,
+            offset: p.offset,
+        }
+    }
+}
+
+/// Where one group landed.
+pub(crate) struct Appended {
+    pub gtid: String,
+    pub end: LogPos,
+}
+
+/// A row change read back from the log.
+pub(crate) struct ReplayChange {
+    pub db: String,
+    pub table: String,
+    pub kind: ChangeKind,
+    pub before: Option<Row>,
+    pub after: Option<Row>,
+}
+
+pub(crate) enum ReplayGroup {
+    Ddl {
+        db: String,
+        sql: String,
+        end: LogPos,
+    },
+    Rows {
+        changes: Vec<ReplayChange>,
+        end: LogPos,
+    },
+}
+
+pub(crate) struct Wal {
+    pub(crate) binlog: Option<binlog::Binlog>,
+    next_xid: AtomicU64,
+}
+
+fn berr(e: binlog::BinlogError) -> EngineError {
+    match &e {
+        binlog::BinlogError::Io { source, .. } if source.raw_os_error() == Some(libc::ENOSPC) => {
+            EngineError::DiskFull(e.to_string())
+        }
+        _ => EngineError::Binlog(e.to_string()),
+    }
+}
+
+fn now() -> u32 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as u32)
+        .unwrap_or(0)
+}
+
+impl Wal {
+    pub fn open(opts: &EngineOptions, _db: &DB) -> Result<Wal> {
+        let binlog = match opts.mode {
+            LogMode::Off => None,
+            mode => {
+                let mut bo = binlog::BinlogOptions::new(opts.datadir.clone());
+                bo.naming = if mode == LogMode::Engine {
+                    binlog::Naming::Engine
+                } else {
+                    binlog::Naming::Classic
+                };
+                bo.max_binlog_size = opts.max_binlog_size.clamp(4096, u32::MAX as u64);
+                bo.server_id = opts.server_id;
+                bo.domain_id = opts.gtid_domain_id;
+                bo.server_version = opts.server_version.clone();
+                bo.sync_method = if opts.binlog_write_through {
+                    binlog::SyncMethod::WriteThrough
+                } else {
+                    binlog::SyncMethod::Fdatasync
+                };
+                let b = binlog::Binlog::open(bo).map_err(berr)?;
+                let r = b.recovery_report();
+                if r.truncated_bytes > 0 || r.discarded_group.is_some() {
+                    eprintln!(
+                        "onelog: binlog recovery: cut {} bytes after {} ({})",
+                        r.truncated_bytes,
+                        r.end,
+                        r.stop_reason.clone().unwrap_or_default()
+                    );
+                }
+                Some(b)
+            }
+        };
+        // XIDs must not repeat across restarts (file mode matches prepared records to XID
+        // events): start from the clock.
+        let start = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_micros() as u64)
+            .unwrap_or(1);
+        Ok(Wal {
+            binlog,
+            next_xid: AtomicU64::new(start),
+        })
+    }
+
+    pub fn next_xid(&self) -> u64 {
+        self.next_xid.fetch_add(1, Ordering::Relaxed)
+    }
+
+    pub fn append(&self, groups: &mut [Group]) -> Result<Vec<Appended>> {
+        let b = self.binlog.as_ref().expect("binlog on");
+        let info = b.append(groups).map_err(berr)?;
+        Ok(info
+            .groups
+            .into_iter()
+            .map(|g| Appended {
+                gtid: g.gtid.to_string(),
+                end: LogPos::from_binlog(g.end),
+            })
+            .collect())
+    }
+
+    pub fn sync(&self) -> Result<()> {
+        match &self.binlog {
+            Some(b) => b.sync().map(|_| ()).map_err(berr),
+            None => Ok(()),
+        }
+    }
+
+    pub fn bytes_written(&self) -> u64 {
+        self.binlog.as_ref().map_or(0, |b| b.stats().bytes_written)
+    }
+
+    /// The event group of a transaction's row changes (None when the binlog is off).
+    pub fn txn_group(&self, txn: &Txn, xid: u64) -> Result<Option<Group>> {
+        let Some(b) = &self.binlog else {
+            return Ok(None);
+        };
+        let mut g = binlog::EventGroup::transaction(b.options().server_id, now());
+        for (si, stmt) in txn.statements.iter().enumerate() {
+            let end = txn
+                .statements
+                .get(si + 1)
+                .map_or(txn.changes.len(), |s| s.first);
+            if stmt.first >= end {
+                continue;
+            }
+            if let Some(sql) = &stmt.sql {
+                g.annotate(sql).map_err(berr)?;
+            }
+            for c in &txn.changes[stmt.first..end] {
+                let id = c.table.id as u64;
+                g.map_table(id, &table_map(&c.table)).map_err(berr)?;
+                let n = c.table.columns.len();
+                let r = match c.kind {
+                    ChangeKind::Insert => g.insert(id, &c.after.as_ref().unwrap()[..n]),
+                    ChangeKind::Update => g.update(
+                        id,
+                        &c.before.as_ref().unwrap()[..n],
+                        &c.after.as_ref().unwrap()[..n],
+                    ),
+                    ChangeKind::Delete => g.delete(id, &c.before.as_ref().unwrap()[..n]),
+                };
+                r.map_err(berr)?;
+            }
+            g.end_statement().map_err(berr)?;
+        }
+        g.commit(xid).map_err(berr)?;
+        Ok(Some(g))
+    }
+
+    /// The event group of a DDL statement (None when the binlog is off).
+    pub fn ddl_group(&self, db: &str, sql: &str) -> Result<Option<Group>> {
+        let Some(b) = &self.binlog else {
+            return Ok(None);
+        };
+        Ok(Some(binlog::EventGroup::ddl(
+            b.options().server_id,
+            now(),
+            0,
+            db,
+            sql,
+        )))
+    }
+
+    fn first_pos(b: &binlog::Binlog) -> binlog::LogPos {
+        let first = b
+            .list_files()
+            .first()
+            .and_then(|(n, _)| b.file_no(n))
+            .unwrap_or(0);
+        binlog::LogPos::new(first, 0)
+    }
+
+    /// Calls `f` for every complete group after `from` (from the start when None), in order.
+    pub fn for_each_group(
+        &self,
+        from: Option<LogPos>,
+        f: &mut dyn FnMut(ReplayGroup) -> Result<()>,
+    ) -> Result<()> {
+        let Some(b) = &self.binlog else {
+            return Ok(());
+        };
+        let start = from.map_or_else(|| Self::first_pos(b), LogPos::to_binlog);
+        for g in b.read_groups(start) {
+            let g = g.map_err(berr)?;
+            let end = LogPos::from_binlog(g.end);
+            let mut maps: HashMap<u64, binlog::event::TableMap> = HashMap::new();
+            let mut changes = Vec::new();
+            let mut ddl = None;
+            for ev in g.events {
+                match ev.event {
+                    Event::Query(q) => {
+                        let sql = String::from_utf8_lossy(&q.query).into_owned();
+                        if !matches!(sql.as_str(), "BEGIN" | "COMMIT") {
+                            ddl = Some((q.db.clone(), sql));
+                        }
+                    }
+                    Event::TableMap(tm) => {
+                        maps.insert(tm.table_id, tm);
+                    }
+                    Event::Rows(r) => {
+                        let tm = maps.get(&r.table_id).ok_or_else(|| {
+                            EngineError::Corrupt(format!(
+                                "rows event at {} without its table map",
+                                ev.pos
+                            ))
+                        })?;
+                        for rc in binlog::rows::decode_rows(&r, &tm.column_specs()).map_err(berr)? {
+                            let (kind, before, after) = match rc {
+                                binlog::RowChange::Insert(a) => (ChangeKind::Insert, None, Some(a)),
+                                binlog::RowChange::Update { before, after } => {
+                                    (ChangeKind::Update, Some(before), Some(after))
+                                }
+                                binlog::RowChange::Delete(b) => (ChangeKind::Delete, Some(b), None),
+                            };
+                            changes.push(ReplayChange {
+                                db: tm.db.clone(),
+                                table: tm.table.clone(),
+                                kind,
+                                before,
+                                after,
+                            });
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let rg = match ddl {
+                Some((db, sql)) if changes.is_empty() => ReplayGroup::Ddl { db, sql, end },
+                _ => ReplayGroup::Rows { changes, end },
+            };
+            f(rg)?;
+        }
+        Ok(())
+    }
+
+    /// XIDs of the transactions in the binlog's last two files (file-mode recovery: a
+    /// prepared transaction is always in the file that was active when it prepared).
+    pub fn logged_xids(&self) -> Result<HashSet<u64>> {
+        let mut out = HashSet::new();
+        let Some(b) = &self.binlog else {
+            return Ok(out);
+        };
+        let files = b.list_files();
+        let from = files
+            .len()
+            .checked_sub(2)
+            .and_then(|i| files.get(i))
+            .and_then(|(n, _)| b.file_no(n))
+            .map_or_else(|| Self::first_pos(b), |no| binlog::LogPos::new(no, 0));
+        for ev in b.read_events(from) {
+            if let Event::Xid(x) = ev.map_err(berr)?.event {
+                out.insert(x);
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// The table map of a table (db, name, column types, nullability, names).
+fn table_map(t: &TableDef) -> binlog::TableDef {
+    binlog::TableDef {
+        db: t.db.clone(),
+        name: t.name.clone(),
+        columns: t
+            .columns
+            .iter()
+            .map(|c| binlog::ColumnDef {
+                name: c.name.clone(),
+                ty: c.ty,
+                nullable: c.nullable,
+            })
+            .collect(),
+        primary_key: if t.hidden_pk {
+            vec![]
+        } else {
+            t.primary().columns.iter().map(|&c| c as u32).collect()
+        },
+    }
+}

@@ -1,0 +1,300 @@
+//! The embedded engine API: DDL, writes, reads, scans, locks, recovery, all three modes.
+
+mod common;
+
+use std::ops::Bound;
+use std::sync::Arc;
+
+use common::*;
+use onelog_engine::*;
+use onelog_types::Value;
+
+fn basic_workload(e: &Arc<Engine>) {
+    setup(e);
+    let mut t = e.begin(Isolation::RepeatableRead);
+    let def = t.open_table("test", "accounts").unwrap();
+    for i in 1..=100 {
+        t.statement_begin();
+        t.insert(&def, row(i, &format!("owner{}", i % 10), i * 10))
+            .unwrap();
+        t.statement_end(Some("INSERT ..."));
+    }
+    t.commit().unwrap();
+
+    let mut t = e.begin(Isolation::RepeatableRead);
+    let def = t.open_table("test", "accounts").unwrap();
+    // Duplicate primary key.
+    let err = t.insert(&def, row(5, "x", 0)).unwrap_err();
+    assert!(matches!(err, EngineError::DuplicateKey { .. }), "{err}");
+    assert_eq!(err.to_sql_error().code, 1062);
+    // Update and delete.
+    let old = t
+        .get(&def, &[Value::Int(7)], LockMode::Exclusive)
+        .unwrap()
+        .unwrap();
+    t.update(&def, &old, row(7, "owner7", 12345)).unwrap();
+    let old = t
+        .get(&def, &[Value::Int(8)], LockMode::Exclusive)
+        .unwrap()
+        .unwrap();
+    t.delete(&def, &old).unwrap();
+    t.commit().unwrap();
+}
+
+#[test]
+fn write_read_scan_in_every_mode() {
+    for mode in [LogMode::Engine, LogMode::File, LogMode::Off] {
+        let dir = tempfile::tempdir().unwrap();
+        let e = open(dir.path(), mode);
+        basic_workload(&e);
+        let rows = all_rows(&e);
+        assert_eq!(rows.len(), 99, "{mode:?}");
+        // Secondary index range scan: owner3 rows, in pk order within the owner.
+        let mut t = e.begin(Isolation::RepeatableRead);
+        let def = t.open_table("test", "accounts").unwrap();
+        let got: Vec<_> = t
+            .scan(
+                &def,
+                1,
+                KeyRange::prefix(vec![Value::str("owner3")]),
+                ScanOptions::default(),
+            )
+            .unwrap()
+            .map(|r| r.unwrap()[0].clone())
+            .collect();
+        assert_eq!(got.len(), 10);
+        assert_eq!(got[0], Value::Int(3));
+        // Reverse primary range scan with bounds.
+        let got: Vec<_> = t
+            .scan(
+                &def,
+                0,
+                KeyRange {
+                    lower: Bound::Excluded(vec![Value::Int(90)]),
+                    upper: Bound::Included(vec![Value::Int(95)]),
+                },
+                ScanOptions {
+                    reverse: true,
+                    ..Default::default()
+                },
+            )
+            .unwrap()
+            .map(|r| r.unwrap()[0].clone())
+            .collect();
+        assert_eq!(got, (91..=95).rev().map(Value::Int).collect::<Vec<_>>());
+        t.commit().unwrap();
+        assert_eq!(
+            t_get(&e, 7)[2],
+            Value::Int(12345),
+            "update visible in {mode:?}"
+        );
+        e.shutdown().unwrap();
+        drop(e);
+        // Clean restart keeps everything.
+        let e = open(dir.path(), mode);
+        assert_eq!(all_rows(&e).len(), 99, "{mode:?} after restart");
+        assert_eq!(e.lock_count(), 0);
+    }
+}
+
+fn t_get(e: &Arc<Engine>, id: i64) -> Vec<Value> {
+    let mut t = e.begin(Isolation::RepeatableRead);
+    let def = t.open_table("test", "accounts").unwrap();
+    let r = t
+        .get(&def, &[Value::Int(id)], LockMode::None)
+        .unwrap()
+        .unwrap();
+    t.commit().unwrap();
+    r
+}
+
+#[test]
+fn snapshot_isolation_and_own_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = open(dir.path(), LogMode::Engine);
+    setup(&e);
+    let mut w = e.begin(Isolation::RepeatableRead);
+    let def = w.open_table("test", "accounts").unwrap();
+    w.insert(&def, row(1, "a", 1)).unwrap();
+    // Own write visible to self through scan and get.
+    assert_eq!(
+        w.scan(&def, 0, KeyRange::all(), ScanOptions::default())
+            .unwrap()
+            .count(),
+        1
+    );
+    let mut r = e.begin(Isolation::RepeatableRead);
+    let rdef = r.open_table("test", "accounts").unwrap();
+    assert!(r
+        .get(&rdef, &[Value::Int(1)], LockMode::None)
+        .unwrap()
+        .is_none());
+    w.commit().unwrap();
+    // Repeatable read: r's snapshot was taken at its first read.
+    assert!(r
+        .get(&rdef, &[Value::Int(1)], LockMode::None)
+        .unwrap()
+        .is_none());
+    // A locking read sees the latest committed version.
+    assert!(r
+        .get(&rdef, &[Value::Int(1)], LockMode::Shared)
+        .unwrap()
+        .is_some());
+    r.commit().unwrap();
+}
+
+#[test]
+fn lock_conflicts_timeout_and_deadlock() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = open(dir.path(), LogMode::Engine);
+    setup(&e);
+    let mut t = e.begin(Isolation::RepeatableRead);
+    let def = t.open_table("test", "accounts").unwrap();
+    t.insert(&def, row(1, "a", 1)).unwrap();
+    t.insert(&def, row(2, "b", 2)).unwrap();
+    t.commit().unwrap();
+
+    let mut a = e.begin(Isolation::RepeatableRead);
+    let mut b = e.begin(Isolation::RepeatableRead);
+    let da = a.open_table("test", "accounts").unwrap();
+    let db = b.open_table("test", "accounts").unwrap();
+    a.get(&da, &[Value::Int(1)], LockMode::Exclusive).unwrap();
+    let err = b
+        .get(&db, &[Value::Int(1)], LockMode::Exclusive)
+        .unwrap_err();
+    assert!(matches!(err, EngineError::LockWaitTimeout));
+    assert_eq!(err.to_sql_error().code, 1205);
+    b.get(&db, &[Value::Int(2)], LockMode::Exclusive).unwrap();
+    // a waits for 2 (held by b) in another thread; b then asks for 1: deadlock.
+    let e2 = e.clone();
+    let h = std::thread::spawn(move || {
+        let r = a
+            .get(&da, &[Value::Int(2)], LockMode::Exclusive)
+            .map(|_| ());
+        (a, r)
+    });
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let err = b
+        .get(&db, &[Value::Int(1)], LockMode::Exclusive)
+        .unwrap_err();
+    assert!(matches!(err, EngineError::Deadlock), "{err}");
+    assert_eq!(err.to_sql_error().code, 1213);
+    b.rollback();
+    let (a, r) = h.join().unwrap();
+    r.unwrap();
+    a.commit().unwrap();
+    assert_eq!(e2.lock_count(), 0);
+}
+
+#[test]
+fn concurrent_transfers_keep_the_total() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = open(dir.path(), LogMode::Engine);
+    setup(&e);
+    let mut t = e.begin(Isolation::RepeatableRead);
+    let def = t.open_table("test", "accounts").unwrap();
+    for i in 0..10 {
+        t.insert(&def, row(i, "x", 1000)).unwrap();
+    }
+    t.commit().unwrap();
+    let threads: Vec<_> = (0..8)
+        .map(|n| {
+            let e = e.clone();
+            std::thread::spawn(move || {
+                let mut done = 0;
+                let mut i = 0u64;
+                while done < 50 {
+                    i += 1;
+                    let from = ((n * 7 + i * 3) % 10) as i64;
+                    let to = ((n * 3 + i * 5 + 1) % 10) as i64;
+                    if from == to {
+                        continue;
+                    }
+                    let mut t = e.begin(Isolation::RepeatableRead);
+                    let def = t.open_table("test", "accounts").unwrap();
+                    let r = (|| -> Result<()> {
+                        let a = t
+                            .get(&def, &[Value::Int(from)], LockMode::Exclusive)?
+                            .unwrap();
+                        let b = t
+                            .get(&def, &[Value::Int(to)], LockMode::Exclusive)?
+                            .unwrap();
+                        let (Value::Int(x), Value::Int(y)) = (&a[2], &b[2]) else {
+                            panic!()
+                        };
+                        t.update(&def, &a, row(from, "x", x - 1))?;
+                        t.update(&def, &b, row(to, "x", y + 1))?;
+                        Ok(())
+                    })();
+                    match r {
+                        Ok(()) => {
+                            t.commit().unwrap();
+                            done += 1;
+                        }
+                        Err(EngineError::Deadlock) | Err(EngineError::LockWaitTimeout) => {
+                            t.rollback()
+                        }
+                        Err(e) => panic!("{e}"),
+                    }
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let total: i64 = all_rows(&e)
+        .iter()
+        .map(|r| match r[2] {
+            Value::Int(v) => v,
+            _ => 0,
+        })
+        .sum();
+    assert_eq!(total, 10_000);
+    let st = e.status();
+    assert_eq!(st.binlog_commits, 1 + 400 + 2);
+    assert!(st.log_syncs <= st.binlog_group_commits);
+}
+
+#[test]
+fn ddl_add_index_and_binlog_admin() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = open(dir.path(), LogMode::Engine);
+    basic_workload(&e);
+    run_ddl(&e, "CREATE INDEX bal ON accounts (balance)");
+    let mut t = e.begin(Isolation::RepeatableRead);
+    let def = t.open_table("test", "accounts").unwrap();
+    let (pos, _) = def.index_by_name("bal").unwrap();
+    let got: Vec<_> = t
+        .scan(
+            &def,
+            pos,
+            KeyRange {
+                lower: Bound::Included(vec![Value::Int(900)]),
+                upper: Bound::Unbounded,
+            },
+            ScanOptions {
+                covering: true,
+                ..Default::default()
+            },
+        )
+        .unwrap()
+        .map(|r| r.unwrap()[2].clone())
+        .collect();
+    // 90..=100 except 8's deleted row (80 < 900) plus 7's updated 12345.
+    assert_eq!(got.len(), 12);
+    assert_eq!(got.last(), Some(&Value::Int(12345)));
+    t.commit().unwrap();
+    assert!(!e.gtid_binlog_pos().is_empty());
+    let files = e.binlog_files();
+    assert_eq!(files.len(), 1);
+    e.flush_binary_logs().unwrap();
+    assert_eq!(e.binlog_files().len(), 2);
+    let events = e.binlog_events(None, 0, 0, None).unwrap();
+    assert!(events
+        .iter()
+        .any(|r| r.event_type == "Query" && r.info.contains("CREATE TABLE")));
+    assert!(events.iter().any(|r| r.event_type == "Write_rows_v1"));
+    e.purge_binary_logs_to(&e.binlog_files()[1].0).unwrap();
+    assert_eq!(e.binlog_files().len(), 1);
+}

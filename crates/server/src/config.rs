@@ -1,0 +1,232 @@
+//! Server options from the command line and a my.cnf-style option file.
+//!
+//! Names follow MariaDB: `--datadir=DIR`, `--port=N`, `--sync_binlog=1` and `--sync-binlog=1`
+//! are the same option; `--loose-` prefixed unknown options are ignored; an option file
+//! given with `--defaults-file` contributes its `[mariadbd]`, `[mysqld]`, `[server]` and
+//! `[onelogd]` sections, overridden by the command line.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use onelog_engine::{EngineOptions, LogMode};
+
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub engine: EngineOptions,
+    pub port: u16,
+    pub socket: Option<PathBuf>,
+    pub bind_address: String,
+    pub max_connections: usize,
+    pub wait_timeout: Duration,
+    pub max_allowed_packet: usize,
+    pub ssl_cert: Option<PathBuf>,
+    pub ssl_key: Option<PathBuf>,
+    pub require_secure_transport: bool,
+    pub skip_networking: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            engine: EngineOptions::default(),
+            port: 3306,
+            socket: None,
+            bind_address: "127.0.0.1".into(),
+            max_connections: 151,
+            wait_timeout: Duration::from_secs(28800),
+            max_allowed_packet: 16 << 20,
+            ssl_cert: None,
+            ssl_key: None,
+            require_secure_transport: false,
+            skip_networking: false,
+        }
+    }
+}
+
+/// Parses sizes like `16M`, `1G`, `4096`.
+pub fn parse_size(v: &str) -> Result<u64, String> {
+    let v = v.trim();
+    let (num, mult) = match v.chars().last().map(|c| c.to_ascii_uppercase()) {
+        Some('K') => (&v[..v.len() - 1], 1u64 << 10),
+        Some('M') => (&v[..v.len() - 1], 1 << 20),
+        Some('G') => (&v[..v.len() - 1], 1 << 30),
+        Some('T') => (&v[..v.len() - 1], 1 << 40),
+        _ => (v, 1),
+    };
+    num.parse::<u64>()
+        .map(|n| n * mult)
+        .map_err(|_| format!("invalid size '{v}'"))
+}
+
+fn parse_bool(v: Option<&str>) -> Result<bool, String> {
+    match v.map(|s| s.to_ascii_lowercase()) {
+        None => Ok(true),
+        Some(s) if s == "1" || s == "on" || s == "true" => Ok(true),
+        Some(s) if s == "0" || s == "off" || s == "false" => Ok(false),
+        Some(s) => Err(format!("invalid boolean '{s}'")),
+    }
+}
+
+impl Config {
+    /// Builds the configuration from `args` (without the program name).
+    pub fn from_args(args: &[String]) -> Result<Config, String> {
+        let mut cfg = Config::default();
+        let mut opts: Vec<(String, Option<String>)> = Vec::new();
+        // --defaults-file must come first, as in MariaDB, but accept it anywhere.
+        for a in args {
+            if let Some(path) = a.strip_prefix("--defaults-file=") {
+                opts.extend(read_option_file(path)?);
+            } else if a == "--no-defaults" {
+            }
+        }
+        for a in args {
+            if a.starts_with("--defaults-file=") || a == "--no-defaults" {
+                continue;
+            }
+            let Some(body) = a.strip_prefix("--") else {
+                return Err(format!("unexpected argument '{a}'"));
+            };
+            let (k, v) = match body.split_once('=') {
+                Some((k, v)) => (k.to_string(), Some(v.to_string())),
+                None => (body.to_string(), None),
+            };
+            opts.push((k, v));
+        }
+        for (k, v) in opts {
+            cfg.set(&k, v.as_deref())?;
+        }
+        Ok(cfg)
+    }
+
+    fn set(&mut self, key: &str, v: Option<&str>) -> Result<(), String> {
+        let key = key.replace('_', "-");
+        let (loose, key) = match key.strip_prefix("loose-") {
+            Some(k) => (true, k.to_string()),
+            None => (false, key),
+        };
+        let val = || v.ok_or_else(|| format!("option '--{key}' requires an argument"));
+        let num = || -> Result<u64, String> { parse_size(val()?) };
+        let e = &mut self.engine;
+        match key.as_str() {
+            "datadir" => e.datadir = PathBuf::from(val()?),
+            "port" => self.port = num()? as u16,
+            "socket" => self.socket = Some(PathBuf::from(val()?)),
+            "bind-address" => self.bind_address = val()?.to_string(),
+            "skip-networking" => self.skip_networking = parse_bool(v)?,
+            "server-id" => e.server_id = num()? as u32,
+            "gtid-domain-id" => e.gtid_domain_id = num()? as u32,
+            "log-bin" => {
+                if e.mode == LogMode::Off {
+                    e.mode = LogMode::Engine;
+                }
+            }
+            "skip-log-bin" | "disable-log-bin" => e.mode = LogMode::Off,
+            "binlog-storage" => {
+                e.mode = match val()? {
+                    "engine" => LogMode::Engine,
+                    "file" => LogMode::File,
+                    other => {
+                        return Err(format!(
+                            "invalid --binlog-storage '{other}' (expected engine or file)"
+                        ))
+                    }
+                }
+            }
+            "sync-binlog" => e.sync_binlog = num()? as u32,
+            "max-binlog-size" => e.max_binlog_size = num()?.max(4096),
+            "binlog-expire-logs-seconds" => e.binlog_expire_logs_seconds = num()?,
+            "expire-logs-days" => e.binlog_expire_logs_seconds = num()? * 86400,
+            "innodb-lock-wait-timeout" | "lock-wait-timeout" => {
+                e.lock_wait_timeout = Duration::from_secs(num()?)
+            }
+            "block-cache-size" | "innodb-buffer-pool-size" | "rocksdb-block-cache-size" => {
+                e.block_cache_size = num()? as usize
+            }
+            "binlog-write-through" => e.binlog_write_through = parse_bool(v)?,
+            "max-connections" => self.max_connections = num()? as usize,
+            "wait-timeout" => self.wait_timeout = Duration::from_secs(num()?),
+            "max-allowed-packet" => self.max_allowed_packet = num()? as usize,
+            "ssl-cert" => self.ssl_cert = Some(PathBuf::from(val()?)),
+            "ssl-key" => self.ssl_key = Some(PathBuf::from(val()?)),
+            "require-secure-transport" => self.require_secure_transport = parse_bool(v)?,
+            // Accepted for compatibility with MariaDB option files; no effect here.
+            "user" | "pid-file" | "log-error" | "basedir" | "tmpdir" | "lc-messages-dir"
+            | "skip-name-resolve" | "binlog-format" | "character-set-server"
+            | "collation-server" | "innodb-flush-log-at-trx-commit" | "default-storage-engine"
+            | "log-basename" | "binlog-checksum" | "binlog-row-image" => {}
+            _ if loose => {}
+            _ => return Err(format!("unknown variable '{key}'")),
+        }
+        Ok(())
+    }
+}
+
+/// Reads the option groups onelogd uses from a my.cnf-style file.
+fn read_option_file(path: &str) -> Result<Vec<(String, Option<String>)>, String> {
+    let text =
+        std::fs::read_to_string(path).map_err(|e| format!("could not open '{path}': {e}"))?;
+    let mut out = Vec::new();
+    let mut in_group = false;
+    for line in text.lines() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
+            continue;
+        }
+        if let Some(g) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            in_group = matches!(
+                g.trim(),
+                "mariadbd" | "mysqld" | "server" | "onelogd" | "mariadb"
+            );
+            continue;
+        }
+        if !in_group {
+            continue;
+        }
+        let (k, v) = match line.split_once('=') {
+            Some((k, v)) => (
+                k.trim().to_string(),
+                Some(v.trim().trim_matches('"').to_string()),
+            ),
+            None => (line.to_string(), None),
+        };
+        out.push((k, v));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_and_file() {
+        let dir = std::env::temp_dir().join(format!("onelog-cnf-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("my.cnf");
+        std::fs::write(
+            &f,
+            "[client]\nport=1\n[mariadbd]\nport=3310\nsync_binlog = 0\nloose-foo=1\n[onelogd]\nbinlog-storage=file\n",
+        )
+        .unwrap();
+        let args: Vec<String> = [
+            format!("--defaults-file={}", f.display()),
+            "--server-id=7".into(),
+            "--max-binlog-size=1M".into(),
+        ]
+        .into();
+        let c = Config::from_args(&args).unwrap();
+        assert_eq!(c.port, 3310);
+        assert_eq!(c.engine.sync_binlog, 0);
+        assert_eq!(c.engine.server_id, 7);
+        assert_eq!(c.engine.mode, LogMode::File);
+        assert_eq!(c.engine.max_binlog_size, 1 << 20);
+        assert!(Config::from_args(&["--bogus=1".to_string()]).is_err());
+        assert_eq!(
+            Config::from_args(&["--skip-log-bin".to_string()])
+                .unwrap()
+                .engine
+                .mode,
+            LogMode::Off
+        );
+    }
+}

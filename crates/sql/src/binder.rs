@@ -1,0 +1,3107 @@
+//! Binder: resolves names in sqlparser's AST against the catalog (databases, tables,
+//! columns, aliases), binds placeholders, folds per-statement constants (NOW(),
+//! DATABASE(), @@variables, @user variables) and produces typed plans for the planner and
+//! executor, and `Ddl` values for the engine.
+
+use std::sync::Arc;
+
+use onelog_engine::{AlterOp, Catalog, ColumnDef, Ddl, IndexDef, LockMode, TableDef};
+use onelog_types::{code, ColumnType, DateTime, Decimal, SqlError, Value};
+use sqlparser::ast as sq;
+use sqlparser::ast::Spanned;
+
+use crate::expr::{self, BinOp, CastType, Expr};
+use crate::functions::{self, Func};
+use crate::parser::{name_parts, Scope as VarScope};
+use crate::planner::Access;
+use crate::{column_flags as cf, ResultColumn};
+
+/// What the binder needs from the session.
+pub trait BindEnv {
+    fn current_db(&self) -> Option<&str>;
+    fn catalog(&self) -> Arc<Catalog>;
+    fn params(&self) -> &[Value];
+    fn now(&self) -> DateTime;
+    fn connection_id(&self) -> u32;
+    fn last_insert_id(&self) -> u64;
+    fn row_count(&self) -> i64;
+    fn user(&self) -> String;
+    fn version(&self) -> String;
+    fn sys_var(&self, scope: Option<VarScope>, name: &str) -> Result<Value, SqlError>;
+    fn user_var(&self, name: &str) -> Value;
+    /// Rows of an `information_schema` table (columns, rows), None if unknown.
+    fn info_schema(&self, table: &str) -> Option<(Vec<VirtualColumn>, Vec<Vec<Value>>)>;
+}
+
+/// A column of a virtual (information_schema or derived) table.
+#[derive(Clone, Debug)]
+pub struct VirtualColumn {
+    pub name: String,
+    pub ty: ColumnType,
+}
+
+impl VirtualColumn {
+    pub fn text(name: &str) -> Self {
+        VirtualColumn {
+            name: name.to_string(),
+            ty: ColumnType::Varchar {
+                len: 64,
+                binary: false,
+            },
+        }
+    }
+    pub fn int(name: &str) -> Self {
+        VirtualColumn {
+            name: name.to_string(),
+            ty: ColumnType::Int {
+                bytes: 8,
+                unsigned: true,
+            },
+        }
+    }
+}
+
+pub fn err(c: u16, msg: impl Into<String>) -> SqlError {
+    crate::sql_err(c, msg)
+}
+
+pub fn unsupported(what: &str) -> SqlError {
+    err(
+        code::ER_NOT_SUPPORTED_YET,
+        format!("This version of MariaDB doesn't yet support '{what}'"),
+    )
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JoinKind {
+    Inner,
+    Left,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct IndexHints {
+    /// USE/FORCE INDEX: only these (None: no restriction).
+    pub only: Option<Vec<String>>,
+    pub force: bool,
+    pub ignore: Vec<String>,
+}
+
+#[derive(Clone, Debug)]
+pub enum SourceKind {
+    Table(Arc<TableDef>),
+    /// Materialised rows (information_schema tables).
+    Rows(Arc<Vec<Vec<Value>>>),
+    /// A subquery in FROM, run before the statement.
+    Derived(Box<Select>),
+}
+
+#[derive(Clone, Debug)]
+pub struct Source {
+    pub alias: String,
+    pub db: String,
+    pub kind: SourceKind,
+    /// First position of this source's columns in the joined row.
+    pub offset: usize,
+    /// Number of positions (table columns, plus the hidden row id for tables without a
+    /// primary key).
+    pub width: usize,
+    pub ncols: usize,
+    pub join: JoinKind,
+    /// ON conditions (conjuncts), evaluated when this source is joined.
+    pub on: Vec<Expr>,
+    pub hints: IndexHints,
+    /// Chosen by the planner.
+    pub access: Access,
+    /// WHERE conjuncts checked after this source is joined (assigned by the planner).
+    pub filters: Vec<Expr>,
+}
+
+impl Source {
+    pub fn table(&self) -> Option<&Arc<TableDef>> {
+        match &self.kind {
+            SourceKind::Table(t) => Some(t),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AggKind {
+    CountStar,
+    Count,
+    Sum,
+    Min,
+    Max,
+    Avg,
+    GroupConcat,
+    BitAnd,
+    BitOr,
+}
+
+#[derive(Clone, Debug)]
+pub struct AggCall {
+    pub kind: AggKind,
+    pub arg: Expr,
+    pub distinct: bool,
+    pub arg_type: ColumnType,
+}
+
+#[derive(Clone, Debug)]
+pub struct Select {
+    pub sources: Vec<Source>,
+    /// WHERE conjuncts.
+    pub filter: Vec<Expr>,
+    pub group_by: Vec<Expr>,
+    pub aggs: Vec<AggCall>,
+    pub having: Option<Expr>,
+    pub items: Vec<Expr>,
+    pub columns: Vec<ResultColumn>,
+    pub distinct: bool,
+    pub order_by: Vec<(Expr, bool)>,
+    pub limit: Option<u64>,
+    pub offset: u64,
+    pub lock: LockMode,
+    pub aggregate: bool,
+    pub subqueries: Vec<Select>,
+    pub width: usize,
+    /// Set by the planner: rows come out of the access path already in ORDER BY order.
+    pub ordered: bool,
+}
+
+#[derive(Clone, Debug)]
+pub enum InsertSource {
+    /// Rows of expressions; None is DEFAULT.
+    Values(Vec<Vec<Option<Expr>>>),
+    Select(Box<Select>),
+}
+
+#[derive(Clone, Debug)]
+pub struct Insert {
+    pub table: Arc<TableDef>,
+    pub columns: Vec<usize>,
+    pub source: InsertSource,
+    pub ignore: bool,
+    pub replace: bool,
+    /// ON DUPLICATE KEY UPDATE: (column, expr over existing row ++ new row).
+    pub on_dup: Vec<(usize, Expr)>,
+    pub subqueries: Vec<Select>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Update {
+    pub select: Select,
+    pub sets: Vec<(usize, Expr)>,
+    pub ignore: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct Delete {
+    pub select: Select,
+}
+
+/// A column visible to name resolution.
+#[derive(Clone, Debug)]
+struct ScopeCol {
+    alias: String,
+    db: String,
+    table: String,
+    name: String,
+    pos: usize,
+    nullable: bool,
+    flags: u16,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Clause {
+    Field,
+    Where,
+    On,
+    Order,
+    Group,
+    Having,
+    Set,
+}
+
+impl Clause {
+    fn name(self) -> &'static str {
+        match self {
+            Clause::Field => "SELECT",
+            Clause::Where => "WHERE",
+            Clause::On => "ON",
+            Clause::Order => "ORDER BY",
+            Clause::Group => "GROUP BY",
+            Clause::Having => "HAVING",
+            Clause::Set => "SET",
+        }
+    }
+}
+
+pub struct Binder<'a> {
+    env: &'a dyn BindEnv,
+    sql: &'a str,
+    scope: Vec<ScopeCol>,
+    types: Vec<(ColumnType, bool)>,
+    aggs: Vec<AggCall>,
+    subqueries: Vec<Select>,
+    allow_agg: bool,
+    /// Select-list aliases usable in ORDER BY / HAVING / GROUP BY.
+    aliases: Vec<(String, Expr)>,
+    /// ON DUPLICATE KEY UPDATE: VALUES(col) → Col(offset + pos).
+    values_offset: Option<usize>,
+    line_starts: Vec<usize>,
+}
+
+fn col_flags(t: &TableDef, c: usize) -> u16 {
+    let def = &t.columns[c];
+    let mut f = 0;
+    if !def.nullable {
+        f |= cf::NOT_NULL;
+    }
+    if def.ty.is_unsigned() {
+        f |= cf::UNSIGNED;
+    }
+    if def.ty.is_binary() || matches!(def.ty, ColumnType::Blob { binary: true, .. }) {
+        f |= cf::BINARY;
+    }
+    if matches!(def.ty, ColumnType::Blob { .. }) {
+        f |= cf::BLOB;
+    }
+    if def.auto_increment {
+        f |= cf::AUTO_INCREMENT;
+    }
+    if matches!(
+        def.ty,
+        ColumnType::Int { .. }
+            | ColumnType::Decimal { .. }
+            | ColumnType::Float
+            | ColumnType::Double
+    ) {
+        f |= cf::NUM;
+    }
+    if matches!(def.ty, ColumnType::Timestamp { .. }) {
+        f |= cf::TIMESTAMP;
+    }
+    for idx in &t.indexes {
+        if idx.columns.first() == Some(&c) {
+            if idx.primary {
+                f |= cf::PRI_KEY;
+            } else if idx.unique && idx.columns.len() == 1 {
+                f |= cf::UNIQUE_KEY;
+            } else {
+                f |= cf::MULTIPLE_KEY;
+            }
+        } else if idx.primary && idx.columns.contains(&c) {
+            f |= cf::PRI_KEY;
+        }
+    }
+    if def.default.is_none() && !def.nullable && !def.auto_increment && !def.default_now {
+        f |= cf::NO_DEFAULT_VALUE;
+    }
+    f
+}
+
+/// The declared length MariaDB reports for an expression type (in bytes for strings).
+pub fn display_len(ty: &ColumnType) -> u32 {
+    match *ty {
+        ColumnType::Int { bytes, unsigned } => match (bytes, unsigned) {
+            (1, _) => 4,
+            (2, _) => 6,
+            (3, _) => 9,
+            (4, _) => 11,
+            (_, true) => 20,
+            _ => 20,
+        },
+        ColumnType::Float => 12,
+        ColumnType::Double => 22,
+        ColumnType::Decimal { precision, scale } => precision as u32 + (scale > 0) as u32 + 1,
+        ColumnType::Char { .. } | ColumnType::Varchar { .. } | ColumnType::Blob { .. } => {
+            ty.max_bytes().unwrap_or(0).min(u32::MAX as u64) as u32
+        }
+        ColumnType::Date => 10,
+        ColumnType::Time { fsp } => 10 + if fsp > 0 { fsp as u32 + 1 } else { 0 },
+        ColumnType::DateTime { fsp } | ColumnType::Timestamp { fsp } => {
+            19 + if fsp > 0 { fsp as u32 + 1 } else { 0 }
+        }
+    }
+}
+
+pub fn decimals_of(ty: &ColumnType) -> u8 {
+    match *ty {
+        ColumnType::Decimal { scale, .. } => scale,
+        ColumnType::Float | ColumnType::Double => 31,
+        ColumnType::Time { fsp } | ColumnType::DateTime { fsp } | ColumnType::Timestamp { fsp } => {
+            fsp
+        }
+        ColumnType::Char { .. } | ColumnType::Varchar { .. } | ColumnType::Blob { .. } => 39,
+        _ => 0,
+    }
+}
+
+fn bigint() -> ColumnType {
+    ColumnType::Int {
+        bytes: 8,
+        unsigned: false,
+    }
+}
+
+fn varchar(len: u32) -> ColumnType {
+    ColumnType::Varchar { len, binary: false }
+}
+
+/// The type of a literal value.
+pub fn value_type(v: &Value) -> ColumnType {
+    match v {
+        Value::Null => ColumnType::Varchar {
+            len: 0,
+            binary: true,
+        },
+        Value::Int(i) => ColumnType::Int {
+            bytes: if i.unsigned_abs() < (1 << 31) { 4 } else { 8 },
+            unsigned: false,
+        },
+        Value::UInt(_) => ColumnType::Int {
+            bytes: 8,
+            unsigned: true,
+        },
+        Value::Double(_) => ColumnType::Double,
+        Value::Decimal(d) => ColumnType::Decimal {
+            precision: (d.int_digits() as u8 + d.scale).clamp(1, 38),
+            scale: d.scale,
+        },
+        Value::Bytes(b) => varchar(String::from_utf8_lossy(b).chars().count() as u32),
+        Value::Date(_) => ColumnType::Date,
+        Value::DateTime(d) => ColumnType::DateTime {
+            fsp: if d.micro != 0 { 6 } else { 0 },
+        },
+        Value::Time(t) => ColumnType::Time {
+            fsp: if t.micro != 0 { 6 } else { 0 },
+        },
+    }
+}
+
+fn is_numeric_ty(t: &ColumnType) -> bool {
+    matches!(
+        t,
+        ColumnType::Int { .. }
+            | ColumnType::Decimal { .. }
+            | ColumnType::Float
+            | ColumnType::Double
+    )
+}
+
+/// Combines two types for arithmetic results.
+fn arith_type(a: ColumnType, b: ColumnType, op: BinOp) -> ColumnType {
+    use ColumnType::*;
+    match (a, b) {
+        (Float | Double, _) | (_, Float | Double) => Double,
+        _ if !is_numeric_ty(&a) || !is_numeric_ty(&b) => Double,
+        (Int { unsigned: ua, .. }, Int { unsigned: ub, .. }) if op != BinOp::Div => Int {
+            bytes: 8,
+            unsigned: ua || ub,
+        },
+        _ => {
+            let (pa, sa) = dec_ps(a);
+            let (pb, sb) = dec_ps(b);
+            let (p, s) = match op {
+                BinOp::Div => (pa + sb + 4, sa + 4),
+                BinOp::Mul => (pa + pb, sa + sb),
+                _ => ((pa - sa).max(pb - sb) + sa.max(sb) + 1, sa.max(sb)),
+            };
+            Decimal {
+                precision: p.min(65) as u8,
+                scale: s.min(30) as u8,
+            }
+        }
+    }
+}
+
+fn dec_ps(t: ColumnType) -> (u32, u32) {
+    match t {
+        ColumnType::Decimal { precision, scale } => (precision as u32, scale as u32),
+        ColumnType::Int { bytes, .. } => (
+            match bytes {
+                1 => 3,
+                2 => 5,
+                3 => 8,
+                4 => 10,
+                _ => 20,
+            },
+            0,
+        ),
+        _ => (20, 0),
+    }
+}
+
+/// Splits an expression into AND-ed conjuncts.
+pub fn conjuncts(e: Expr, out: &mut Vec<Expr>) {
+    match e {
+        Expr::And(a, b) => {
+            conjuncts(*a, out);
+            conjuncts(*b, out);
+        }
+        other => out.push(other),
+    }
+}
+
+pub fn ident_eq(a: &str, b: &str) -> bool {
+    a.eq_ignore_ascii_case(b)
+}
+
+impl<'a> Binder<'a> {
+    pub fn new(env: &'a dyn BindEnv, sql: &'a str) -> Self {
+        let mut line_starts = vec![0];
+        for (i, b) in sql.bytes().enumerate() {
+            if b == b'\n' {
+                line_starts.push(i + 1);
+            }
+        }
+        Binder {
+            env,
+            sql,
+            scope: Vec::new(),
+            types: Vec::new(),
+            aggs: Vec::new(),
+            subqueries: Vec::new(),
+            allow_agg: false,
+            aliases: Vec::new(),
+            values_offset: None,
+            line_starts,
+        }
+    }
+
+    fn child(&self) -> Binder<'a> {
+        Binder::new(self.env, self.sql)
+    }
+
+    /// The text of an AST node as the user wrote it (for column names).
+    fn text_of(&self, span: sqlparser::tokenizer::Span) -> Option<String> {
+        let off = |l: sqlparser::tokenizer::Location| -> Option<usize> {
+            if l.line == 0 {
+                return None;
+            }
+            let start = *self.line_starts.get(l.line as usize - 1)?;
+            let line = &self.sql[start..];
+            let col = l.column.saturating_sub(1) as usize;
+            Some(
+                start
+                    + line
+                        .char_indices()
+                        .nth(col)
+                        .map(|(i, _)| i)
+                        .unwrap_or(line.len()),
+            )
+        };
+        let a = off(span.start)?;
+        let b = off(span.end)?;
+        if b <= a || b > self.sql.len() {
+            return None;
+        }
+        Some(self.sql[a..b].trim().to_string())
+    }
+
+    pub fn db_or_current(&self, db: Option<String>) -> Result<String, SqlError> {
+        match db {
+            Some(d) => Ok(d),
+            None => self
+                .env
+                .current_db()
+                .map(str::to_string)
+                .ok_or_else(|| err(code::ER_NO_DB_ERROR, "No database selected")),
+        }
+    }
+
+    /// `[db.]table` of an object name.
+    pub fn table_name(&self, n: &sq::ObjectName) -> Result<(String, String), SqlError> {
+        let parts = name_parts(n);
+        match parts.len() {
+            1 => Ok((self.db_or_current(None)?, parts[0].clone())),
+            2 => Ok((parts[0].clone(), parts[1].clone())),
+            _ => Err(err(
+                code::ER_WRONG_TABLE_NAME,
+                format!("Incorrect table name '{n}'"),
+            )),
+        }
+    }
+
+    pub fn resolve_table(&self, db: &str, name: &str) -> Result<Arc<TableDef>, SqlError> {
+        let cat = self.env.catalog();
+        match cat.table(db, name) {
+            Some(t) => Ok(t.clone()),
+            None => Err(err(
+                code::ER_NO_SUCH_TABLE,
+                format!("Table '{db}.{name}' doesn't exist"),
+            )),
+        }
+    }
+
+    // ---------------------------------------------------------------- sources
+
+    #[allow(clippy::too_many_arguments)]
+    fn add_source(
+        &mut self,
+        sources: &mut Vec<Source>,
+        alias: String,
+        db: String,
+        kind: SourceKind,
+        cols: Vec<(String, ColumnType, bool, u16)>,
+        width: usize,
+        join: JoinKind,
+        hints: IndexHints,
+    ) -> Result<(), SqlError> {
+        if sources.iter().any(|s| s.alias == alias && s.db == db) {
+            return Err(err(
+                code::ER_NONUNIQ_TABLE,
+                format!("Not unique table/alias: '{alias}'"),
+            ));
+        }
+        let offset = self.types.len();
+        let table_name = match &kind {
+            SourceKind::Table(t) => t.name.clone(),
+            _ => alias.clone(),
+        };
+        for (i, (name, _ty, nullable, flags)) in cols.iter().enumerate() {
+            let nullable = *nullable || join == JoinKind::Left;
+            self.scope.push(ScopeCol {
+                alias: alias.clone(),
+                db: db.clone(),
+                table: table_name.clone(),
+                name: name.clone(),
+                pos: offset + i,
+                nullable,
+                flags: *flags,
+            });
+        }
+        let ncols = cols.len();
+        for (_, ty, nullable, _) in &cols {
+            self.types.push((*ty, *nullable || join == JoinKind::Left));
+        }
+        for _ in ncols..width {
+            self.types.push((bigint(), false));
+        }
+        sources.push(Source {
+            alias,
+            db,
+            kind,
+            offset,
+            width,
+            ncols,
+            join,
+            on: Vec::new(),
+            hints,
+            access: Access::default(),
+            filters: Vec::new(),
+        });
+        Ok(())
+    }
+
+    fn bind_table_factor(
+        &mut self,
+        sources: &mut Vec<Source>,
+        tf: &sq::TableFactor,
+        join: JoinKind,
+    ) -> Result<(), SqlError> {
+        match tf {
+            sq::TableFactor::Table {
+                name,
+                alias,
+                args,
+                index_hints,
+                ..
+            } => {
+                if args.is_some() {
+                    return Err(unsupported("table functions"));
+                }
+                let parts = name_parts(name);
+                if parts.len() == 1 && parts[0].eq_ignore_ascii_case("dual") && alias.is_none() {
+                    // FROM DUAL: no table.
+                    return Ok(());
+                }
+                let (db, tname) = self.table_name(name)?;
+                let alias_name = alias
+                    .as_ref()
+                    .map(|a| a.name.value.clone())
+                    .unwrap_or_else(|| tname.clone());
+                let mut hints = IndexHints::default();
+                for h in index_hints {
+                    let names: Vec<String> =
+                        h.index_names.iter().map(|i| i.value.clone()).collect();
+                    match h.hint_type {
+                        sq::TableIndexHintType::Ignore => hints.ignore.extend(names),
+                        sq::TableIndexHintType::Use | sq::TableIndexHintType::Force => {
+                            hints.force |= h.hint_type == sq::TableIndexHintType::Force;
+                            hints.only.get_or_insert_with(Vec::new).extend(names);
+                        }
+                    }
+                }
+                if db.eq_ignore_ascii_case("information_schema") {
+                    let Some((cols, rows)) = self.env.info_schema(&tname.to_uppercase()) else {
+                        return Err(err(
+                            code::ER_UNKNOWN_TABLE,
+                            format!("Unknown table '{tname}' in information_schema"),
+                        ));
+                    };
+                    let n = cols.len();
+                    let cols = cols.into_iter().map(|c| (c.name, c.ty, true, 0)).collect();
+                    return self.add_source(
+                        sources,
+                        alias_name,
+                        "information_schema".into(),
+                        SourceKind::Rows(Arc::new(rows)),
+                        cols,
+                        n,
+                        join,
+                        hints,
+                    );
+                }
+                let cat = self.env.catalog();
+                if !cat.has_database(&db) {
+                    return Err(err(
+                        code::ER_NO_SUCH_TABLE,
+                        format!("Table '{db}.{tname}' doesn't exist"),
+                    ));
+                }
+                let t = self.resolve_table(&db, &tname)?;
+                for n in hints.only.iter().flatten().chain(hints.ignore.iter()) {
+                    if t.index_by_name(n).is_none() {
+                        return Err(err(
+                            code::ER_KEY_DOES_NOT_EXISTS,
+                            format!("Key '{n}' doesn't exist in table '{}'", t.name),
+                        ));
+                    }
+                }
+                let cols = t
+                    .columns
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| (c.name.clone(), c.ty, c.nullable, col_flags(&t, i)))
+                    .collect();
+                let width = t.columns.len() + t.hidden_pk as usize;
+                self.add_source(
+                    sources,
+                    alias_name,
+                    db,
+                    SourceKind::Table(t),
+                    cols,
+                    width,
+                    join,
+                    hints,
+                )
+            }
+            sq::TableFactor::Derived {
+                subquery, alias, ..
+            } => {
+                let Some(alias) = alias else {
+                    return Err(err(1248, "Every derived table must have its own alias"));
+                };
+                let sel = self.child().bind_query(subquery)?;
+                let cols: Vec<_> = sel
+                    .columns
+                    .iter()
+                    .map(|c| (c.name.clone(), c.ty, c.nullable, 0u16))
+                    .collect();
+                let n = cols.len();
+                self.add_source(
+                    sources,
+                    alias.name.value.clone(),
+                    String::new(),
+                    SourceKind::Derived(Box::new(sel)),
+                    cols,
+                    n,
+                    join,
+                    IndexHints::default(),
+                )
+            }
+            sq::TableFactor::NestedJoin {
+                table_with_joins, ..
+            } => {
+                if join == JoinKind::Left {
+                    return Err(unsupported("nested joins on the right of LEFT JOIN"));
+                }
+                self.bind_from_item(sources, table_with_joins)
+            }
+            other => Err(unsupported(&format!("{other}"))),
+        }
+    }
+
+    fn bind_from_item(
+        &mut self,
+        sources: &mut Vec<Source>,
+        twj: &sq::TableWithJoins,
+    ) -> Result<(), SqlError> {
+        self.bind_table_factor(sources, &twj.relation, JoinKind::Inner)?;
+        for j in &twj.joins {
+            let (kind, constraint) = match &j.join_operator {
+                sq::JoinOperator::Join(c)
+                | sq::JoinOperator::Inner(c)
+                | sq::JoinOperator::StraightJoin(c) => (JoinKind::Inner, Some(c)),
+                sq::JoinOperator::CrossJoin(c) => (JoinKind::Inner, Some(c)),
+                sq::JoinOperator::Left(c) | sq::JoinOperator::LeftOuter(c) => {
+                    (JoinKind::Left, Some(c))
+                }
+                _ => return Err(unsupported("RIGHT/FULL/NATURAL joins")),
+            };
+            let before = sources.len();
+            let prev_scope = self.scope.len();
+            self.bind_table_factor(sources, &j.relation, kind)?;
+            if sources.len() != before + 1 {
+                return Err(unsupported("nested joins"));
+            }
+            let mut on = Vec::new();
+            match constraint {
+                Some(sq::JoinConstraint::On(e)) => {
+                    let b = self.bind_expr(e, Clause::On)?;
+                    conjuncts(b, &mut on);
+                }
+                Some(sq::JoinConstraint::Using(cols)) => {
+                    for c in cols {
+                        let name = name_parts(c).pop().unwrap_or_default();
+                        let left = self.scope[..prev_scope]
+                            .iter()
+                            .find(|s| ident_eq(&s.name, &name))
+                            .map(|s| s.pos);
+                        let right = self.scope[prev_scope..]
+                            .iter()
+                            .find(|s| ident_eq(&s.name, &name))
+                            .map(|s| s.pos);
+                        match (left, right) {
+                            (Some(l), Some(r)) => on.push(Expr::Bin(
+                                BinOp::Eq,
+                                Box::new(Expr::Col(l)),
+                                Box::new(Expr::Col(r)),
+                            )),
+                            _ => {
+                                return Err(err(
+                                    code::ER_BAD_FIELD_ERROR,
+                                    format!("Unknown column '{name}' in 'from clause'"),
+                                ))
+                            }
+                        }
+                    }
+                }
+                Some(sq::JoinConstraint::Natural) => return Err(unsupported("NATURAL JOIN")),
+                Some(sq::JoinConstraint::None) | None => {
+                    if kind == JoinKind::Left {
+                        return Err(crate::parser::syntax_error("", 0));
+                    }
+                }
+            }
+            sources.last_mut().unwrap().on = on;
+        }
+        Ok(())
+    }
+
+    // ---------------------------------------------------------------- queries
+
+    pub fn bind_query(mut self, q: &sq::Query) -> Result<Select, SqlError> {
+        if q.with.is_some() {
+            return Err(unsupported("WITH"));
+        }
+        let lock = match q.locks.first().map(|l| l.lock_type) {
+            Some(sq::LockType::Update) => LockMode::Exclusive,
+            Some(sq::LockType::Share) => LockMode::Shared,
+            None => LockMode::None,
+        };
+        let (limit, offset) = self.bind_limit(q.limit_clause.as_ref())?;
+        let order_by: Vec<sq::OrderByExpr> = match &q.order_by {
+            Some(ob) => match &ob.kind {
+                sq::OrderByKind::Expressions(v) => v.clone(),
+                sq::OrderByKind::All(_) => return Err(unsupported("ORDER BY ALL")),
+            },
+            None => Vec::new(),
+        };
+        match q.body.as_ref() {
+            sq::SetExpr::Select(s) => {
+                let mut sel = self.bind_select(s, &order_by)?;
+                sel.limit = limit;
+                sel.offset = offset;
+                sel.lock = lock;
+                Ok(sel)
+            }
+            sq::SetExpr::Query(inner) if order_by.is_empty() && limit.is_none() => {
+                let mut sel = self.bind_query(inner)?;
+                if lock != LockMode::None {
+                    sel.lock = lock;
+                }
+                Ok(sel)
+            }
+            sq::SetExpr::SetOperation { .. } => Err(unsupported("UNION/INTERSECT/EXCEPT")),
+            sq::SetExpr::Values(_) => Err(unsupported("VALUES as a query")),
+            _ => Err(unsupported("this query form")),
+        }
+    }
+
+    fn const_u64(&mut self, e: &sq::Expr) -> Result<u64, SqlError> {
+        let b = self.bind_expr(e, Clause::Field)?;
+        if !b.is_const() {
+            return Err(crate::parser::syntax_error(&e.to_string(), 0));
+        }
+        let v = expr::eval(&b, &expr::Ctx::new(&[]))?;
+        match v {
+            Value::Int(i) if i >= 0 => Ok(i as u64),
+            Value::UInt(u) => Ok(u),
+            Value::Bytes(_) | Value::Decimal(_) | Value::Double(_) => {
+                Ok(expr::to_i64(&v).max(0) as u64)
+            }
+            _ => Err(err(
+                code::ER_WRONG_ARGUMENTS,
+                "Incorrect arguments to LIMIT",
+            )),
+        }
+    }
+
+    fn bind_limit(&mut self, l: Option<&sq::LimitClause>) -> Result<(Option<u64>, u64), SqlError> {
+        Ok(match l {
+            None => (None, 0),
+            Some(sq::LimitClause::LimitOffset { limit, offset, .. }) => {
+                let lim = match limit {
+                    Some(e) => Some(self.const_u64(e)?),
+                    None => None,
+                };
+                let off = match offset {
+                    Some(o) => self.const_u64(&o.value)?,
+                    None => 0,
+                };
+                (lim, off)
+            }
+            Some(sq::LimitClause::OffsetCommaLimit { offset, limit }) => {
+                (Some(self.const_u64(limit)?), self.const_u64(offset)?)
+            }
+        })
+    }
+
+    fn item_name(&self, e: &sq::Expr) -> String {
+        match e {
+            sq::Expr::Identifier(i) => i.value.clone(),
+            sq::Expr::CompoundIdentifier(v) if !v[0].value.starts_with('@') => {
+                v.last().map(|i| i.value.clone()).unwrap_or_default()
+            }
+            _ => self
+                .text_of(e.span())
+                .filter(|s| !s.is_empty())
+                .unwrap_or_else(|| e.to_string()),
+        }
+    }
+
+    fn result_column(&self, e: &Expr, name: String) -> ResultColumn {
+        let (ty, nullable) = self.type_of(e);
+        let mut rc = ResultColumn::expr(name, ty, nullable);
+        if let Expr::Col(p) = e {
+            if let Some(sc) = self.scope.iter().find(|s| s.pos == *p) {
+                rc.org_name = sc.name.clone();
+                rc.table = sc.alias.clone();
+                rc.org_table = sc.table.clone();
+                rc.db = sc.db.clone();
+                rc.flags = sc.flags;
+                if sc.nullable {
+                    rc.flags &= !cf::NOT_NULL;
+                }
+            }
+        }
+        rc
+    }
+
+    fn bind_select(
+        &mut self,
+        s: &sq::Select,
+        order_by: &[sq::OrderByExpr],
+    ) -> Result<Select, SqlError> {
+        if s.into.is_some() {
+            return Err(unsupported("SELECT INTO"));
+        }
+        let mut sources = Vec::new();
+        for twj in &s.from {
+            self.bind_from_item(&mut sources, twj)?;
+        }
+        let mut filter = Vec::new();
+        if let Some(w) = &s.selection {
+            let b = self.bind_expr(w, Clause::Where)?;
+            conjuncts(b, &mut filter);
+        }
+        // Select list.
+        self.allow_agg = true;
+        let mut items = Vec::new();
+        let mut columns = Vec::new();
+        for item in &s.projection {
+            match item {
+                sq::SelectItem::Wildcard(_) => {
+                    if sources.is_empty() {
+                        return Err(err(crate::codes::ER_NO_TABLES_USED, "No tables used"));
+                    }
+                    for src in &sources {
+                        self.push_source_columns(src, &mut items, &mut columns);
+                    }
+                }
+                sq::SelectItem::QualifiedWildcard(kind, _) => {
+                    let name = match kind {
+                        sq::SelectItemQualifiedWildcardKind::ObjectName(n) => name_parts(n),
+                        sq::SelectItemQualifiedWildcardKind::Expr(e) => vec![e.to_string()],
+                    };
+                    let alias = name.last().cloned().unwrap_or_default();
+                    let src = sources
+                        .iter()
+                        .find(|s| s.alias == alias)
+                        .ok_or_else(|| {
+                            err(code::ER_BAD_TABLE_ERROR, format!("Unknown table '{alias}'"))
+                        })?
+                        .clone();
+                    self.push_source_columns(&src, &mut items, &mut columns);
+                }
+                sq::SelectItem::UnnamedExpr(e) => {
+                    let b = self.bind_expr(e, Clause::Field)?;
+                    let name = self.item_name(e);
+                    columns.push(self.result_column(&b, name));
+                    items.push(b);
+                }
+                sq::SelectItem::ExprWithAlias { expr, alias } => {
+                    let b = self.bind_expr(expr, Clause::Field)?;
+                    columns.push(self.result_column(&b, alias.value.clone()));
+                    self.aliases.push((alias.value.clone(), b.clone()));
+                    items.push(b);
+                }
+                other => return Err(unsupported(&other.to_string())),
+            }
+        }
+        for (i, c) in columns.iter().enumerate() {
+            if !self.aliases.iter().any(|(a, _)| ident_eq(a, &c.name)) {
+                self.aliases.push((c.name.clone(), items[i].clone()));
+            }
+        }
+        // GROUP BY
+        let mut group_by = Vec::new();
+        match &s.group_by {
+            sq::GroupByExpr::Expressions(exprs, mods) => {
+                if !mods.is_empty() {
+                    return Err(unsupported("GROUP BY modifiers"));
+                }
+                self.allow_agg = false;
+                for e in exprs {
+                    group_by.push(self.bind_order_item(e, &items, Clause::Group)?);
+                }
+                self.allow_agg = true;
+            }
+            sq::GroupByExpr::All(_) => return Err(unsupported("GROUP BY ALL")),
+        }
+        let having = match &s.having {
+            Some(h) => Some(self.bind_expr(h, Clause::Having)?),
+            None => None,
+        };
+        let mut order = Vec::new();
+        for o in order_by {
+            let desc = matches!(o.options.sort, Some(sq::OrderBySort::Desc));
+            order.push((self.bind_order_item(&o.expr, &items, Clause::Order)?, desc));
+        }
+        let aggregate = !group_by.is_empty() || !self.aggs.is_empty();
+        let distinct = matches!(s.distinct, Some(sq::Distinct::Distinct));
+        if matches!(s.distinct, Some(sq::Distinct::On(_))) {
+            return Err(unsupported("DISTINCT ON"));
+        }
+        Ok(Select {
+            sources,
+            filter,
+            group_by,
+            aggs: std::mem::take(&mut self.aggs),
+            having,
+            items,
+            columns,
+            distinct,
+            order_by: order,
+            limit: None,
+            offset: 0,
+            lock: LockMode::None,
+            aggregate,
+            subqueries: std::mem::take(&mut self.subqueries),
+            width: self.types.len(),
+            ordered: false,
+        })
+    }
+
+    fn push_source_columns(
+        &self,
+        src: &Source,
+        items: &mut Vec<Expr>,
+        cols: &mut Vec<ResultColumn>,
+    ) {
+        for i in 0..src.ncols {
+            let e = Expr::Col(src.offset + i);
+            let name = self
+                .scope
+                .iter()
+                .find(|s| s.pos == src.offset + i)
+                .map(|s| s.name.clone())
+                .unwrap_or_default();
+            cols.push(self.result_column(&e, name));
+            items.push(e);
+        }
+    }
+
+    /// ORDER BY / GROUP BY item: a position, a select-list alias, or an expression.
+    fn bind_order_item(
+        &mut self,
+        e: &sq::Expr,
+        items: &[Expr],
+        clause: Clause,
+    ) -> Result<Expr, SqlError> {
+        if let sq::Expr::Value(v) = e {
+            if let sq::Value::Number(n, _) = &v.value {
+                let i: usize = n.parse().unwrap_or(0);
+                if i == 0 || i > items.len() {
+                    return Err(err(
+                        code::ER_BAD_FIELD_ERROR,
+                        format!("Unknown column '{n}' in '{}'", clause.name()),
+                    ));
+                }
+                return Ok(items[i - 1].clone());
+            }
+        }
+        if let sq::Expr::Identifier(id) = e {
+            // A real column wins over an alias in GROUP BY; an alias wins in ORDER BY.
+            let col = self.lookup_column(std::slice::from_ref(&id.value), clause);
+            if clause == Clause::Order || col.is_err() {
+                if let Some((_, x)) = self.aliases.iter().find(|(a, _)| ident_eq(a, &id.value)) {
+                    return Ok(x.clone());
+                }
+            }
+        }
+        self.bind_expr(e, clause)
+    }
+
+    // ---------------------------------------------------------------- names
+
+    fn lookup_column(&self, parts: &[String], clause: Clause) -> Result<Expr, SqlError> {
+        let (db, tbl, col) = match parts.len() {
+            1 => (None, None, &parts[0]),
+            2 => (None, Some(&parts[0]), &parts[1]),
+            3 => (Some(&parts[0]), Some(&parts[1]), &parts[2]),
+            _ => {
+                return Err(err(
+                    code::ER_BAD_FIELD_ERROR,
+                    format!(
+                        "Unknown column '{}' in '{}'",
+                        parts.join("."),
+                        clause.name()
+                    ),
+                ))
+            }
+        };
+        let matches: Vec<&ScopeCol> = self
+            .scope
+            .iter()
+            .filter(|s| {
+                ident_eq(&s.name, col)
+                    && tbl.is_none_or(|t| s.alias == *t)
+                    && db.is_none_or(|d| s.db == *d)
+            })
+            .collect();
+        match matches.len() {
+            0 => Err(err(
+                code::ER_BAD_FIELD_ERROR,
+                format!(
+                    "Unknown column '{}' in '{}'",
+                    parts.join("."),
+                    clause.name()
+                ),
+            )),
+            1 => Ok(Expr::Col(matches[0].pos)),
+            _ => Err(err(
+                code::ER_NON_UNIQ_ERROR,
+                format!(
+                    "Column '{}' in {} is ambiguous",
+                    parts.join("."),
+                    clause.name()
+                ),
+            )),
+        }
+    }
+
+    // ---------------------------------------------------------------- expressions
+
+    pub fn bind_value(&self, v: &sq::Value) -> Result<Value, SqlError> {
+        Ok(match v {
+            sq::Value::Number(n, _) => parse_number(n),
+            sq::Value::SingleQuotedString(s)
+            | sq::Value::DoubleQuotedString(s)
+            | sq::Value::NationalStringLiteral(s)
+            | sq::Value::EscapedStringLiteral(s)
+            | sq::Value::TripleSingleQuotedString(s)
+            | sq::Value::TripleDoubleQuotedString(s) => Value::Bytes(s.as_bytes().to_vec()),
+            sq::Value::SingleQuotedByteStringLiteral(s)
+            | sq::Value::DoubleQuotedByteStringLiteral(s) => {
+                // b'0101'
+                let mut n: u64 = 0;
+                for c in s.chars() {
+                    n = (n << 1) | (c == '1') as u64;
+                }
+                Value::UInt(n)
+            }
+            sq::Value::HexStringLiteral(h) => {
+                let h = if h.len() % 2 == 1 {
+                    format!("0{h}")
+                } else {
+                    h.clone()
+                };
+                let mut out = Vec::with_capacity(h.len() / 2);
+                for i in (0..h.len()).step_by(2) {
+                    out.push(
+                        u8::from_str_radix(&h[i..i + 2], 16)
+                            .map_err(|_| crate::parser::syntax_error(&h, 0))?,
+                    );
+                }
+                Value::Bytes(out)
+            }
+            sq::Value::Boolean(b) => Value::Int(*b as i64),
+            sq::Value::Null => Value::Null,
+            sq::Value::Placeholder(p) => {
+                let i: usize = p.trim_start_matches('?').parse().unwrap_or(0);
+                self.env
+                    .params()
+                    .get(i.wrapping_sub(1))
+                    .cloned()
+                    .unwrap_or(Value::Null)
+            }
+            other => return Err(unsupported(&other.to_string())),
+        })
+    }
+
+    fn sub(&mut self, e: &sq::Expr, clause: Clause) -> Result<Box<Expr>, SqlError> {
+        Ok(Box::new(self.bind_expr(e, clause)?))
+    }
+
+    fn bind_subquery(&mut self, q: &sq::Query) -> Result<usize, SqlError> {
+        let sel = self.child().bind_query(q)?;
+        self.subqueries.push(sel);
+        Ok(self.subqueries.len() - 1)
+    }
+
+    pub fn bind_expr(&mut self, e: &sq::Expr, clause: Clause) -> Result<Expr, SqlError> {
+        use sq::Expr as E;
+        Ok(match e {
+            E::Identifier(id) => {
+                if id.quote_style.is_none() && id.value.starts_with('@') {
+                    return self.bind_variable(std::slice::from_ref(&id.value));
+                }
+                if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("DEFAULT") {
+                    return Err(unsupported("DEFAULT in this position"));
+                }
+                self.lookup_column(std::slice::from_ref(&id.value), clause)?
+            }
+            E::CompoundIdentifier(ids) => {
+                let parts: Vec<String> = ids.iter().map(|i| i.value.clone()).collect();
+                if ids[0].quote_style.is_none() && parts[0].starts_with('@') {
+                    return self.bind_variable(&parts);
+                }
+                self.lookup_column(&parts, clause)?
+            }
+            E::Value(v) => Expr::Lit(self.bind_value(&v.value)?),
+            E::Nested(inner) => self.bind_expr(inner, clause)?,
+            E::BinaryOp { left, op, right } => {
+                let l = self.sub(left, clause)?;
+                let r = self.sub(right, clause)?;
+                use sq::BinaryOperator as O;
+                let b = |o| Expr::Bin(o, l.clone(), r.clone());
+                match op {
+                    O::Plus => b(BinOp::Add),
+                    O::Minus => b(BinOp::Sub),
+                    O::Multiply => b(BinOp::Mul),
+                    O::Divide => b(BinOp::Div),
+                    O::Modulo => b(BinOp::Mod),
+                    O::MyIntegerDivide | O::DuckIntegerDivide => b(BinOp::IntDiv),
+                    O::Eq => b(BinOp::Eq),
+                    O::NotEq => b(BinOp::Ne),
+                    O::Lt => b(BinOp::Lt),
+                    O::LtEq => b(BinOp::Le),
+                    O::Gt => b(BinOp::Gt),
+                    O::GtEq => b(BinOp::Ge),
+                    O::Spaceship => b(BinOp::NullSafeEq),
+                    O::And => Expr::And(l, r),
+                    O::Or | O::StringConcat => Expr::Or(l, r),
+                    O::Xor => Expr::Xor(l, r),
+                    O::BitwiseAnd => b(BinOp::BitAnd),
+                    O::BitwiseOr => b(BinOp::BitOr),
+                    O::BitwiseXor => b(BinOp::BitXor),
+                    O::PGBitwiseShiftLeft => b(BinOp::Shl),
+                    O::PGBitwiseShiftRight => b(BinOp::Shr),
+                    O::Regexp => Expr::Regexp(l, r, false),
+                    other => return Err(unsupported(&format!("operator {other}"))),
+                }
+            }
+            E::UnaryOp { op, expr } => {
+                let a = self.sub(expr, clause)?;
+                match op {
+                    sq::UnaryOperator::Minus => match *a {
+                        Expr::Lit(v) => Expr::Lit(match v {
+                            Value::UInt(u) if u == 1u64 << 63 => Value::Int(i64::MIN),
+                            other => expr::eval(
+                                &Expr::Neg(Box::new(Expr::Lit(other))),
+                                &expr::Ctx::new(&[]),
+                            )?,
+                        }),
+                        other => Expr::Neg(Box::new(other)),
+                    },
+                    sq::UnaryOperator::Plus => *a,
+                    sq::UnaryOperator::Not | sq::UnaryOperator::BangNot => Expr::Not(a),
+                    sq::UnaryOperator::BitwiseNot => Expr::BitNot(a),
+                    other => return Err(unsupported(&format!("operator {other}"))),
+                }
+            }
+            E::IsNull(a) => Expr::IsNull(self.sub(a, clause)?, false),
+            E::IsNotNull(a) => Expr::IsNull(self.sub(a, clause)?, true),
+            E::IsTrue(a) => Expr::IsBool(self.sub(a, clause)?, true, false),
+            E::IsNotTrue(a) => Expr::IsBool(self.sub(a, clause)?, true, true),
+            E::IsFalse(a) => Expr::IsBool(self.sub(a, clause)?, false, false),
+            E::IsNotFalse(a) => Expr::IsBool(self.sub(a, clause)?, false, true),
+            E::IsUnknown(a) => Expr::IsNull(self.sub(a, clause)?, false),
+            E::IsNotUnknown(a) => Expr::IsNull(self.sub(a, clause)?, true),
+            E::Between {
+                expr,
+                negated,
+                low,
+                high,
+            } => Expr::Between(
+                self.sub(expr, clause)?,
+                self.sub(low, clause)?,
+                self.sub(high, clause)?,
+                *negated,
+            ),
+            E::InList {
+                expr,
+                list,
+                negated,
+            } => {
+                let a = self.sub(expr, clause)?;
+                let mut l = Vec::with_capacity(list.len());
+                for x in list {
+                    l.push(self.bind_expr(x, clause)?);
+                }
+                Expr::InList(a, l, *negated)
+            }
+            E::InSubquery {
+                expr,
+                subquery,
+                negated,
+            } => {
+                let a = self.sub(expr, clause)?;
+                let i = self.bind_subquery(subquery)?;
+                if self.subqueries[i].columns.len() != 1 {
+                    return Err(err(
+                        code::ER_OPERAND_COLUMNS,
+                        "Operand should contain 1 column(s)",
+                    ));
+                }
+                Expr::InSubquery(a, i, *negated)
+            }
+            E::Subquery(q) => {
+                let i = self.bind_subquery(q)?;
+                if self.subqueries[i].columns.len() != 1 {
+                    return Err(err(
+                        code::ER_OPERAND_COLUMNS,
+                        "Operand should contain 1 column(s)",
+                    ));
+                }
+                Expr::Subquery(i)
+            }
+            E::Exists { subquery, negated } => {
+                let i = self.bind_subquery(subquery)?;
+                Expr::Exists(i, *negated)
+            }
+            E::Like {
+                negated,
+                any,
+                expr,
+                pattern,
+                escape_char,
+            } => {
+                if *any {
+                    return Err(unsupported("LIKE ANY"));
+                }
+                let esc = match escape_char.as_deref() {
+                    Some(sq::Expr::Value(v)) => match &v.value {
+                        sq::Value::SingleQuotedString(s) if s.len() == 1 => Some(s.as_bytes()[0]),
+                        _ => {
+                            return Err(err(
+                                code::ER_WRONG_ARGUMENTS,
+                                "Incorrect arguments to ESCAPE",
+                            ))
+                        }
+                    },
+                    Some(_) => {
+                        return Err(err(
+                            code::ER_WRONG_ARGUMENTS,
+                            "Incorrect arguments to ESCAPE",
+                        ))
+                    }
+                    None => None,
+                };
+                Expr::Like(
+                    self.sub(expr, clause)?,
+                    self.sub(pattern, clause)?,
+                    esc,
+                    *negated,
+                )
+            }
+            E::ILike {
+                negated,
+                expr,
+                pattern,
+                ..
+            } => Expr::Like(
+                self.sub(expr, clause)?,
+                self.sub(pattern, clause)?,
+                None,
+                *negated,
+            ),
+            E::RLike {
+                negated,
+                expr,
+                pattern,
+                ..
+            } => Expr::Regexp(
+                self.sub(expr, clause)?,
+                self.sub(pattern, clause)?,
+                *negated,
+            ),
+            E::Case {
+                operand,
+                conditions,
+                else_result,
+                ..
+            } => {
+                let op = match operand {
+                    Some(o) => Some(self.sub(o, clause)?),
+                    None => None,
+                };
+                let mut whens = Vec::new();
+                for c in conditions {
+                    whens.push((
+                        self.bind_expr(&c.condition, clause)?,
+                        self.bind_expr(&c.result, clause)?,
+                    ));
+                }
+                let els = match else_result {
+                    Some(e) => Some(self.sub(e, clause)?),
+                    None => None,
+                };
+                Expr::Case(op, whens, els)
+            }
+            E::Cast {
+                expr, data_type, ..
+            } => Expr::Cast(self.sub(expr, clause)?, cast_type(data_type)?),
+            E::Convert {
+                expr, data_type, ..
+            } => match data_type {
+                Some(t) => Expr::Cast(self.sub(expr, clause)?, cast_type(t)?),
+                None => self.bind_expr(expr, clause)?,
+            },
+            E::Collate { expr, .. } => self.bind_expr(expr, clause)?,
+            E::Prefixed { value, .. } => self.bind_expr(value, clause)?,
+            E::TypedString(ts) => {
+                let v = Expr::Lit(self.bind_value(&ts.value.value)?);
+                Expr::Cast(Box::new(v), cast_type(&ts.data_type)?)
+            }
+            E::Substring {
+                expr,
+                substring_from,
+                substring_for,
+                ..
+            } => {
+                let mut args = vec![self.bind_expr(expr, clause)?];
+                args.push(match substring_from {
+                    Some(f) => self.bind_expr(f, clause)?,
+                    None => Expr::Lit(Value::Int(1)),
+                });
+                if let Some(f) = substring_for {
+                    args.push(self.bind_expr(f, clause)?);
+                }
+                Expr::Func(Func::Substring, args)
+            }
+            E::Trim {
+                expr,
+                trim_where,
+                trim_what,
+                ..
+            } => {
+                if trim_what.is_some() {
+                    return Err(unsupported("TRIM(... FROM ...)"));
+                }
+                let f = match trim_where {
+                    Some(sq::TrimWhereField::Leading) => Func::LTrim,
+                    Some(sq::TrimWhereField::Trailing) => Func::RTrim,
+                    _ => Func::Trim,
+                };
+                Expr::Func(f, vec![self.bind_expr(expr, clause)?])
+            }
+            E::Ceil { expr, .. } => Expr::Func(Func::Ceil, vec![self.bind_expr(expr, clause)?]),
+            E::Floor { expr, .. } => Expr::Func(Func::Floor, vec![self.bind_expr(expr, clause)?]),
+            E::Position { expr, r#in } => Expr::Func(
+                Func::Instr,
+                vec![self.bind_expr(r#in, clause)?, self.bind_expr(expr, clause)?],
+            ),
+            E::Function(f) => self.bind_function(f, clause)?,
+            E::Tuple(_) => {
+                return Err(err(
+                    code::ER_OPERAND_COLUMNS,
+                    "Operand should contain 1 column(s)",
+                ))
+            }
+            other => return Err(unsupported(&format!("expression {other}"))),
+        })
+    }
+
+    fn bind_variable(&mut self, parts: &[String]) -> Result<Expr, SqlError> {
+        let first = &parts[0];
+        if let Some(rest) = first.strip_prefix("@@") {
+            let (scope, name) = if parts.len() == 2 {
+                let s = match rest.to_lowercase().as_str() {
+                    "global" => Some(VarScope::Global),
+                    "session" | "local" => Some(VarScope::Session),
+                    _ => {
+                        return Err(err(
+                            code::ER_UNKNOWN_SYSTEM_VARIABLE,
+                            format!("Unknown system variable '{rest}'"),
+                        ))
+                    }
+                };
+                (s, parts[1].clone())
+            } else {
+                (None, rest.to_string())
+            };
+            return Ok(Expr::Lit(self.env.sys_var(scope, &name.to_lowercase())?));
+        }
+        let name = first.trim_start_matches('@');
+        Ok(Expr::Lit(self.env.user_var(&name.to_lowercase())))
+    }
+
+    fn fn_args(
+        &mut self,
+        f: &sq::Function,
+        clause: Clause,
+    ) -> Result<(Vec<Expr>, bool, bool), SqlError> {
+        // (args, star, distinct)
+        match &f.args {
+            sq::FunctionArguments::None => Ok((vec![], false, false)),
+            sq::FunctionArguments::Subquery(_) => Err(unsupported("subquery as function argument")),
+            sq::FunctionArguments::List(l) => {
+                let distinct = matches!(
+                    l.duplicate_treatment,
+                    Some(sq::DuplicateTreatment::Distinct)
+                );
+                let mut out = Vec::new();
+                let mut star = false;
+                for a in &l.args {
+                    match a {
+                        sq::FunctionArg::Unnamed(sq::FunctionArgExpr::Expr(e)) => {
+                            out.push(self.bind_expr(e, clause)?)
+                        }
+                        sq::FunctionArg::Unnamed(sq::FunctionArgExpr::Wildcard) => star = true,
+                        _ => return Err(unsupported("named function arguments")),
+                    }
+                }
+                Ok((out, star, distinct))
+            }
+        }
+    }
+
+    fn bind_function(&mut self, f: &sq::Function, clause: Clause) -> Result<Expr, SqlError> {
+        let parts = name_parts(&f.name);
+        let name = parts.last().cloned().unwrap_or_default().to_lowercase();
+        if parts.len() > 1 {
+            return Err(err(
+                code::ER_FUNCTION_NOT_DEFINED,
+                format!("FUNCTION {} does not exist", parts.join(".")),
+            ));
+        }
+        // Aggregates.
+        let agg = match name.as_str() {
+            "count" => Some(AggKind::Count),
+            "sum" => Some(AggKind::Sum),
+            "min" => Some(AggKind::Min),
+            "max" => Some(AggKind::Max),
+            "avg" => Some(AggKind::Avg),
+            "group_concat" => Some(AggKind::GroupConcat),
+            "bit_and" => Some(AggKind::BitAnd),
+            "bit_or" => Some(AggKind::BitOr),
+            _ => None,
+        };
+        if let Some(mut kind) = agg {
+            if !self.allow_agg || matches!(clause, Clause::Where | Clause::On | Clause::Group) {
+                return Err(err(1111, "Invalid use of group function"));
+            }
+            // Aggregate arguments are evaluated per row: no nested aggregates.
+            self.allow_agg = false;
+            let r = self.fn_args(f, clause);
+            self.allow_agg = true;
+            let (args, star, distinct) = r?;
+            if star {
+                if kind != AggKind::Count {
+                    return Err(crate::parser::syntax_error("*)", 0));
+                }
+                kind = AggKind::CountStar;
+            } else if args.len() != 1 && kind != AggKind::GroupConcat {
+                return Err(err(
+                    code::ER_WRONG_PARAMCOUNT_TO_NATIVE_FCT,
+                    format!("Incorrect parameter count in the call to native function '{name}'"),
+                ));
+            }
+            let arg = if kind == AggKind::GroupConcat && args.len() > 1 {
+                Expr::Func(Func::Concat, args)
+            } else {
+                args.into_iter().next().unwrap_or(Expr::Lit(Value::Int(1)))
+            };
+            let arg_type = self.type_of(&arg).0;
+            self.aggs.push(AggCall {
+                kind,
+                arg,
+                distinct,
+                arg_type,
+            });
+            return Ok(Expr::Agg(self.aggs.len() - 1));
+        }
+        // VALUES(col) in ON DUPLICATE KEY UPDATE.
+        if name == "values" || name == "value" {
+            if let Some(off) = self.values_offset {
+                let (args, _, _) = self.fn_args(f, clause)?;
+                if let [Expr::Col(p)] = args.as_slice() {
+                    return Ok(Expr::Col(off + p));
+                }
+            }
+        }
+        let (args, _, _) = self.fn_args(f, clause)?;
+        let now = self.env.now();
+        let nargs = args.len();
+        let folded = match name.as_str() {
+            "now" | "current_timestamp" | "localtime" | "localtimestamp" | "sysdate" => {
+                Some(Value::DateTime(now))
+            }
+            "utc_timestamp" => Some(Value::DateTime(now)),
+            "curdate" | "current_date" | "utc_date" => Some(Value::Date(now.date)),
+            "curtime" | "current_time" | "utc_time" => Some(Value::Time(onelog_types::Time {
+                negative: false,
+                hours: now.hour as u32,
+                minute: now.minute,
+                second: now.second,
+                micro: 0,
+            })),
+            "unix_timestamp" if nargs == 0 => Some(Value::Int(now.unix_seconds())),
+            "database" | "schema" => Some(match self.env.current_db() {
+                Some(d) => Value::str(d),
+                None => Value::Null,
+            }),
+            "version" => Some(Value::str(&self.env.version())),
+            "connection_id" => Some(Value::UInt(self.env.connection_id() as u64)),
+            "last_insert_id" if nargs == 0 => Some(Value::UInt(self.env.last_insert_id())),
+            "row_count" => Some(Value::Int(self.env.row_count())),
+            "found_rows" => Some(Value::Int(0)),
+            "user" | "current_user" | "session_user" | "system_user" => {
+                Some(Value::str(&self.env.user()))
+            }
+            "pi" => Some(Value::Double(std::f64::consts::PI)),
+            _ => None,
+        };
+        if let Some(v) = folded {
+            return Ok(Expr::Lit(v));
+        }
+        let Some((func, min, max)) = functions::lookup(&name) else {
+            return Err(err(
+                code::ER_FUNCTION_NOT_DEFINED,
+                format!(
+                    "FUNCTION {}.{name} does not exist",
+                    self.env.current_db().unwrap_or("")
+                ),
+            ));
+        };
+        if nargs < min || nargs > max {
+            return Err(err(
+                code::ER_WRONG_PARAMCOUNT_TO_NATIVE_FCT,
+                format!("Incorrect parameter count in the call to native function '{name}'"),
+            ));
+        }
+        Ok(Expr::Func(func, args))
+    }
+
+    // ---------------------------------------------------------------- types
+
+    pub fn type_of(&self, e: &Expr) -> (ColumnType, bool) {
+        match e {
+            Expr::Lit(v) => (value_type(v), v.is_null()),
+            Expr::Col(p) => self.types.get(*p).copied().unwrap_or((bigint(), true)),
+            Expr::Agg(i) => {
+                let a = &self.aggs[*i];
+                match a.kind {
+                    AggKind::Count | AggKind::CountStar => (bigint(), false),
+                    AggKind::Sum | AggKind::Avg => {
+                        let t = match a.arg_type {
+                            ColumnType::Float | ColumnType::Double => ColumnType::Double,
+                            t if !is_numeric_ty(&t) => ColumnType::Double,
+                            ColumnType::Decimal { precision, scale } => ColumnType::Decimal {
+                                precision: (precision + 22).min(65),
+                                scale: if a.kind == AggKind::Avg {
+                                    (scale + 4).min(30)
+                                } else {
+                                    scale
+                                },
+                            },
+                            _ => ColumnType::Decimal {
+                                precision: if a.kind == AggKind::Avg { 14 } else { 32 },
+                                scale: if a.kind == AggKind::Avg { 4 } else { 0 },
+                            },
+                        };
+                        (t, true)
+                    }
+                    AggKind::Min | AggKind::Max => (a.arg_type, true),
+                    AggKind::GroupConcat => (
+                        ColumnType::Blob {
+                            len_bytes: 2,
+                            binary: false,
+                        },
+                        true,
+                    ),
+                    AggKind::BitAnd | AggKind::BitOr => (
+                        ColumnType::Int {
+                            bytes: 8,
+                            unsigned: true,
+                        },
+                        false,
+                    ),
+                }
+            }
+            Expr::Neg(a) => {
+                let (t, n) = self.type_of(a);
+                (
+                    match t {
+                        ColumnType::Int { .. } => bigint(),
+                        t if is_numeric_ty(&t) => t,
+                        _ => ColumnType::Double,
+                    },
+                    n,
+                )
+            }
+            Expr::Bin(op, a, b) => {
+                let (ta, na) = self.type_of(a);
+                let (tb, nb) = self.type_of(b);
+                match op {
+                    BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod => {
+                        (arith_type(ta, tb, *op), na || nb || *op == BinOp::Div)
+                    }
+                    BinOp::IntDiv => (bigint(), true),
+                    BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor | BinOp::Shl | BinOp::Shr => (
+                        ColumnType::Int {
+                            bytes: 8,
+                            unsigned: true,
+                        },
+                        na || nb,
+                    ),
+                    BinOp::NullSafeEq => (
+                        ColumnType::Int {
+                            bytes: 1,
+                            unsigned: false,
+                        },
+                        false,
+                    ),
+                    _ => (
+                        ColumnType::Int {
+                            bytes: 1,
+                            unsigned: false,
+                        },
+                        na || nb,
+                    ),
+                }
+            }
+            Expr::BitNot(_) => (
+                ColumnType::Int {
+                    bytes: 8,
+                    unsigned: true,
+                },
+                false,
+            ),
+            Expr::Not(_)
+            | Expr::And(..)
+            | Expr::Or(..)
+            | Expr::Xor(..)
+            | Expr::Between(..)
+            | Expr::InList(..)
+            | Expr::InSet(..)
+            | Expr::InSubquery(..)
+            | Expr::Like(..)
+            | Expr::Regexp(..) => (
+                ColumnType::Int {
+                    bytes: 1,
+                    unsigned: false,
+                },
+                true,
+            ),
+            Expr::IsNull(..) | Expr::IsBool(..) | Expr::Exists(..) => (
+                ColumnType::Int {
+                    bytes: 1,
+                    unsigned: false,
+                },
+                false,
+            ),
+            Expr::Case(_, whens, els) => {
+                let mut t = whens.first().map(|(_, r)| self.type_of(r).0);
+                if let (None, Some(e)) = (&t, els) {
+                    t = Some(self.type_of(e).0);
+                }
+                (t.unwrap_or(varchar(0)), true)
+            }
+            Expr::Func(f, args) => {
+                let ts: Vec<ColumnType> = args.iter().map(|a| self.type_of(a).0).collect();
+                let mut t = functions::result_type(*f, &ts);
+                if matches!(
+                    f,
+                    Func::Concat | Func::ConcatWs | Func::Repeat | Func::Upper | Func::Lower
+                ) {
+                    let len: u32 = ts
+                        .iter()
+                        .map(|t| match t {
+                            ColumnType::Char { len, .. } | ColumnType::Varchar { len, .. } => *len,
+                            t => display_len(t),
+                        })
+                        .fold(0u32, |a, b| a.saturating_add(b));
+                    t = varchar(len.clamp(1, 16383));
+                }
+                (t, true)
+            }
+            Expr::Cast(_, c) => (
+                match c {
+                    CastType::Signed => bigint(),
+                    CastType::Unsigned => ColumnType::Int {
+                        bytes: 8,
+                        unsigned: true,
+                    },
+                    CastType::Char => varchar(255),
+                    CastType::Binary => ColumnType::Varchar {
+                        len: 255,
+                        binary: true,
+                    },
+                    CastType::Double => ColumnType::Double,
+                    CastType::Decimal(p, s) => ColumnType::Decimal {
+                        precision: *p,
+                        scale: *s,
+                    },
+                    CastType::Date => ColumnType::Date,
+                    CastType::DateTime => ColumnType::DateTime { fsp: 0 },
+                    CastType::Time => ColumnType::Time { fsp: 0 },
+                },
+                true,
+            ),
+            Expr::Subquery(i) => {
+                let c = &self.subqueries[*i].columns[0];
+                (c.ty, true)
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- DML
+
+    pub fn bind_insert(mut self, ins: &sq::Insert) -> Result<Insert, SqlError> {
+        let sq::TableObject::TableName(name) = &ins.table else {
+            return Err(unsupported("INSERT INTO TABLE FUNCTION"));
+        };
+        let (db, tname) = self.table_name(name)?;
+        let t = self.resolve_table(&db, &tname)?;
+        let mut columns = Vec::new();
+        for c in &ins.columns {
+            let parts = name_parts(c);
+            let cname = parts.last().cloned().unwrap_or_default();
+            let Some(i) = t.column_index(&cname) else {
+                return Err(err(
+                    code::ER_BAD_FIELD_ERROR,
+                    format!("Unknown column '{cname}' in 'INSERT INTO'"),
+                ));
+            };
+            if columns.contains(&i) {
+                return Err(err(
+                    1110,
+                    format!("Column '{}' specified twice", t.columns[i].name),
+                ));
+            }
+            columns.push(i);
+        }
+        let source = if !ins.assignments.is_empty() {
+            // INSERT ... SET a=1, b=2
+            let mut row = Vec::new();
+            for a in &ins.assignments {
+                let sq::AssignmentTarget::ColumnName(n) = &a.target else {
+                    return Err(unsupported("tuple assignment"));
+                };
+                let cname = name_parts(n).pop().unwrap_or_default();
+                let Some(i) = t.column_index(&cname) else {
+                    return Err(err(
+                        code::ER_BAD_FIELD_ERROR,
+                        format!("Unknown column '{cname}' in 'field list'"),
+                    ));
+                };
+                columns.push(i);
+                row.push(self.bind_insert_value(&a.value)?);
+            }
+            InsertSource::Values(vec![row])
+        } else {
+            if columns.is_empty() {
+                columns = (0..t.columns.len()).collect();
+            }
+            let Some(src) = &ins.source else {
+                return Err(unsupported("INSERT without VALUES"));
+            };
+            match src.body.as_ref() {
+                sq::SetExpr::Values(v) if src.order_by.is_none() && src.limit_clause.is_none() => {
+                    let mut rows = Vec::with_capacity(v.rows.len());
+                    for (n, r) in v.rows.iter().enumerate() {
+                        let r = &r.content;
+                        if r.len() != columns.len() && !(r.is_empty() && ins.columns.is_empty()) {
+                            return Err(err(
+                                crate::codes::ER_WRONG_VALUE_COUNT_ON_ROW,
+                                format!("Column count doesn't match value count at row {}", n + 1),
+                            ));
+                        }
+                        let mut row = Vec::with_capacity(r.len());
+                        for e in r {
+                            row.push(self.bind_insert_value(e)?);
+                        }
+                        if row.is_empty() {
+                            row = vec![None; columns.len()];
+                        }
+                        rows.push(row);
+                    }
+                    InsertSource::Values(rows)
+                }
+                _ => {
+                    let sel = self.child().bind_query(src)?;
+                    if sel.columns.len() != columns.len() {
+                        return Err(err(
+                            crate::codes::ER_WRONG_VALUE_COUNT_ON_ROW,
+                            "Column count doesn't match value count at row 1",
+                        ));
+                    }
+                    InsertSource::Select(Box::new(sel))
+                }
+            }
+        };
+        let mut on_dup = Vec::new();
+        if let Some(on) = &ins.on {
+            match on {
+                sq::OnInsert::DuplicateKeyUpdate(assigns) => {
+                    // Scope: the existing row; VALUES(c) refers to the new row.
+                    let mut sources = Vec::new();
+                    self.bind_table_factor(
+                        &mut sources,
+                        &sq::TableFactor::Table {
+                            name: name.clone(),
+                            alias: None,
+                            args: None,
+                            with_hints: vec![],
+                            version: None,
+                            with_ordinality: false,
+                            partitions: vec![],
+                            json_path: None,
+                            sample: None,
+                            index_hints: vec![],
+                        },
+                        JoinKind::Inner,
+                    )?;
+                    self.values_offset = Some(t.columns.len() + t.hidden_pk as usize);
+                    for a in assigns {
+                        let sq::AssignmentTarget::ColumnName(n) = &a.target else {
+                            return Err(unsupported("tuple assignment"));
+                        };
+                        let cname = name_parts(n).pop().unwrap_or_default();
+                        let Some(i) = t.column_index(&cname) else {
+                            return Err(err(
+                                code::ER_BAD_FIELD_ERROR,
+                                format!("Unknown column '{cname}' in 'field list'"),
+                            ));
+                        };
+                        let e = self.bind_expr(&a.value, Clause::Field)?;
+                        on_dup.push((i, e));
+                    }
+                }
+                _ => return Err(unsupported("ON CONFLICT")),
+            }
+        }
+        Ok(Insert {
+            table: t,
+            columns,
+            source,
+            ignore: ins.ignore,
+            replace: ins.replace_into,
+            on_dup,
+            subqueries: std::mem::take(&mut self.subqueries),
+        })
+    }
+
+    fn bind_insert_value(&mut self, e: &sq::Expr) -> Result<Option<Expr>, SqlError> {
+        if let sq::Expr::Identifier(id) = e {
+            if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("DEFAULT") {
+                return Ok(None);
+            }
+        }
+        Ok(Some(self.bind_expr(e, Clause::Field)?))
+    }
+
+    fn bind_single_table_dml(
+        &mut self,
+        from: &sq::TableWithJoins,
+        selection: Option<&sq::Expr>,
+        order_by: &[sq::OrderByExpr],
+        limit: Option<&sq::Expr>,
+    ) -> Result<Select, SqlError> {
+        if !from.joins.is_empty() {
+            return Err(unsupported("multi-table UPDATE/DELETE"));
+        }
+        let mut sources = Vec::new();
+        self.bind_table_factor(&mut sources, &from.relation, JoinKind::Inner)?;
+        if sources[0].table().is_none() {
+            return Err(err(
+                1288,
+                "The target table of the UPDATE/DELETE is not updatable",
+            ));
+        }
+        let mut filter = Vec::new();
+        if let Some(w) = selection {
+            let b = self.bind_expr(w, Clause::Where)?;
+            conjuncts(b, &mut filter);
+        }
+        let mut order = Vec::new();
+        for o in order_by {
+            order.push((
+                self.bind_expr(&o.expr, Clause::Order)?,
+                matches!(o.options.sort, Some(sq::OrderBySort::Desc)),
+            ));
+        }
+        let limit = match limit {
+            Some(e) => Some(self.const_u64(e)?),
+            None => None,
+        };
+        let src = &sources[0];
+        let items: Vec<Expr> = (0..src.width).map(|i| Expr::Col(src.offset + i)).collect();
+        Ok(Select {
+            sources,
+            filter,
+            group_by: vec![],
+            aggs: vec![],
+            having: None,
+            columns: vec![],
+            items,
+            distinct: false,
+            order_by: order,
+            limit,
+            offset: 0,
+            lock: LockMode::Exclusive,
+            aggregate: false,
+            subqueries: vec![],
+            width: self.types.len(),
+            ordered: false,
+        })
+    }
+
+    pub fn bind_update(mut self, u: &sq::Update) -> Result<Update, SqlError> {
+        if u.from.is_some() {
+            return Err(unsupported("UPDATE ... FROM"));
+        }
+        let mut select = self.bind_single_table_dml(
+            &u.table,
+            u.selection.as_ref(),
+            &u.order_by,
+            u.limit.as_ref(),
+        )?;
+        let t = select.sources[0].table().unwrap().clone();
+        let mut sets = Vec::new();
+        for a in &u.assignments {
+            let sq::AssignmentTarget::ColumnName(n) = &a.target else {
+                return Err(unsupported("tuple assignment"));
+            };
+            let parts = name_parts(n);
+            let Expr::Col(pos) = self.lookup_column(&parts, Clause::Set)? else {
+                unreachable!()
+            };
+            let _ = &t;
+            let e = self.bind_expr(&a.value, Clause::Set)?;
+            sets.push((pos, e));
+        }
+        select.subqueries = std::mem::take(&mut self.subqueries);
+        Ok(Update {
+            select,
+            sets,
+            ignore: false,
+        })
+    }
+
+    pub fn bind_delete(mut self, d: &sq::Delete) -> Result<Delete, SqlError> {
+        if !d.tables.is_empty() || d.using.is_some() {
+            return Err(unsupported("multi-table DELETE"));
+        }
+        let from = match &d.from {
+            sq::FromTable::WithFromKeyword(v) | sq::FromTable::WithoutKeyword(v) => v,
+        };
+        if from.len() != 1 {
+            return Err(unsupported("multi-table DELETE"));
+        }
+        let mut select = self.bind_single_table_dml(
+            &from[0],
+            d.selection.as_ref(),
+            &d.order_by,
+            d.limit.as_ref(),
+        )?;
+        select.subqueries = std::mem::take(&mut self.subqueries);
+        Ok(Delete { select })
+    }
+
+    /// A constant expression (SET values, DO, PURGE BEFORE ...).
+    pub fn bind_const(mut self, e: &sq::Expr) -> Result<(Expr, Vec<Select>), SqlError> {
+        let b = self.bind_expr(e, Clause::Field)?;
+        Ok((b, std::mem::take(&mut self.subqueries)))
+    }
+
+    /// A SELECT without FROM over virtual rows (SHOW ... WHERE): binds `e` against the
+    /// given column names.
+    pub fn bind_over_columns(
+        mut self,
+        cols: &[VirtualColumn],
+        e: &sq::Expr,
+    ) -> Result<Expr, SqlError> {
+        let mut sources = Vec::new();
+        let c = cols
+            .iter()
+            .map(|c| (c.name.clone(), c.ty, true, 0))
+            .collect();
+        self.add_source(
+            &mut sources,
+            "show".into(),
+            String::new(),
+            SourceKind::Rows(Arc::new(vec![])),
+            c,
+            cols.len(),
+            JoinKind::Inner,
+            IndexHints::default(),
+        )?;
+        self.bind_expr(e, Clause::Where)
+    }
+}
+
+pub fn parse_number(n: &str) -> Value {
+    if n.contains(['e', 'E']) {
+        return Value::Double(n.parse().unwrap_or(0.0));
+    }
+    if n.contains('.') {
+        return match n.parse::<Decimal>() {
+            Ok(d) => Value::Decimal(d),
+            Err(_) => Value::Double(n.parse().unwrap_or(0.0)),
+        };
+    }
+    if let Ok(i) = n.parse::<i64>() {
+        return Value::Int(i);
+    }
+    if let Ok(u) = n.parse::<u64>() {
+        return Value::UInt(u);
+    }
+    match n.parse::<Decimal>() {
+        Ok(d) => Value::Decimal(d),
+        Err(_) => Value::Double(n.parse().unwrap_or(0.0)),
+    }
+}
+
+fn cast_type(t: &sq::DataType) -> Result<CastType, SqlError> {
+    use sq::DataType as D;
+    Ok(match t {
+        D::Signed | D::SignedInteger | D::Int(_) | D::Integer(_) | D::BigInt(_) => CastType::Signed,
+        D::Unsigned | D::UnsignedInteger | D::IntUnsigned(_) | D::BigIntUnsigned(_) => {
+            CastType::Unsigned
+        }
+        D::Char(_) | D::Varchar(_) | D::Text | D::Nvarchar(_) | D::Character(_) => CastType::Char,
+        D::Binary(_) | D::Varbinary(_) | D::Blob(_) => CastType::Binary,
+        D::Double(_) | D::DoublePrecision | D::Float(_) | D::Real => CastType::Double,
+        D::Decimal(info) | D::Numeric(info) | D::Dec(info) => {
+            let (p, s) = exact_info(info, 10, 0);
+            CastType::Decimal(p, s)
+        }
+        D::Date => CastType::Date,
+        D::Datetime(_) | D::Timestamp(_, _) => CastType::DateTime,
+        D::Time(_, _) => CastType::Time,
+        other => return Err(unsupported(&format!("CAST AS {other}"))),
+    })
+}
+
+fn exact_info(info: &sq::ExactNumberInfo, dp: u8, ds: u8) -> (u8, u8) {
+    match info {
+        sq::ExactNumberInfo::None => (dp, ds),
+        sq::ExactNumberInfo::Precision(p) => (*p as u8, 0),
+        sq::ExactNumberInfo::PrecisionAndScale(p, s) => (*p as u8, (*s).max(0) as u8),
+    }
+}
+
+// ---------------------------------------------------------------- DDL
+
+fn char_len(l: &Option<sq::CharacterLength>, default: u32) -> u32 {
+    match l {
+        Some(sq::CharacterLength::IntegerLength { length, .. }) => *length as u32,
+        Some(sq::CharacterLength::Max) => 65535,
+        None => default,
+    }
+}
+
+/// Maps a declared SQL type to a column type.
+pub fn column_type(t: &sq::DataType, name: &str) -> Result<ColumnType, SqlError> {
+    use sq::DataType as D;
+    let int = |bytes, unsigned| ColumnType::Int { bytes, unsigned };
+    let ty = match t {
+        D::TinyInt(_) | D::Bool | D::Boolean => int(1, false),
+        D::TinyIntUnsigned(_) | D::UTinyInt => int(1, true),
+        D::SmallInt(_) | D::Int2(_) => int(2, false),
+        D::SmallIntUnsigned(_) | D::Int2Unsigned(_) | D::USmallInt => int(2, true),
+        D::MediumInt(_) => int(3, false),
+        D::MediumIntUnsigned(_) => int(3, true),
+        D::Int(_) | D::Integer(_) | D::Int4(_) => int(4, false),
+        D::IntUnsigned(_) | D::IntegerUnsigned(_) | D::Int4Unsigned(_) => int(4, true),
+        D::BigInt(_) | D::Int8(_) => int(8, false),
+        D::BigIntUnsigned(_) | D::Int8Unsigned(_) | D::UBigInt => int(8, true),
+        D::Float(info) => match info {
+            sq::ExactNumberInfo::Precision(p) if *p > 24 => ColumnType::Double,
+            _ => ColumnType::Float,
+        },
+        D::FloatUnsigned(_) => ColumnType::Float,
+        D::Real | D::Double(_) | D::DoublePrecision | D::DoubleUnsigned(_) | D::Float8 => {
+            ColumnType::Double
+        }
+        D::Decimal(info)
+        | D::Numeric(info)
+        | D::Dec(info)
+        | D::DecimalUnsigned(info)
+        | D::DecUnsigned(info) => {
+            let (p, s) = exact_info(info, 10, 0);
+            if p > Decimal::MAX_PRECISION {
+                return Err(err(
+                    1426,
+                    format!(
+                        "Too big precision {p} specified for '{name}'. Maximum is {}",
+                        Decimal::MAX_PRECISION
+                    ),
+                ));
+            }
+            if s > p || s > Decimal::MAX_SCALE {
+                return Err(err(
+                    1427,
+                    format!("For float(M,D), double(M,D) or decimal(M,D), M must be >= D (column '{name}')"),
+                ));
+            }
+            ColumnType::Decimal {
+                precision: p.max(1),
+                scale: s,
+            }
+        }
+        D::Char(l) | D::Character(l) => ColumnType::Char {
+            len: char_len(l, 1),
+            binary: false,
+        },
+        D::Varchar(l) | D::CharacterVarying(l) | D::CharVarying(l) | D::Nvarchar(l) => {
+            if l.is_none() {
+                return Err(crate::parser::syntax_error("", 0));
+            }
+            ColumnType::Varchar {
+                len: char_len(l, 0),
+                binary: false,
+            }
+        }
+        D::Binary(l) => ColumnType::Char {
+            len: l.unwrap_or(1) as u32,
+            binary: true,
+        },
+        D::Varbinary(l) => ColumnType::Varchar {
+            len: match l {
+                Some(sq::BinaryLength::IntegerLength { length }) => *length as u32,
+                _ => 65535,
+            },
+            binary: true,
+        },
+        D::TinyText => ColumnType::Blob {
+            len_bytes: 1,
+            binary: false,
+        },
+        D::Text => ColumnType::Blob {
+            len_bytes: 2,
+            binary: false,
+        },
+        D::MediumText => ColumnType::Blob {
+            len_bytes: 3,
+            binary: false,
+        },
+        D::LongText => ColumnType::Blob {
+            len_bytes: 4,
+            binary: false,
+        },
+        D::TinyBlob => ColumnType::Blob {
+            len_bytes: 1,
+            binary: true,
+        },
+        D::Blob(_) => ColumnType::Blob {
+            len_bytes: 2,
+            binary: true,
+        },
+        D::MediumBlob => ColumnType::Blob {
+            len_bytes: 3,
+            binary: true,
+        },
+        D::LongBlob => ColumnType::Blob {
+            len_bytes: 4,
+            binary: true,
+        },
+        D::Date => ColumnType::Date,
+        D::Datetime(p) => ColumnType::DateTime {
+            fsp: p.unwrap_or(0).min(6) as u8,
+        },
+        D::Timestamp(p, _) => ColumnType::Timestamp {
+            fsp: p.unwrap_or(0).min(6) as u8,
+        },
+        D::Time(p, _) => ColumnType::Time {
+            fsp: p.unwrap_or(0).min(6) as u8,
+        },
+        other => return Err(unsupported(&format!("data type {other}"))),
+    };
+    if let ColumnType::Varchar { len, binary } | ColumnType::Char { len, binary } = ty {
+        let max = if matches!(ty, ColumnType::Char { .. }) {
+            255
+        } else if binary {
+            65532
+        } else {
+            16383
+        };
+        if len > max {
+            return Err(err(
+                1074,
+                format!(
+                    "Column length too big for column '{name}' (max = {max}); use BLOB or TEXT instead"
+                ),
+            ));
+        }
+    }
+    Ok(ty)
+}
+
+fn default_value(
+    e: &sq::Expr,
+    col: &str,
+    ty: &ColumnType,
+) -> Result<(Option<Value>, bool), SqlError> {
+    let invalid = || {
+        err(
+            code::ER_INVALID_DEFAULT,
+            format!("Invalid default value for '{col}'"),
+        )
+    };
+    // CURRENT_TIMESTAMP / NOW()
+    if let sq::Expr::Function(f) = e {
+        let n = name_parts(&f.name).join(".").to_lowercase();
+        if matches!(
+            n.as_str(),
+            "current_timestamp" | "now" | "localtimestamp" | "localtime"
+        ) {
+            if !matches!(
+                ty,
+                ColumnType::DateTime { .. } | ColumnType::Timestamp { .. }
+            ) {
+                return Err(invalid());
+            }
+            return Ok((None, true));
+        }
+    }
+    let v = match e {
+        sq::Expr::Value(v) => match &v.value {
+            sq::Value::Number(n, _) => parse_number(n),
+            sq::Value::SingleQuotedString(s) | sq::Value::DoubleQuotedString(s) => Value::str(s),
+            sq::Value::Null => Value::Null,
+            sq::Value::Boolean(b) => Value::Int(*b as i64),
+            sq::Value::HexStringLiteral(_) => return Err(unsupported("hex DEFAULT")),
+            _ => return Err(invalid()),
+        },
+        sq::Expr::UnaryOp {
+            op: sq::UnaryOperator::Minus,
+            expr,
+        } => match default_value(expr, col, &ColumnType::Double)? {
+            (Some(v), _) => expr::binary(BinOp::Sub, Value::Int(0), v)?,
+            _ => return Err(invalid()),
+        },
+        sq::Expr::Nested(inner) => return default_value(inner, col, ty),
+        _ => return Err(unsupported("expression DEFAULT values")),
+    };
+    if v.is_null() {
+        return Ok((Some(Value::Null), false));
+    }
+    match expr::convert_for_column(&v, ty) {
+        Ok(c) => Ok((Some(c), false)),
+        Err(_) => Err(invalid()),
+    }
+}
+
+/// A column definition bound to the engine's form, plus the keys declared inline.
+struct BoundColumn {
+    def: ColumnDef,
+    primary: bool,
+    unique: bool,
+}
+
+fn bind_column(c: &sq::ColumnDef) -> Result<BoundColumn, SqlError> {
+    let name = c.name.value.clone();
+    if name.is_empty() || name.len() > 64 {
+        return Err(err(
+            code::ER_WRONG_COLUMN_NAME,
+            format!("Incorrect column name '{name}'"),
+        ));
+    }
+    let ty = column_type(&c.data_type, &name)?;
+    let mut def = ColumnDef {
+        name: name.clone(),
+        ty,
+        nullable: true,
+        default: None,
+        auto_increment: false,
+        default_now: false,
+        on_update_now: false,
+        comment: String::new(),
+    };
+    let mut primary = false;
+    let mut unique = false;
+    let mut explicit_null = false;
+    let mut default_null = false;
+    for o in &c.options {
+        match &o.option {
+            sq::ColumnOption::Null => {
+                def.nullable = true;
+                explicit_null = true;
+            }
+            sq::ColumnOption::NotNull => def.nullable = false,
+            sq::ColumnOption::Default(e) => {
+                let (v, now) = default_value(e, &name, &ty)?;
+                def.default_now = now;
+                if let Some(Value::Null) = v {
+                    default_null = true;
+                    def.default = None;
+                } else {
+                    def.default = v;
+                }
+            }
+            sq::ColumnOption::PrimaryKey(_) => primary = true,
+            sq::ColumnOption::Unique(_) => unique = true,
+            sq::ColumnOption::DialectSpecific(toks) => {
+                let s: String = toks
+                    .iter()
+                    .map(|t| t.to_string())
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                if s.eq_ignore_ascii_case("AUTO_INCREMENT") {
+                    def.auto_increment = true;
+                } else {
+                    return Err(unsupported(&format!("column option {s}")));
+                }
+            }
+            sq::ColumnOption::Comment(s) => def.comment = s.clone(),
+            sq::ColumnOption::CharacterSet(_) | sq::ColumnOption::Collation(_) => {}
+            sq::ColumnOption::OnUpdate(e) => {
+                let (_, now) = default_value(e, &name, &ty)?;
+                if !now {
+                    return Err(err(
+                        crate::codes::ER_INVALID_ON_UPDATE,
+                        format!("Invalid ON UPDATE clause for '{name}' column"),
+                    ));
+                }
+                def.on_update_now = true;
+            }
+            other => return Err(unsupported(&format!("column option {other}"))),
+        }
+    }
+    if primary {
+        def.nullable = false;
+    }
+    if default_null && !def.nullable {
+        return Err(err(
+            code::ER_INVALID_DEFAULT,
+            format!("Invalid default value for '{name}'"),
+        ));
+    }
+    let _ = explicit_null;
+    if def.auto_increment
+        && !matches!(
+            ty,
+            ColumnType::Int { .. } | ColumnType::Float | ColumnType::Double
+        )
+    {
+        return Err(err(
+            code::ER_WRONG_FIELD_SPEC,
+            format!("Incorrect column specifier for column '{name}'"),
+        ));
+    }
+    Ok(BoundColumn {
+        def,
+        primary,
+        unique,
+    })
+}
+
+/// Index columns: positions and prefix lengths.
+fn index_columns(
+    cols: &[ColumnDef],
+    ics: &[sq::IndexColumn],
+) -> Result<(Vec<usize>, Vec<Option<u32>>), SqlError> {
+    let mut pos = Vec::new();
+    let mut prefix = Vec::new();
+    for ic in ics {
+        let (name, plen) = match &ic.column.expr {
+            sq::Expr::Identifier(i) => (i.value.clone(), None),
+            sq::Expr::Function(f) => {
+                // `c(10)` parses as a function call.
+                let n = name_parts(&f.name).pop().unwrap_or_default();
+                let len = match &f.args {
+                    sq::FunctionArguments::List(l) if l.args.len() == 1 => match &l.args[0] {
+                        sq::FunctionArg::Unnamed(sq::FunctionArgExpr::Expr(sq::Expr::Value(v))) => {
+                            match &v.value {
+                                sq::Value::Number(n, _) => n.parse::<u32>().ok(),
+                                _ => None,
+                            }
+                        }
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                (n, Some(len.ok_or_else(|| unsupported("functional index"))?))
+            }
+            other => return Err(unsupported(&format!("index on {other}"))),
+        };
+        let Some(i) = cols.iter().position(|c| ident_eq(&c.name, &name)) else {
+            return Err(err(
+                code::ER_KEY_COLUMN_DOES_NOT_EXIST,
+                format!("Key column '{name}' doesn't exist in table"),
+            ));
+        };
+        // TEXT/BLOB keys without a length get a 768-character prefix (MariaDB 10.11
+        // accepts them the same way for non-unique keys).
+        let plen = if plen.is_none() && matches!(cols[i].ty, ColumnType::Blob { .. }) {
+            Some(768)
+        } else {
+            plen
+        };
+        pos.push(i);
+        prefix.push(plen);
+    }
+    Ok((pos, prefix))
+}
+
+fn unique_index_name(existing: &[IndexDef], base: &str) -> String {
+    if !existing.iter().any(|i| ident_eq(&i.name, base)) {
+        return base.to_string();
+    }
+    for n in 2.. {
+        let cand = format!("{base}_{n}");
+        if !existing.iter().any(|i| ident_eq(&i.name, &cand)) {
+            return cand;
+        }
+    }
+    unreachable!()
+}
+
+fn make_index(
+    cols: &[ColumnDef],
+    existing: &[IndexDef],
+    name: Option<String>,
+    ics: &[sq::IndexColumn],
+    unique: bool,
+    primary: bool,
+) -> Result<IndexDef, SqlError> {
+    let (columns, prefix_lens) = index_columns(cols, ics)?;
+    let name = if primary {
+        "PRIMARY".to_string()
+    } else {
+        match name {
+            Some(n) => {
+                if ident_eq(&n, "PRIMARY") {
+                    return Err(err(1280, format!("Incorrect index name '{n}'")));
+                }
+                n
+            }
+            None => unique_index_name(existing, &cols[columns[0]].name),
+        }
+    };
+    Ok(IndexDef {
+        id: 0,
+        name,
+        columns,
+        prefix_lens,
+        unique: unique || primary,
+        primary,
+    })
+}
+
+/// Binds an index from a table constraint (PRIMARY KEY, UNIQUE, KEY/INDEX). Foreign keys
+/// and CHECK constraints yield None (accepted and not enforced).
+fn constraint_index(
+    cols: &[ColumnDef],
+    existing: &[IndexDef],
+    c: &sq::TableConstraint,
+) -> Result<Option<IndexDef>, SqlError> {
+    Ok(Some(match c {
+        sq::TableConstraint::PrimaryKey(pk) => {
+            make_index(cols, existing, None, &pk.columns, true, true)?
+        }
+        sq::TableConstraint::Unique(u) => make_index(
+            cols,
+            existing,
+            u.index_name
+                .as_ref()
+                .or(u.name.as_ref())
+                .map(|i| i.value.clone()),
+            &u.columns,
+            true,
+            false,
+        )?,
+        sq::TableConstraint::Index(i) => make_index(
+            cols,
+            existing,
+            i.name.as_ref().map(|n| n.value.clone()),
+            &i.columns,
+            false,
+            false,
+        )?,
+        sq::TableConstraint::ForeignKey(_) | sq::TableConstraint::Check(_) => return Ok(None),
+        other => return Err(unsupported(&format!("constraint {other}"))),
+    }))
+}
+
+fn table_options(opts: &sq::CreateTableOptions) -> (String, Option<u64>, String) {
+    let list: &[sq::SqlOption] = match opts {
+        sq::CreateTableOptions::None => &[],
+        sq::CreateTableOptions::With(v)
+        | sq::CreateTableOptions::Options(v)
+        | sq::CreateTableOptions::Plain(v)
+        | sq::CreateTableOptions::TableProperties(v) => v,
+    };
+    let mut engine = "InnoDB".to_string();
+    let mut autoinc = None;
+    let mut comment = String::new();
+    for o in list {
+        match o {
+            sq::SqlOption::KeyValue { key, value } => {
+                let k = key.value.to_uppercase();
+                let v = value.to_string().trim_matches(['\'', '"']).to_string();
+                match k.as_str() {
+                    "AUTO_INCREMENT" => autoinc = v.parse().ok(),
+                    "COMMENT" => comment = v,
+                    _ => {}
+                }
+            }
+            sq::SqlOption::NamedParenthesizedList(l) => {
+                if l.key.value.eq_ignore_ascii_case("ENGINE") {
+                    if let Some(n) = &l.name {
+                        engine = n.value.clone();
+                    }
+                }
+            }
+            other => {
+                let s = other.to_string();
+                if let Some(rest) = s.strip_prefix("ENGINE") {
+                    engine = rest.trim_start_matches([' ', '=']).to_string();
+                }
+            }
+        }
+    }
+    (engine, autoinc, comment)
+}
+
+/// Binds CREATE TABLE into the engine's table definition.
+pub fn bind_create_table(
+    b: &Binder,
+    ct: &sq::CreateTable,
+) -> Result<(Ddl, Vec<SqlError>), SqlError> {
+    if ct.temporary {
+        return Err(unsupported("CREATE TEMPORARY TABLE"));
+    }
+    if ct.query.is_some() {
+        return Err(unsupported("CREATE TABLE ... SELECT"));
+    }
+    let (db, name) = b.table_name(&ct.name)?;
+    if name.is_empty() || name.len() > 64 {
+        return Err(err(
+            code::ER_WRONG_TABLE_NAME,
+            format!("Incorrect table name '{name}'"),
+        ));
+    }
+    if let Some(like) = &ct.like {
+        let src_name = match like {
+            sq::CreateTableLikeKind::Parenthesized(l) | sq::CreateTableLikeKind::Plain(l) => {
+                &l.name
+            }
+        };
+        let (sdb, sname) = b.table_name(src_name)?;
+        let src = b.resolve_table(&sdb, &sname)?;
+        let mut def = (*src).clone();
+        def.id = 0;
+        def.db = db;
+        def.name = name;
+        if def.hidden_pk {
+            def.indexes.remove(0);
+            def.hidden_pk = false;
+        }
+        for i in &mut def.indexes {
+            i.id = 0;
+        }
+        return Ok((
+            Ddl::CreateTable {
+                def,
+                if_not_exists: ct.if_not_exists,
+            },
+            vec![],
+        ));
+    }
+    if ct.columns.is_empty() {
+        return Err(err(
+            code::ER_TABLE_MUST_HAVE_COLUMNS,
+            "A table must have at least 1 column",
+        ));
+    }
+    let mut columns = Vec::new();
+    let mut inline_pk = Vec::new();
+    let mut inline_unique = Vec::new();
+    for c in &ct.columns {
+        let bc = bind_column(c)?;
+        if columns
+            .iter()
+            .any(|x: &ColumnDef| ident_eq(&x.name, &bc.def.name))
+        {
+            return Err(err(
+                code::ER_DUP_FIELDNAME,
+                format!("Duplicate column name '{}'", bc.def.name),
+            ));
+        }
+        if bc.primary {
+            inline_pk.push(columns.len());
+        }
+        if bc.unique {
+            inline_unique.push(columns.len());
+        }
+        columns.push(bc.def);
+    }
+    let mut warnings = Vec::new();
+    let mut indexes: Vec<IndexDef> = Vec::new();
+    if inline_pk.len() > 1 {
+        return Err(err(
+            code::ER_MULTIPLE_PRI_KEY,
+            "Multiple primary key defined",
+        ));
+    }
+    if let Some(&c) = inline_pk.first() {
+        indexes.push(IndexDef {
+            id: 0,
+            name: "PRIMARY".into(),
+            columns: vec![c],
+            prefix_lens: vec![None],
+            unique: true,
+            primary: true,
+        });
+    }
+    for c in &ct.constraints {
+        match constraint_index(&columns, &indexes, c)? {
+            Some(idx) => {
+                if idx.primary {
+                    if indexes.iter().any(|i| i.primary) {
+                        return Err(err(code::ER_MULTIPLE_PRI_KEY, "Multiple primary key defined"));
+                    }
+                    for &col in &idx.columns {
+                        columns[col].nullable = false;
+                        if columns[col].default.is_none() {
+                            // keep
+                        }
+                    }
+                    indexes.insert(0, idx);
+                } else {
+                    if indexes.iter().any(|i| ident_eq(&i.name, &idx.name)) {
+                        return Err(err(
+                            code::ER_DUP_KEYNAME,
+                            format!("Duplicate key name '{}'", idx.name),
+                        ));
+                    }
+                    indexes.push(idx);
+                }
+            }
+            None => warnings.push(crate::sql_err(
+                code::ER_NOT_SUPPORTED_YET,
+                "onelog does not enforce FOREIGN KEY and CHECK constraints; the constraint was ignored",
+            )),
+        }
+    }
+    for &c in &inline_unique {
+        let name = unique_index_name(&indexes, &columns[c].name);
+        indexes.push(IndexDef {
+            id: 0,
+            name,
+            columns: vec![c],
+            prefix_lens: vec![None],
+            unique: true,
+            primary: false,
+        });
+    }
+    // AUTO_INCREMENT must lead a key.
+    let autos: Vec<usize> = (0..columns.len())
+        .filter(|&i| columns[i].auto_increment)
+        .collect();
+    if autos.len() > 1
+        || autos
+            .first()
+            .is_some_and(|&a| !indexes.iter().any(|i| i.columns.first() == Some(&a)))
+    {
+        return Err(err(
+            code::ER_WRONG_AUTO_KEY,
+            "Incorrect table definition; there can be only one auto column and it must be defined as a key",
+        ));
+    }
+    let (engine_name, auto_increment_start, comment) = table_options(&ct.table_options);
+    let def = TableDef {
+        id: 0,
+        db,
+        name,
+        columns,
+        indexes,
+        hidden_pk: false,
+        comment,
+        engine_name,
+        auto_increment_start,
+    };
+    Ok((
+        Ddl::CreateTable {
+            def,
+            if_not_exists: ct.if_not_exists,
+        },
+        warnings,
+    ))
+}
+
+/// Binds ALTER TABLE operations (and CREATE/DROP INDEX) against the table's current
+/// definition.
+pub fn bind_alter(t: &TableDef, ops: &[sq::AlterTableOperation]) -> Result<Vec<AlterOp>, SqlError> {
+    let mut cols: Vec<ColumnDef> = t.columns.clone();
+    let mut idx: Vec<IndexDef> = t.indexes.clone();
+    if t.hidden_pk {
+        idx.remove(0);
+    }
+    let mut out = Vec::new();
+    for op in ops {
+        use sq::AlterTableOperation as A;
+        match op {
+            A::AddConstraint { constraint, .. } => {
+                let Some(i) = constraint_index(&cols, &idx, constraint)? else {
+                    continue;
+                };
+                if i.primary && idx.iter().any(|x| x.primary) {
+                    return Err(err(
+                        code::ER_MULTIPLE_PRI_KEY,
+                        "Multiple primary key defined",
+                    ));
+                }
+                if idx.iter().any(|x| ident_eq(&x.name, &i.name)) {
+                    return Err(err(
+                        code::ER_DUP_KEYNAME,
+                        format!("Duplicate key name '{}'", i.name),
+                    ));
+                }
+                idx.push(i.clone());
+                out.push(AlterOp::AddIndex(i));
+            }
+            A::AddColumn {
+                column_def,
+                column_position,
+                if_not_exists,
+                ..
+            } => {
+                let bc = bind_column(column_def)?;
+                if cols.iter().any(|c| ident_eq(&c.name, &bc.def.name)) {
+                    if *if_not_exists {
+                        continue;
+                    }
+                    return Err(err(
+                        code::ER_DUP_FIELDNAME,
+                        format!("Duplicate column name '{}'", bc.def.name),
+                    ));
+                }
+                if bc.def.auto_increment || bc.primary || bc.unique {
+                    return Err(unsupported("ADD COLUMN with a key"));
+                }
+                if !bc.def.nullable && bc.def.default.is_none() {
+                    // MariaDB fills existing rows with the type's zero value.
+                    return Err(unsupported("ADD COLUMN NOT NULL without DEFAULT"));
+                }
+                let pos = match column_position {
+                    None => None,
+                    Some(sq::MySQLColumnPosition::First) => Some(0),
+                    Some(sq::MySQLColumnPosition::After(a)) => {
+                        match cols.iter().position(|c| ident_eq(&c.name, &a.value)) {
+                            Some(p) => Some(p + 1),
+                            None => {
+                                return Err(err(
+                                    code::ER_BAD_FIELD_ERROR,
+                                    format!("Unknown column '{}' in '{}'", a.value, t.name),
+                                ))
+                            }
+                        }
+                    }
+                };
+                let p = pos.unwrap_or(cols.len());
+                cols.insert(p, bc.def.clone());
+                for i in &mut idx {
+                    for c in &mut i.columns {
+                        if *c >= p {
+                            *c += 1;
+                        }
+                    }
+                }
+                out.push(AlterOp::AddColumn {
+                    def: bc.def,
+                    position: pos,
+                });
+            }
+            A::DropColumn {
+                column_names,
+                if_exists,
+                ..
+            } => {
+                for n in column_names {
+                    let Some(p) = cols.iter().position(|c| ident_eq(&c.name, &n.value)) else {
+                        if *if_exists {
+                            continue;
+                        }
+                        return Err(err(
+                            code::ER_CANT_DROP_FIELD_OR_KEY,
+                            format!("Can't DROP COLUMN `{}`; check that it exists", n.value),
+                        ));
+                    };
+                    cols.remove(p);
+                    for i in &mut idx {
+                        i.columns.retain(|&c| c != p);
+                        for c in &mut i.columns {
+                            if *c > p {
+                                *c -= 1;
+                            }
+                        }
+                    }
+                    idx.retain(|i| !i.columns.is_empty());
+                    out.push(AlterOp::DropColumn(n.value.clone()));
+                }
+            }
+            A::DropIndex { name } => {
+                if !idx.iter().any(|i| ident_eq(&i.name, &name.value)) {
+                    return Err(err(
+                        code::ER_CANT_DROP_FIELD_OR_KEY,
+                        format!("Can't DROP INDEX `{}`; check that it exists", name.value),
+                    ));
+                }
+                idx.retain(|i| !ident_eq(&i.name, &name.value));
+                out.push(AlterOp::DropIndex(name.value.clone()));
+            }
+            A::DropPrimaryKey { .. } => {
+                if !idx.iter().any(|i| i.primary) {
+                    return Err(err(
+                        code::ER_CANT_DROP_FIELD_OR_KEY,
+                        "Can't DROP INDEX `PRIMARY`; check that it exists",
+                    ));
+                }
+                idx.retain(|i| !i.primary);
+                out.push(AlterOp::DropIndex("PRIMARY".into()));
+            }
+            other => return Err(unsupported(&format!("ALTER TABLE {other}"))),
+        }
+    }
+    Ok(out)
+}
+
+/// Binds a DDL statement into the engine's form; Ok(None) if `stmt` is not DDL.
+pub fn bind_ddl(
+    b: &Binder,
+    stmt: &sq::Statement,
+) -> Result<Option<(Ddl, Vec<SqlError>)>, SqlError> {
+    use sq::Statement as S;
+    let db_name = |n: &sq::ObjectName| -> Result<String, SqlError> {
+        let p = name_parts(n);
+        if p.len() != 1 || p[0].is_empty() || p[0].len() > 64 {
+            return Err(err(
+                code::ER_WRONG_DB_NAME,
+                format!("Incorrect database name '{n}'"),
+            ));
+        }
+        Ok(p[0].clone())
+    };
+    Ok(Some(match stmt {
+        S::CreateDatabase {
+            db_name: n,
+            if_not_exists,
+            ..
+        } => (
+            Ddl::CreateDatabase {
+                name: db_name(n)?,
+                if_not_exists: *if_not_exists,
+            },
+            vec![],
+        ),
+        S::CreateSchema {
+            schema_name,
+            if_not_exists,
+            ..
+        } => {
+            let sq::SchemaName::Simple(n) = schema_name else {
+                return Err(unsupported("CREATE SCHEMA AUTHORIZATION"));
+            };
+            (
+                Ddl::CreateDatabase {
+                    name: db_name(n)?,
+                    if_not_exists: *if_not_exists,
+                },
+                vec![],
+            )
+        }
+        S::Drop {
+            object_type,
+            if_exists,
+            names,
+            table,
+            temporary,
+            ..
+        } => {
+            if *temporary {
+                return Err(unsupported("DROP TEMPORARY TABLE"));
+            }
+            match object_type {
+                sq::ObjectType::Table => {
+                    let mut tables = Vec::new();
+                    for n in names {
+                        tables.push(b.table_name(n)?);
+                    }
+                    (
+                        Ddl::DropTables {
+                            tables,
+                            if_exists: *if_exists,
+                        },
+                        vec![],
+                    )
+                }
+                sq::ObjectType::Database | sq::ObjectType::Schema => {
+                    if names.len() != 1 {
+                        return Err(crate::parser::syntax_error("", 0));
+                    }
+                    (
+                        Ddl::DropDatabase {
+                            name: db_name(&names[0])?,
+                            if_exists: *if_exists,
+                        },
+                        vec![],
+                    )
+                }
+                sq::ObjectType::Index => {
+                    let Some(t) = table else {
+                        return Err(crate::parser::syntax_error("", 0));
+                    };
+                    let (db, tname) = b.table_name(t)?;
+                    let def = b.resolve_table(&db, &tname)?;
+                    let name = name_parts(&names[0]).pop().unwrap_or_default();
+                    let op = if ident_eq(&name, "PRIMARY") {
+                        sq::AlterTableOperation::DropPrimaryKey {
+                            drop_behavior: None,
+                        }
+                    } else {
+                        sq::AlterTableOperation::DropIndex {
+                            name: sq::Ident::new(name),
+                        }
+                    };
+                    let ops = bind_alter(&def, &[op])?;
+                    (
+                        Ddl::AlterTable {
+                            db,
+                            table: tname,
+                            ops,
+                        },
+                        vec![],
+                    )
+                }
+                other => return Err(unsupported(&format!("DROP {other}"))),
+            }
+        }
+        S::CreateTable(ct) => bind_create_table(b, ct)?,
+        S::AlterTable(at) => {
+            let (db, tname) = b.table_name(&at.name)?;
+            let def = b.resolve_table(&db, &tname)?;
+            // ALTER TABLE t RENAME TO u
+            if let [sq::AlterTableOperation::RenameTable { table_name }] = at.operations.as_slice()
+            {
+                let n = match table_name {
+                    sq::RenameTableNameKind::As(n) | sq::RenameTableNameKind::To(n) => n,
+                };
+                let to = b.table_name(n)?;
+                return Ok(Some((
+                    Ddl::RenameTables {
+                        renames: vec![((db, tname), to)],
+                    },
+                    vec![],
+                )));
+            }
+            let ops = bind_alter(&def, &at.operations)?;
+            (
+                Ddl::AlterTable {
+                    db,
+                    table: tname,
+                    ops,
+                },
+                vec![],
+            )
+        }
+        S::CreateIndex(ci) => {
+            let (db, tname) = b.table_name(&ci.table_name)?;
+            let def = b.resolve_table(&db, &tname)?;
+            let Some(name) = &ci.name else {
+                return Err(crate::parser::syntax_error("", 0));
+            };
+            let iname = name_parts(name).pop().unwrap_or_default();
+            let c = if ci.unique {
+                sq::TableConstraint::Unique(sq::UniqueConstraint {
+                    name: None,
+                    index_name: Some(sq::Ident::new(iname)),
+                    index_type_display: sq::KeyOrIndexDisplay::None,
+                    index_type: None,
+                    columns: ci.columns.clone(),
+                    include: vec![],
+                    index_options: vec![],
+                    characteristics: None,
+                    nulls_distinct: sq::NullsDistinctOption::None,
+                })
+            } else {
+                sq::TableConstraint::Index(sq::IndexConstraint {
+                    display_as_key: false,
+                    name: Some(sq::Ident::new(iname)),
+                    index_type: None,
+                    columns: ci.columns.clone(),
+                    index_options: vec![],
+                })
+            };
+            let ops = bind_alter(
+                &def,
+                &[sq::AlterTableOperation::AddConstraint {
+                    constraint: c,
+                    not_valid: false,
+                }],
+            )?;
+            (
+                Ddl::AlterTable {
+                    db,
+                    table: tname,
+                    ops,
+                },
+                vec![],
+            )
+        }
+        S::Truncate(t) => {
+            if t.table_names.len() != 1 {
+                return Err(crate::parser::syntax_error("", 0));
+            }
+            let (db, tname) = b.table_name(&t.table_names[0].name)?;
+            b.resolve_table(&db, &tname)?;
+            (Ddl::TruncateTable { db, table: tname }, vec![])
+        }
+        S::RenameTable(rs) => {
+            let mut renames = Vec::new();
+            for r in rs {
+                renames.push((b.table_name(&r.old_name)?, b.table_name(&r.new_name)?));
+            }
+            (Ddl::RenameTables { renames }, vec![])
+        }
+        _ => return Ok(None),
+    }))
+}

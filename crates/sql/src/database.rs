@@ -1,0 +1,297 @@
+//! Database: opens the engine, bootstraps the account tables on first open, re-runs DDL
+//! from the binlog during recovery (the engine's `DdlReplayer`), and keeps what sessions
+//! share: global variables, the account cache and the process list (for SHOW
+//! PROCESSLIST and KILL).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use onelog_engine::{Catalog, DdlReplayer, Engine, EngineError, EngineOptions, Result as EResult};
+use onelog_types::{code, DateTime, SqlError, Value};
+use parking_lot::{Mutex, RwLock};
+
+use crate::binder::{BindEnv, VirtualColumn};
+use crate::parser::{self, Scope as VarScope, Stmt};
+use crate::users::{Account, Accounts};
+use crate::{sql_err, Session};
+
+/// One row of SHOW PROCESSLIST.
+#[derive(Clone, Debug)]
+pub struct ProcessInfo {
+    pub id: u32,
+    pub user: String,
+    pub host: String,
+    pub db: Option<String>,
+    pub command: String,
+    pub time: u64,
+    pub state: String,
+    pub info: Option<String>,
+}
+
+pub(crate) struct ProcState {
+    pub db: Option<String>,
+    pub command: &'static str,
+    pub info: Option<String>,
+    pub since: Instant,
+}
+
+pub(crate) struct ProcEntry {
+    pub id: u32,
+    pub user: String,
+    pub host: String,
+    pub state: Mutex<ProcState>,
+    pub interrupt: Arc<AtomicBool>,
+    pub killed: Arc<AtomicBool>,
+}
+
+pub struct Database {
+    pub(crate) engine: Arc<Engine>,
+    pub(crate) started: Instant,
+    pub(crate) globals: RwLock<HashMap<String, Value>>,
+    pub(crate) accounts: RwLock<Accounts>,
+    pub(crate) procs: Mutex<BTreeMap<u32, Arc<ProcEntry>>>,
+    pub(crate) questions: AtomicU64,
+    pub(crate) next_conn: AtomicU32,
+    pub(crate) com_counters: Mutex<HashMap<&'static str, u64>>,
+}
+
+/// Re-runs DDL statements found in the binlog (recovery).
+struct Replayer;
+
+/// A binder environment with only a catalog and a current database (recovery, bootstrap).
+struct PlainEnv {
+    db: Option<String>,
+    catalog: Arc<Catalog>,
+}
+
+impl BindEnv for PlainEnv {
+    fn current_db(&self) -> Option<&str> {
+        self.db.as_deref()
+    }
+    fn catalog(&self) -> Arc<Catalog> {
+        self.catalog.clone()
+    }
+    fn params(&self) -> &[Value] {
+        &[]
+    }
+    fn now(&self) -> DateTime {
+        now()
+    }
+    fn connection_id(&self) -> u32 {
+        0
+    }
+    fn last_insert_id(&self) -> u64 {
+        0
+    }
+    fn row_count(&self) -> i64 {
+        0
+    }
+    fn user(&self) -> String {
+        "root@localhost".into()
+    }
+    fn version(&self) -> String {
+        String::new()
+    }
+    fn sys_var(&self, _scope: Option<VarScope>, name: &str) -> Result<Value, SqlError> {
+        Err(sql_err(
+            code::ER_UNKNOWN_SYSTEM_VARIABLE,
+            format!("Unknown system variable '{name}'"),
+        ))
+    }
+    fn user_var(&self, _name: &str) -> Value {
+        Value::Null
+    }
+    fn info_schema(&self, _table: &str) -> Option<(Vec<VirtualColumn>, Vec<Vec<Value>>)> {
+        None
+    }
+}
+
+/// The current time as a UTC datetime with microseconds.
+pub fn now() -> DateTime {
+    let d = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    DateTime::from_unix(d.as_secs() as i64, d.subsec_micros())
+}
+
+impl DdlReplayer for Replayer {
+    fn replay(&self, engine: &Engine, db: &str, sql: &str) -> EResult<()> {
+        let parsed = parser::parse_one(sql).map_err(|e| EngineError::Other(e.message))?;
+        let Stmt::Sql(stmt) = parsed.stmt else {
+            return Err(EngineError::Other(format!("not a DDL statement: {sql}")));
+        };
+        let env = PlainEnv {
+            db: (!db.is_empty()).then(|| db.to_string()),
+            catalog: engine.catalog(),
+        };
+        let b = crate::binder::Binder::new(&env, &parsed.text);
+        match crate::binder::bind_ddl(&b, &stmt) {
+            Ok(Some((ddl, _))) => engine.ddl_replay(db, sql, ddl),
+            Ok(None) => Err(EngineError::Other(format!("not a DDL statement: {sql}"))),
+            Err(e) => Err(EngineError::Other(e.message)),
+        }
+    }
+}
+
+impl DdlReplayer for Database {
+    fn replay(&self, engine: &Engine, db: &str, sql: &str) -> EResult<()> {
+        Replayer.replay(engine, db, sql)
+    }
+}
+
+fn engine_sql_err(e: EngineError) -> SqlError {
+    crate::executor::engine_err(e)
+}
+
+impl Database {
+    /// Opens (creating if needed) the data directory: recovers the engine, creates the
+    /// account tables and `root@localhost` on first open.
+    pub fn open(opts: EngineOptions) -> Result<Arc<Database>, SqlError> {
+        let engine = Engine::open(opts, &Replayer).map_err(engine_sql_err)?;
+        Self::with_engine(engine)
+    }
+
+    /// Builds the SQL layer over an engine that is already open.
+    pub fn with_engine(engine: Arc<Engine>) -> Result<Arc<Database>, SqlError> {
+        let db = Arc::new(Database {
+            engine,
+            started: Instant::now(),
+            globals: RwLock::new(HashMap::new()),
+            accounts: RwLock::new(Accounts::default()),
+            procs: Mutex::new(BTreeMap::new()),
+            questions: AtomicU64::new(0),
+            next_conn: AtomicU32::new(1),
+            com_counters: Mutex::new(HashMap::new()),
+        });
+        crate::users::bootstrap(&db)?;
+        crate::users::reload(&db)?;
+        Ok(db)
+    }
+
+    pub fn engine(&self) -> &Arc<Engine> {
+        &self.engine
+    }
+
+    /// A fresh connection id (for the server's handshake).
+    pub fn next_connection_id(&self) -> u32 {
+        self.next_conn.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Sets a read-only global variable the server knows (`port`, `socket`, `hostname`,
+    /// `datadir`, `pid_file`, `max_connections` ...).
+    pub fn set_server_variable(&self, name: &str, value: Value) {
+        self.globals
+            .write()
+            .insert(name.to_ascii_lowercase(), value);
+    }
+
+    /// Checks a mysql_native_password login: `auth_response` is the client's scrambled
+    /// password (empty for no password). Returns the matched account.
+    pub fn authenticate(
+        &self,
+        user: &str,
+        host: &str,
+        scramble: &[u8],
+        auth_response: &[u8],
+    ) -> Result<Account, SqlError> {
+        let denied = || {
+            sql_err(
+                code::ER_ACCESS_DENIED_ERROR,
+                format!(
+                    "Access denied for user '{user}'@'{host}' (using password: {})",
+                    if auth_response.is_empty() {
+                        "NO"
+                    } else {
+                        "YES"
+                    }
+                ),
+            )
+        };
+        let acc = self
+            .accounts
+            .read()
+            .find(user, host)
+            .cloned()
+            .ok_or_else(denied)?;
+        if crate::users::check_scramble(&acc.password_hash, scramble, auth_response) {
+            Ok(acc)
+        } else {
+            Err(denied())
+        }
+    }
+
+    /// The stored password hash (`*HEX(SHA1(SHA1(pw)))`, empty for none) of the account
+    /// that `user` connecting from `host` maps to.
+    pub fn password_hash(&self, user: &str, host: &str) -> Option<String> {
+        self.accounts
+            .read()
+            .find(user, host)
+            .map(|a| a.password_hash.clone())
+    }
+
+    pub fn account(&self, user: &str, host: &str) -> Option<Account> {
+        self.accounts.read().find(user, host).cloned()
+    }
+
+    pub fn process_list(&self) -> Vec<ProcessInfo> {
+        self.procs
+            .lock()
+            .values()
+            .map(|p| {
+                let s = p.state.lock();
+                ProcessInfo {
+                    id: p.id,
+                    user: p.user.clone(),
+                    host: p.host.clone(),
+                    db: s.db.clone(),
+                    command: s.command.to_string(),
+                    time: s.since.elapsed().as_secs(),
+                    state: if s.command == "Query" {
+                        "executing".into()
+                    } else {
+                        String::new()
+                    },
+                    info: s.info.clone(),
+                }
+            })
+            .collect()
+    }
+
+    /// KILL [QUERY] id: false if no such connection.
+    pub fn kill(&self, id: u32, query_only: bool) -> bool {
+        match self.procs.lock().get(&id) {
+            Some(p) => {
+                if !query_only {
+                    p.killed.store(true, Ordering::SeqCst);
+                }
+                p.interrupt.store(true, Ordering::SeqCst);
+                true
+            }
+            None => false,
+        }
+    }
+
+    pub fn threads_connected(&self) -> usize {
+        self.procs.lock().len()
+    }
+
+    pub fn uptime(&self) -> u64 {
+        self.started.elapsed().as_secs()
+    }
+
+    /// Flushes and stops the engine (clean shutdown).
+    pub fn shutdown(&self) -> Result<(), SqlError> {
+        self.engine.shutdown().map_err(engine_sql_err)
+    }
+
+    /// A session for internal work (bootstrap, account changes): root, no process entry.
+    pub(crate) fn system_session(self: &Arc<Self>) -> Session {
+        Session::new_internal(self.clone())
+    }
+
+    pub(crate) fn count_com(&self, name: &'static str) {
+        *self.com_counters.lock().entry(name).or_insert(0) += 1;
+    }
+}

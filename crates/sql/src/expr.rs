@@ -1,0 +1,1595 @@
+//! Expressions: the bound expression tree, its evaluation, and MariaDB's value conversions
+//! and comparisons (numeric contexts, string/number/date coercions, storing into columns
+//! under strict or non-strict sql_mode).
+//!
+//! Strings compare bytewise with trailing spaces ignored (utf8mb4_bin PAD SPACE semantics),
+//! the same order the engine's keys use; MariaDB's default collation utf8mb4_general_ci is
+//! case-insensitive, onelog's is not.
+
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+use onelog_types::{code, ColumnType, Date, DateTime, Decimal, SqlError, Time, Value};
+
+use crate::functions::Func;
+
+/// Errors raised while evaluating (for example BIGINT overflow).
+pub type EvalResult<T> = Result<T, SqlError>;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    IntDiv,
+    Mod,
+    Eq,
+    NullSafeEq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    BitAnd,
+    BitOr,
+    BitXor,
+    Shl,
+    Shr,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CastType {
+    Signed,
+    Unsigned,
+    Char,
+    Binary,
+    Double,
+    Decimal(u8, u8),
+    Date,
+    DateTime,
+    Time,
+}
+
+/// A bound expression. Column references are positions in the row being evaluated (the
+/// concatenation of the rows of the FROM sources); aggregates are slots computed by the
+/// executor.
+#[derive(Clone, Debug)]
+pub enum Expr {
+    Lit(Value),
+    Col(usize),
+    Agg(usize),
+    Neg(Box<Expr>),
+    Not(Box<Expr>),
+    BitNot(Box<Expr>),
+    Bin(BinOp, Box<Expr>, Box<Expr>),
+    And(Box<Expr>, Box<Expr>),
+    Or(Box<Expr>, Box<Expr>),
+    Xor(Box<Expr>, Box<Expr>),
+    IsNull(Box<Expr>, bool),
+    /// `e IS [NOT] TRUE/FALSE`: (expr, value, negated)
+    IsBool(Box<Expr>, bool, bool),
+    Between(Box<Expr>, Box<Expr>, Box<Expr>, bool),
+    InList(Box<Expr>, Vec<Expr>, bool),
+    /// Materialised `IN (subquery)`: sorted distinct values, whether the set held a NULL.
+    InSet(Box<Expr>, Arc<Vec<Value>>, bool, bool),
+    Like(Box<Expr>, Box<Expr>, Option<u8>, bool),
+    Regexp(Box<Expr>, Box<Expr>, bool),
+    Case(Option<Box<Expr>>, Vec<(Expr, Expr)>, Option<Box<Expr>>),
+    Func(Func, Vec<Expr>),
+    Cast(Box<Expr>, CastType),
+    /// A subquery, replaced by its value before the enclosing statement runs.
+    Subquery(usize),
+    InSubquery(Box<Expr>, usize, bool),
+    Exists(usize, bool),
+}
+
+impl Expr {
+    /// Calls `f` on every sub-expression (pre-order).
+    pub fn walk(&self, f: &mut dyn FnMut(&Expr)) {
+        f(self);
+        match self {
+            Expr::Lit(_) | Expr::Col(_) | Expr::Agg(_) | Expr::Subquery(_) | Expr::Exists(..) => {}
+            Expr::Neg(a)
+            | Expr::Not(a)
+            | Expr::BitNot(a)
+            | Expr::IsNull(a, _)
+            | Expr::IsBool(a, _, _)
+            | Expr::Cast(a, _)
+            | Expr::InSet(a, ..)
+            | Expr::InSubquery(a, ..) => a.walk(f),
+            Expr::Bin(_, a, b)
+            | Expr::And(a, b)
+            | Expr::Or(a, b)
+            | Expr::Xor(a, b)
+            | Expr::Like(a, b, _, _)
+            | Expr::Regexp(a, b, _) => {
+                a.walk(f);
+                b.walk(f);
+            }
+            Expr::Between(a, b, c, _) => {
+                a.walk(f);
+                b.walk(f);
+                c.walk(f);
+            }
+            Expr::InList(a, l, _) => {
+                a.walk(f);
+                l.iter().for_each(|e| e.walk(f));
+            }
+            Expr::Case(o, w, e) => {
+                if let Some(o) = o {
+                    o.walk(f);
+                }
+                for (a, b) in w {
+                    a.walk(f);
+                    b.walk(f);
+                }
+                if let Some(e) = e {
+                    e.walk(f);
+                }
+            }
+            Expr::Func(_, args) => args.iter().for_each(|e| e.walk(f)),
+        }
+    }
+
+    /// Mutable pre-order rewrite.
+    pub fn walk_mut(&mut self, f: &mut dyn FnMut(&mut Expr)) {
+        f(self);
+        match self {
+            Expr::Lit(_) | Expr::Col(_) | Expr::Agg(_) | Expr::Subquery(_) | Expr::Exists(..) => {}
+            Expr::Neg(a)
+            | Expr::Not(a)
+            | Expr::BitNot(a)
+            | Expr::IsNull(a, _)
+            | Expr::IsBool(a, _, _)
+            | Expr::Cast(a, _)
+            | Expr::InSet(a, ..)
+            | Expr::InSubquery(a, ..) => a.walk_mut(f),
+            Expr::Bin(_, a, b)
+            | Expr::And(a, b)
+            | Expr::Or(a, b)
+            | Expr::Xor(a, b)
+            | Expr::Like(a, b, _, _)
+            | Expr::Regexp(a, b, _) => {
+                a.walk_mut(f);
+                b.walk_mut(f);
+            }
+            Expr::Between(a, b, c, _) => {
+                a.walk_mut(f);
+                b.walk_mut(f);
+                c.walk_mut(f);
+            }
+            Expr::InList(a, l, _) => {
+                a.walk_mut(f);
+                l.iter_mut().for_each(|e| e.walk_mut(f));
+            }
+            Expr::Case(o, w, e) => {
+                if let Some(o) = o {
+                    o.walk_mut(f);
+                }
+                for (a, b) in w {
+                    a.walk_mut(f);
+                    b.walk_mut(f);
+                }
+                if let Some(e) = e {
+                    e.walk_mut(f);
+                }
+            }
+            Expr::Func(_, args) => args.iter_mut().for_each(|e| e.walk_mut(f)),
+        }
+    }
+
+    /// Largest column position referenced (None: no column).
+    pub fn max_col(&self) -> Option<usize> {
+        let mut m: Option<usize> = None;
+        self.walk(&mut |e| {
+            if let Expr::Col(c) = e {
+                m = Some(m.map_or(*c, |x| x.max(*c)));
+            }
+        });
+        m
+    }
+
+    pub fn is_const(&self) -> bool {
+        let mut c = true;
+        self.walk(&mut |e| {
+            if matches!(
+                e,
+                Expr::Col(_)
+                    | Expr::Agg(_)
+                    | Expr::Subquery(_)
+                    | Expr::InSubquery(..)
+                    | Expr::Exists(..)
+                    | Expr::Func(Func::Rand, _)
+            ) {
+                c = false;
+            }
+        });
+        c
+    }
+}
+
+/// Evaluation context: the current row and the aggregate values of its group.
+pub struct Ctx<'a> {
+    pub row: &'a [Value],
+    pub aggs: &'a [Value],
+}
+
+impl<'a> Ctx<'a> {
+    pub fn new(row: &'a [Value]) -> Self {
+        Ctx { row, aggs: &[] }
+    }
+}
+
+pub fn eval(e: &Expr, cx: &Ctx) -> EvalResult<Value> {
+    Ok(match e {
+        Expr::Lit(v) => v.clone(),
+        Expr::Col(i) => cx.row.get(*i).cloned().unwrap_or(Value::Null),
+        Expr::Agg(i) => cx.aggs.get(*i).cloned().unwrap_or(Value::Null),
+        Expr::Neg(a) => negate(eval(a, cx)?)?,
+        Expr::Not(a) => match truth(&eval(a, cx)?) {
+            None => Value::Null,
+            Some(b) => bool_val(!b),
+        },
+        Expr::BitNot(a) => match eval(a, cx)? {
+            Value::Null => Value::Null,
+            v => Value::UInt(!to_u64_wrapping(&v)),
+        },
+        Expr::Bin(op, a, b) => {
+            let x = eval(a, cx)?;
+            let y = eval(b, cx)?;
+            binary(*op, x, y)?
+        }
+        Expr::And(a, b) => {
+            let x = truth(&eval(a, cx)?);
+            if x == Some(false) {
+                return Ok(bool_val(false));
+            }
+            let y = truth(&eval(b, cx)?);
+            match (x, y) {
+                (_, Some(false)) => bool_val(false),
+                (Some(true), Some(true)) => bool_val(true),
+                _ => Value::Null,
+            }
+        }
+        Expr::Or(a, b) => {
+            let x = truth(&eval(a, cx)?);
+            if x == Some(true) {
+                return Ok(bool_val(true));
+            }
+            let y = truth(&eval(b, cx)?);
+            match (x, y) {
+                (_, Some(true)) => bool_val(true),
+                (Some(false), Some(false)) => bool_val(false),
+                _ => Value::Null,
+            }
+        }
+        Expr::Xor(a, b) => match (truth(&eval(a, cx)?), truth(&eval(b, cx)?)) {
+            (Some(x), Some(y)) => bool_val(x != y),
+            _ => Value::Null,
+        },
+        Expr::IsNull(a, neg) => bool_val(eval(a, cx)?.is_null() != *neg),
+        Expr::IsBool(a, v, neg) => {
+            let t = truth(&eval(a, cx)?);
+            bool_val((t == Some(*v)) != *neg)
+        }
+        Expr::Between(a, lo, hi, neg) => {
+            let x = eval(a, cx)?;
+            let l = eval(lo, cx)?;
+            let h = eval(hi, cx)?;
+            let ge = compare(&x, &l).map(|o| o != Ordering::Less);
+            let le = compare(&x, &h).map(|o| o != Ordering::Greater);
+            let r = match (ge, le) {
+                (Some(false), _) | (_, Some(false)) => Some(false),
+                (Some(true), Some(true)) => Some(true),
+                _ => None,
+            };
+            match r {
+                None => Value::Null,
+                Some(b) => bool_val(b != *neg),
+            }
+        }
+        Expr::InList(a, list, neg) => {
+            let x = eval(a, cx)?;
+            if x.is_null() {
+                return Ok(Value::Null);
+            }
+            let mut saw_null = false;
+            let mut found = false;
+            for item in list {
+                let v = eval(item, cx)?;
+                match compare(&x, &v) {
+                    Some(Ordering::Equal) => {
+                        found = true;
+                        break;
+                    }
+                    None => saw_null = true,
+                    _ => {}
+                }
+            }
+            if found {
+                bool_val(!*neg)
+            } else if saw_null {
+                Value::Null
+            } else {
+                bool_val(*neg)
+            }
+        }
+        Expr::InSet(a, set, has_null, neg) => {
+            let x = eval(a, cx)?;
+            if x.is_null() {
+                return Ok(Value::Null);
+            }
+            let found = set.binary_search_by(|v| sort_cmp(v, &x)).is_ok()
+                || set.iter().any(|v| compare(&x, v) == Some(Ordering::Equal));
+            if found {
+                bool_val(!*neg)
+            } else if *has_null {
+                Value::Null
+            } else {
+                bool_val(*neg)
+            }
+        }
+        Expr::Like(a, p, esc, neg) => {
+            let x = eval(a, cx)?;
+            let pat = eval(p, cx)?;
+            if x.is_null() || pat.is_null() {
+                return Ok(Value::Null);
+            }
+            let r = like(&to_bytes(&x), &to_bytes(&pat), esc.unwrap_or(b'\\'));
+            bool_val(r != *neg)
+        }
+        Expr::Regexp(a, p, neg) => {
+            let x = eval(a, cx)?;
+            let pat = eval(p, cx)?;
+            if x.is_null() || pat.is_null() {
+                return Ok(Value::Null);
+            }
+            let r = crate::functions::simple_regexp(&to_string(&x), &to_string(&pat))?;
+            bool_val(r != *neg)
+        }
+        Expr::Case(op, whens, els) => {
+            let base = match op {
+                Some(o) => Some(eval(o, cx)?),
+                None => None,
+            };
+            for (w, t) in whens {
+                let c = eval(w, cx)?;
+                let hit = match &base {
+                    Some(b) => compare(b, &c) == Some(Ordering::Equal),
+                    None => truth(&c) == Some(true),
+                };
+                if hit {
+                    return eval(t, cx);
+                }
+            }
+            match els {
+                Some(e) => eval(e, cx)?,
+                None => Value::Null,
+            }
+        }
+        Expr::Func(f, args) => crate::functions::call(*f, args, cx)?,
+        Expr::Cast(a, t) => cast(eval(a, cx)?, *t)?,
+        Expr::Subquery(_) | Expr::InSubquery(..) | Expr::Exists(..) => {
+            return Err(crate::sql_err(
+                code::ER_NOT_SUPPORTED_YET,
+                "This version of MariaDB doesn't yet support 'correlated subqueries'",
+            ))
+        }
+    })
+}
+
+pub fn bool_val(b: bool) -> Value {
+    Value::Int(b as i64)
+}
+
+/// SQL truth of a value (NULL: unknown).
+pub fn truth(v: &Value) -> Option<bool> {
+    match v {
+        Value::Null => None,
+        Value::Int(i) => Some(*i != 0),
+        Value::UInt(u) => Some(*u != 0),
+        Value::Double(d) => Some(*d != 0.0),
+        Value::Decimal(d) => Some(!d.is_zero()),
+        Value::Bytes(_) => Some(to_f64(v) != 0.0),
+        Value::Date(_) | Value::DateTime(_) => Some(true),
+        Value::Time(t) => Some(t.to_micros() != 0),
+    }
+}
+
+// ---- conversions ----
+
+pub fn to_string(v: &Value) -> String {
+    match v {
+        Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
+        other => other.to_string(),
+    }
+}
+
+pub fn to_bytes(v: &Value) -> Vec<u8> {
+    match v {
+        Value::Bytes(b) => b.clone(),
+        other => other.to_string().into_bytes(),
+    }
+}
+
+/// The longest numeric prefix of a string (MariaDB's string-to-number rule) and whether
+/// the whole string (ignoring surrounding spaces) was numeric.
+pub fn numeric_prefix(s: &[u8]) -> (&str, bool) {
+    let txt = std::str::from_utf8(s).unwrap_or("");
+    let t = txt.trim_start_matches([' ', '\t', '\n', '\r']);
+    let b = t.as_bytes();
+    let mut i = 0;
+    if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
+        i += 1;
+    }
+    let ds = i;
+    while i < b.len() && b[i].is_ascii_digit() {
+        i += 1;
+    }
+    let mut digits = i - ds;
+    if i < b.len() && b[i] == b'.' {
+        let j = i + 1;
+        let mut k = j;
+        while k < b.len() && b[k].is_ascii_digit() {
+            k += 1;
+        }
+        digits += k - j;
+        if digits > 0 {
+            i = k;
+        }
+    }
+    if digits == 0 {
+        return ("", false);
+    }
+    if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
+        let mut k = i + 1;
+        if k < b.len() && (b[k] == b'+' || b[k] == b'-') {
+            k += 1;
+        }
+        let es = k;
+        while k < b.len() && b[k].is_ascii_digit() {
+            k += 1;
+        }
+        if k > es {
+            i = k;
+        }
+    }
+    let whole = t[i..].trim().is_empty();
+    (&t[..i], whole)
+}
+
+pub fn to_f64(v: &Value) -> f64 {
+    match v {
+        Value::Null => 0.0,
+        Value::Int(i) => *i as f64,
+        Value::UInt(u) => *u as f64,
+        Value::Double(d) => *d,
+        Value::Decimal(d) => d.to_f64(),
+        Value::Bytes(b) => numeric_prefix(b).0.parse().unwrap_or(0.0),
+        Value::Date(d) => (d.year as f64) * 10000.0 + (d.month as f64) * 100.0 + d.day as f64,
+        Value::DateTime(dt) => {
+            let d = &dt.date;
+            ((d.year as f64) * 10000.0 + (d.month as f64) * 100.0 + d.day as f64) * 1e6
+                + (dt.hour as f64) * 1e4
+                + (dt.minute as f64) * 100.0
+                + dt.second as f64
+                + dt.micro as f64 / 1e6
+        }
+        Value::Time(t) => {
+            let s = (t.hours as f64) * 1e4 + (t.minute as f64) * 100.0 + t.second as f64;
+            let s = s + t.micro as f64 / 1e6;
+            if t.negative {
+                -s
+            } else {
+                s
+            }
+        }
+    }
+}
+
+/// Integer value, rounding (MariaDB rounds doubles and decimals half away from zero when
+/// converting to integers). Saturates.
+pub fn to_i128(v: &Value) -> i128 {
+    match v {
+        Value::Int(i) => *i as i128,
+        Value::UInt(u) => *u as i128,
+        Value::Decimal(d) => d.rescale(0).map(|d| d.mantissa).unwrap_or(0),
+        Value::Bytes(b) => {
+            let (p, _) = numeric_prefix(b);
+            if let Ok(i) = p.parse::<i128>() {
+                i
+            } else {
+                round_f64(p.parse::<f64>().unwrap_or(0.0))
+            }
+        }
+        other => round_f64(to_f64(other)),
+    }
+}
+
+fn round_f64(d: f64) -> i128 {
+    let r = d.round();
+    if r >= i128::MAX as f64 {
+        i128::MAX
+    } else if r <= i128::MIN as f64 {
+        i128::MIN
+    } else {
+        r as i128
+    }
+}
+
+pub fn to_i64(v: &Value) -> i64 {
+    to_i128(v).clamp(i64::MIN as i128, i64::MAX as i128) as i64
+}
+
+fn to_u64_wrapping(v: &Value) -> u64 {
+    match v {
+        Value::UInt(u) => *u,
+        other => to_i128(other) as u64,
+    }
+}
+
+pub fn to_decimal(v: &Value) -> Option<Decimal> {
+    match v {
+        Value::Null => None,
+        Value::Int(i) => Some(Decimal::from_i64(*i)),
+        Value::UInt(u) => Some(Decimal::new(*u as i128, 0)),
+        Value::Decimal(d) => Some(*d),
+        Value::Double(d) => format!("{d}").parse().ok(),
+        Value::Bytes(b) => {
+            let (p, _) = numeric_prefix(b);
+            if p.is_empty() {
+                Some(Decimal::new(0, 0))
+            } else {
+                p.parse().ok()
+            }
+        }
+        other => format!("{}", to_f64(other)).parse().ok(),
+    }
+}
+
+fn is_int(v: &Value) -> bool {
+    matches!(v, Value::Int(_) | Value::UInt(_))
+}
+
+fn is_num(v: &Value) -> bool {
+    matches!(
+        v,
+        Value::Int(_) | Value::UInt(_) | Value::Double(_) | Value::Decimal(_)
+    )
+}
+
+// ---- date/time parsing ----
+
+fn digits(s: &str) -> Option<u32> {
+    if s.is_empty() || s.len() > 9 || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    s.parse().ok()
+}
+
+/// Parses `YYYY-MM-DD[ HH:MM:SS[.ffffff]]` (also with `T`, and the compact `YYYYMMDD[HHMMSS]`
+/// forms). Zero dates are accepted. Returns (datetime, had_time).
+pub fn parse_datetime(s: &str) -> Option<(DateTime, bool)> {
+    let s = s.trim();
+    if s.is_empty() {
+        return None;
+    }
+    let (date_part, time_part) = match s.find([' ', 'T']) {
+        Some(i) => (&s[..i], Some(s[i + 1..].trim())),
+        None => (s, None),
+    };
+    let (y, m, d) = if date_part.contains(['-', '/', '.']) {
+        let parts: Vec<&str> = date_part.split(['-', '/', '.']).collect();
+        if parts.len() != 3 {
+            return None;
+        }
+        let mut y = digits(parts[0])?;
+        if parts[0].len() <= 2 {
+            y += if y < 70 { 2000 } else { 1900 };
+        }
+        (y, digits(parts[1])?, digits(parts[2])?)
+    } else if time_part.is_none() && date_part.len() == 14 || date_part.len() == 8 {
+        if date_part.len() == 14 {
+            let (dp, tp) = date_part.split_at(8);
+            let t = format!("{}:{}:{}", &tp[0..2], &tp[2..4], &tp[4..6]);
+            let (dt, _) =
+                parse_datetime(&format!("{}-{}-{} {t}", &dp[0..4], &dp[4..6], &dp[6..8]))?;
+            return Some((dt, true));
+        }
+        (
+            digits(&date_part[0..4])?,
+            digits(&date_part[4..6])?,
+            digits(&date_part[6..8])?,
+        )
+    } else if date_part.len() == 6 && date_part.bytes().all(|b| b.is_ascii_digit()) {
+        let y = digits(&date_part[0..2])?;
+        (
+            y + if y < 70 { 2000 } else { 1900 },
+            digits(&date_part[2..4])?,
+            digits(&date_part[4..6])?,
+        )
+    } else {
+        return None;
+    };
+    if y > 9999 || m > 12 || d > 31 {
+        return None;
+    }
+    let date = Date {
+        year: y as u16,
+        month: m as u8,
+        day: d as u8,
+    };
+    let zero = m == 0 && d == 0 && y == 0;
+    if !zero && !date.is_valid() {
+        return None;
+    }
+    let mut dt = DateTime {
+        date,
+        hour: 0,
+        minute: 0,
+        second: 0,
+        micro: 0,
+    };
+    let had_time = time_part.is_some();
+    if let Some(t) = time_part {
+        let tm = parse_time(t)?;
+        if tm.negative || tm.hours > 23 {
+            return None;
+        }
+        dt.hour = tm.hours as u8;
+        dt.minute = tm.minute;
+        dt.second = tm.second;
+        dt.micro = tm.micro;
+    }
+    Some((dt, had_time))
+}
+
+/// Parses `[-][D ]HH:MM[:SS[.ffffff]]`, `HHMMSS`, `SS`.
+pub fn parse_time(s: &str) -> Option<Time> {
+    let s = s.trim();
+    let (negative, s) = match s.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, s),
+    };
+    let (main, frac) = match s.find('.') {
+        Some(i) => (&s[..i], Some(&s[i + 1..])),
+        None => (s, None),
+    };
+    let micro = match frac {
+        Some(f) => {
+            if f.is_empty() || !f.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            let f6: String = f.chars().chain(std::iter::repeat('0')).take(6).collect();
+            f6.parse().ok()?
+        }
+        None => 0,
+    };
+    let (days, hms) = match main.split_once(' ') {
+        Some((d, r)) => (digits(d)?, r),
+        None => (0, main),
+    };
+    let parts: Vec<&str> = hms.split(':').collect();
+    let (h, m, sec) = match parts.len() {
+        3 => (digits(parts[0])?, digits(parts[1])?, digits(parts[2])?),
+        2 => (digits(parts[0])?, digits(parts[1])?, 0),
+        1 => {
+            let n = digits(parts[0])?;
+            (n / 10000, (n / 100) % 100, n % 100)
+        }
+        _ => return None,
+    };
+    if m > 59 || sec > 59 {
+        return None;
+    }
+    let hours = days * 24 + h;
+    if hours > 838 {
+        return None;
+    }
+    Some(Time {
+        negative,
+        hours,
+        minute: m as u8,
+        second: sec as u8,
+        micro,
+    })
+}
+
+fn datetime_of(v: &Value) -> Option<DateTime> {
+    match v {
+        Value::DateTime(d) => Some(*d),
+        Value::Date(d) => Some(DateTime {
+            date: *d,
+            hour: 0,
+            minute: 0,
+            second: 0,
+            micro: 0,
+        }),
+        Value::Bytes(b) => parse_datetime(std::str::from_utf8(b).ok()?).map(|x| x.0),
+        Value::Int(_) | Value::UInt(_) => parse_datetime(&v.to_string()).map(|x| x.0),
+        _ => None,
+    }
+}
+
+// ---- comparison ----
+
+fn trim_spaces(b: &[u8]) -> &[u8] {
+    let mut n = b.len();
+    while n > 0 && b[n - 1] == b' ' {
+        n -= 1;
+    }
+    &b[..n]
+}
+
+fn cmp_f64(a: f64, b: f64) -> Ordering {
+    a.partial_cmp(&b).unwrap_or(Ordering::Equal)
+}
+
+/// Compares two values as MariaDB does for `=`/`<` (None when either is NULL).
+pub fn compare(a: &Value, b: &Value) -> Option<Ordering> {
+    use Value::*;
+    Some(match (a, b) {
+        (Null, _) | (_, Null) => return None,
+        (Int(x), Int(y)) => x.cmp(y),
+        (UInt(x), UInt(y)) => x.cmp(y),
+        (Int(x), UInt(y)) => (*x as i128).cmp(&(*y as i128)),
+        (UInt(x), Int(y)) => (*x as i128).cmp(&(*y as i128)),
+        (Decimal(x), Decimal(y)) => x.cmp(y),
+        (Decimal(x), Int(_) | UInt(_)) => x.cmp(&to_decimal(b)?),
+        (Int(_) | UInt(_), Decimal(y)) => to_decimal(a)?.cmp(y),
+        (Bytes(x), Bytes(y)) => trim_spaces(x).cmp(trim_spaces(y)),
+        (Date(x), Date(y)) => x.cmp(y),
+        (Time(x), Time(y)) => x.cmp(y),
+        (Date(_) | DateTime(_), Date(_) | DateTime(_)) => datetime_of(a)?.cmp(&datetime_of(b)?),
+        (Date(_) | DateTime(_), Bytes(_)) => match datetime_of(b) {
+            Some(y) => datetime_of(a)?.cmp(&y),
+            None => trim_spaces(&to_bytes(a)).cmp(trim_spaces(&to_bytes(b))),
+        },
+        (Bytes(_), Date(_) | DateTime(_)) => return compare(b, a).map(Ordering::reverse),
+        (Time(x), Bytes(y)) => match parse_time(&String::from_utf8_lossy(y)) {
+            Some(t) => x.cmp(&t),
+            None => cmp_f64(to_f64(a), to_f64(b)),
+        },
+        (Bytes(_), Time(_)) => return compare(b, a).map(Ordering::reverse),
+        _ => cmp_f64(to_f64(a), to_f64(b)),
+    })
+}
+
+/// A total order for sorting: NULL first, then [`compare`].
+pub fn sort_cmp(a: &Value, b: &Value) -> Ordering {
+    match (a.is_null(), b.is_null()) {
+        (true, true) => Ordering::Equal,
+        (true, false) => Ordering::Less,
+        (false, true) => Ordering::Greater,
+        _ => compare(a, b).unwrap_or(Ordering::Equal),
+    }
+}
+
+/// A canonical byte form of a value for GROUP BY / DISTINCT / UNION: values that compare
+/// equal get the same key.
+pub fn group_key(v: &Value, out: &mut Vec<u8>) {
+    match v {
+        Value::Null => out.push(0),
+        Value::Int(_) | Value::UInt(_) => {
+            out.push(1);
+            out.extend_from_slice(&to_i128(v).to_be_bytes());
+        }
+        Value::Decimal(d) => {
+            // Normalise: strip trailing zero digits of the fraction.
+            let mut m = d.mantissa;
+            let mut s = d.scale;
+            while s > 0 && m % 10 == 0 {
+                m /= 10;
+                s -= 1;
+            }
+            if s == 0 {
+                out.push(1);
+                out.extend_from_slice(&m.to_be_bytes());
+            } else {
+                out.push(2);
+                out.extend_from_slice(format!("{}", to_f64(v)).as_bytes());
+            }
+        }
+        Value::Double(d) => {
+            if d.fract() == 0.0 && d.abs() < 1e30 {
+                out.push(1);
+                out.extend_from_slice(&(*d as i128).to_be_bytes());
+            } else {
+                out.push(2);
+                out.extend_from_slice(format!("{d}").as_bytes());
+            }
+        }
+        Value::Bytes(b) => {
+            out.push(3);
+            let t = trim_spaces(b);
+            out.extend_from_slice(&(t.len() as u32).to_be_bytes());
+            out.extend_from_slice(t);
+        }
+        other => {
+            out.push(4);
+            let s = other.to_string();
+            out.extend_from_slice(&(s.len() as u32).to_be_bytes());
+            out.extend_from_slice(s.as_bytes());
+        }
+    }
+}
+
+// ---- arithmetic ----
+
+fn overflow(signed: bool) -> SqlError {
+    crate::sql_err(
+        1690,
+        format!(
+            "BIGINT{} value is out of range",
+            if signed { "" } else { " UNSIGNED" }
+        ),
+    )
+}
+
+fn int_result(r: i128, unsigned: bool) -> EvalResult<Value> {
+    if unsigned {
+        if r < 0 || r > u64::MAX as i128 {
+            return Err(overflow(false));
+        }
+        return Ok(Value::UInt(r as u64));
+    }
+    if r >= i64::MIN as i128 && r <= i64::MAX as i128 {
+        Ok(Value::Int(r as i64))
+    } else {
+        Err(overflow(true))
+    }
+}
+
+fn negate(v: Value) -> EvalResult<Value> {
+    Ok(match v {
+        Value::Null => Value::Null,
+        Value::Int(i) => match i.checked_neg() {
+            Some(n) => Value::Int(n),
+            None => return Err(overflow(true)),
+        },
+        Value::UInt(u) => int_result(-(u as i128), false)?,
+        Value::Decimal(d) => Value::Decimal(Decimal::new(-d.mantissa, d.scale)),
+        Value::Double(d) => Value::Double(-d),
+        other => Value::Double(-to_f64(&other)),
+    })
+}
+
+fn dec_align(a: Decimal, b: Decimal) -> Option<(i128, i128, u8)> {
+    let s = a.scale.max(b.scale);
+    Some((a.rescale(s)?.mantissa, b.rescale(s)?.mantissa, s))
+}
+
+/// A numeric value as used in arithmetic: int-like, decimal or double.
+enum Num {
+    Int(i128, bool),
+    Dec,
+    Dbl,
+}
+
+fn num(v: &Value) -> Num {
+    match v {
+        Value::Int(i) => Num::Int(*i as i128, false),
+        Value::UInt(u) => Num::Int(*u as i128, true),
+        Value::Decimal(_) => Num::Dec,
+        Value::Double(_) => Num::Dbl,
+        Value::Date(_) | Value::DateTime(_) | Value::Time(_) => {
+            let f = to_f64(v);
+            if f.fract() == 0.0 {
+                Num::Int(f as i128, false)
+            } else {
+                Num::Dbl
+            }
+        }
+        _ => Num::Dbl,
+    }
+}
+
+pub fn binary(op: BinOp, a: Value, b: Value) -> EvalResult<Value> {
+    use BinOp::*;
+    if op == NullSafeEq {
+        return Ok(bool_val(match (a.is_null(), b.is_null()) {
+            (true, true) => true,
+            (false, false) => compare(&a, &b) == Some(Ordering::Equal),
+            _ => false,
+        }));
+    }
+    if a.is_null() || b.is_null() {
+        return Ok(Value::Null);
+    }
+    match op {
+        Eq | Ne | Lt | Le | Gt | Ge => {
+            let o = compare(&a, &b).unwrap();
+            Ok(bool_val(match op {
+                Eq => o == Ordering::Equal,
+                Ne => o != Ordering::Equal,
+                Lt => o == Ordering::Less,
+                Le => o != Ordering::Greater,
+                Gt => o == Ordering::Greater,
+                _ => o != Ordering::Less,
+            }))
+        }
+        BitAnd | BitOr | BitXor | Shl | Shr => {
+            let x = to_u64_wrapping(&a);
+            let y = to_u64_wrapping(&b);
+            Ok(Value::UInt(match op {
+                BitAnd => x & y,
+                BitOr => x | y,
+                BitXor => x ^ y,
+                Shl => {
+                    if y >= 64 {
+                        0
+                    } else {
+                        x << y
+                    }
+                }
+                _ => {
+                    if y >= 64 {
+                        0
+                    } else {
+                        x >> y
+                    }
+                }
+            }))
+        }
+        Add | Sub | Mul => arith(op, &a, &b),
+        Div => divide(&a, &b),
+        IntDiv => {
+            if to_f64(&b) == 0.0 {
+                return Ok(Value::Null);
+            }
+            match (num(&a), num(&b)) {
+                (Num::Int(x, ux), Num::Int(y, uy)) => int_result(x / y, ux || uy),
+                _ => {
+                    let q = divide(&a, &b)?;
+                    let q = match q {
+                        Value::Decimal(d) => d.mantissa / 10i128.pow(d.scale as u32),
+                        other => to_f64(&other).trunc() as i128,
+                    };
+                    int_result(q, false)
+                }
+            }
+        }
+        Mod => {
+            if to_f64(&b) == 0.0 {
+                return Ok(Value::Null);
+            }
+            match (num(&a), num(&b)) {
+                (Num::Int(x, ux), Num::Int(y, _)) => int_result(x % y, ux),
+                (Num::Dbl, _) | (_, Num::Dbl) => Ok(Value::Double(to_f64(&a) % to_f64(&b))),
+                _ => {
+                    let (x, y, s) = dec_align(to_decimal(&a).unwrap(), to_decimal(&b).unwrap())
+                        .ok_or_else(|| overflow(true))?;
+                    Ok(Value::Decimal(Decimal::new(x % y, s)))
+                }
+            }
+        }
+        NullSafeEq => unreachable!(),
+    }
+}
+
+fn arith(op: BinOp, a: &Value, b: &Value) -> EvalResult<Value> {
+    match (num(a), num(b)) {
+        (Num::Int(x, ux), Num::Int(y, uy)) => {
+            let r = match op {
+                BinOp::Add => x + y,
+                BinOp::Sub => x - y,
+                _ => x.checked_mul(y).ok_or_else(|| overflow(true))?,
+            };
+            int_result(r, ux || uy)
+        }
+        (Num::Dbl, _) | (_, Num::Dbl) => {
+            let (x, y) = (to_f64(a), to_f64(b));
+            let r = match op {
+                BinOp::Add => x + y,
+                BinOp::Sub => x - y,
+                _ => x * y,
+            };
+            if r.is_finite() {
+                Ok(Value::Double(r))
+            } else {
+                Err(crate::sql_err(1690, "DOUBLE value is out of range"))
+            }
+        }
+        _ => {
+            let x = to_decimal(a).unwrap();
+            let y = to_decimal(b).unwrap();
+            let r = match op {
+                BinOp::Add | BinOp::Sub => {
+                    let (p, q, s) = dec_align(x, y).ok_or_else(|| overflow(true))?;
+                    let m = if op == BinOp::Add {
+                        p.checked_add(q)
+                    } else {
+                        p.checked_sub(q)
+                    };
+                    m.map(|m| Decimal::new(m, s))
+                }
+                _ => {
+                    let s = x.scale as u16 + y.scale as u16;
+                    x.mantissa.checked_mul(y.mantissa).map(|m| {
+                        let d = Decimal::new(m, s.min(255) as u8);
+                        if s > Decimal::MAX_SCALE as u16 {
+                            reduce_scale(d, Decimal::MAX_SCALE)
+                        } else {
+                            d
+                        }
+                    })
+                }
+            };
+            match r {
+                Some(d) => Ok(Value::Decimal(d)),
+                None => {
+                    let f = match op {
+                        BinOp::Add => x.to_f64() + y.to_f64(),
+                        BinOp::Sub => x.to_f64() - y.to_f64(),
+                        _ => x.to_f64() * y.to_f64(),
+                    };
+                    Ok(Value::Double(f))
+                }
+            }
+        }
+    }
+}
+
+fn reduce_scale(d: Decimal, scale: u8) -> Decimal {
+    let mut m = d.mantissa;
+    let mut s = d.scale;
+    while s > scale {
+        let r = m % 10;
+        m /= 10;
+        if s == scale + 1 && r.abs() >= 5 {
+            m += m.signum().max(if r > 0 { 1 } else { -1 });
+        }
+        s -= 1;
+    }
+    Decimal::new(m, s)
+}
+
+/// `/`: decimal result with 4 more fractional digits than the dividend (div_precision_increment),
+/// double when either side is a double or string; NULL on division by zero.
+fn divide(a: &Value, b: &Value) -> EvalResult<Value> {
+    match (num(a), num(b)) {
+        (Num::Dbl, _) | (_, Num::Dbl) => {
+            let y = to_f64(b);
+            if y == 0.0 {
+                return Ok(Value::Null);
+            }
+            Ok(Value::Double(to_f64(a) / y))
+        }
+        _ => {
+            let x = to_decimal(a).unwrap();
+            let y = to_decimal(b).unwrap();
+            if y.is_zero() {
+                return Ok(Value::Null);
+            }
+            let scale = (x.scale + 4).min(Decimal::MAX_SCALE);
+            // x / y at `scale` digits: x.m * 10^(scale - x.s + y.s) / y.m, rounded half up.
+            let shift = scale as i32 - x.scale as i32 + y.scale as i32;
+            let num = if shift >= 0 {
+                10i128
+                    .checked_pow(shift as u32)
+                    .and_then(|p| x.mantissa.checked_mul(p))
+            } else {
+                Some(x.mantissa / 10i128.pow((-shift) as u32))
+            };
+            let Some(num) = num.and_then(|n| n.checked_mul(10)) else {
+                return Ok(Value::Double(x.to_f64() / y.to_f64()));
+            };
+            let q = num / y.mantissa;
+            let q = if q % 10 >= 5 {
+                q / 10 + 1
+            } else if q % 10 <= -5 {
+                q / 10 - 1
+            } else {
+                q / 10
+            };
+            Ok(Value::Decimal(Decimal::new(q, scale)))
+        }
+    }
+}
+
+// ---- LIKE ----
+
+/// SQL LIKE on bytes with `%`, `_` and an escape character (case-sensitive, see module doc).
+pub fn like(s: &[u8], p: &[u8], esc: u8) -> bool {
+    // Iterative matcher with backtracking on the last '%'.
+    let s: Vec<char> = String::from_utf8_lossy(s).chars().collect();
+    let pat: Vec<char> = String::from_utf8_lossy(p).chars().collect();
+    let esc = esc as char;
+    let (mut i, mut j) = (0usize, 0usize);
+    let mut star: Option<(usize, usize)> = None;
+    while i < s.len() {
+        if j < pat.len() {
+            let c = pat[j];
+            if c == '%' {
+                star = Some((j, i));
+                j += 1;
+                continue;
+            }
+            if c == esc && j + 1 < pat.len() {
+                if s[i] == pat[j + 1] {
+                    i += 1;
+                    j += 2;
+                    continue;
+                }
+            } else if c == '_' || c == s[i] {
+                i += 1;
+                j += 1;
+                continue;
+            }
+        }
+        match star {
+            Some((sj, si)) => {
+                j = sj + 1;
+                i = si + 1;
+                star = Some((sj, si + 1));
+            }
+            None => return false,
+        }
+    }
+    while j < pat.len() && pat[j] == '%' {
+        j += 1;
+    }
+    j == pat.len()
+}
+
+// ---- CAST ----
+
+pub fn cast(v: Value, t: CastType) -> EvalResult<Value> {
+    if v.is_null() {
+        return Ok(Value::Null);
+    }
+    Ok(match t {
+        CastType::Signed => Value::Int(to_i64(&v)),
+        CastType::Unsigned => match &v {
+            Value::UInt(u) => Value::UInt(*u),
+            other => Value::UInt(to_i128(other) as u64),
+        },
+        CastType::Char | CastType::Binary => Value::Bytes(to_bytes(&v)),
+        CastType::Double => Value::Double(to_f64(&v)),
+        CastType::Decimal(_, s) => match to_decimal(&v).and_then(|d| d.rescale(s)) {
+            Some(d) => Value::Decimal(d),
+            None => Value::Null,
+        },
+        CastType::Date => match datetime_of(&v) {
+            Some(dt) => Value::Date(dt.date),
+            None => Value::Null,
+        },
+        CastType::DateTime => match datetime_of(&v) {
+            Some(dt) => Value::DateTime(dt),
+            None => Value::Null,
+        },
+        CastType::Time => match &v {
+            Value::Time(t) => Value::Time(*t),
+            Value::DateTime(dt) => Value::Time(Time {
+                negative: false,
+                hours: dt.hour as u32,
+                minute: dt.minute,
+                second: dt.second,
+                micro: dt.micro,
+            }),
+            other => match parse_time(&to_string(other)) {
+                Some(t) => Value::Time(t),
+                None => Value::Null,
+            },
+        },
+    })
+}
+
+// ---- storing into a column ----
+
+/// What went wrong converting a value for a column; the caller turns it into an error
+/// (strict mode) or a warning (and uses the adjusted value).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConvIssue {
+    /// 1264
+    OutOfRange,
+    /// 1406
+    TooLong,
+    /// 1366 (numbers) / 1292 (dates): the value is not of the type at all.
+    BadValue,
+    /// 1265: part of the value was dropped (`'12abc'` into an INT column).
+    Truncated,
+}
+
+impl ConvIssue {
+    /// The MariaDB error for this issue, for column `col` of `db`.`table`, at `row` (1-based).
+    pub fn error(
+        self,
+        ty: &ColumnType,
+        db: &str,
+        table: &str,
+        col: &str,
+        value: &Value,
+        row: u64,
+    ) -> SqlError {
+        match self {
+            ConvIssue::OutOfRange => crate::sql_err(
+                code::ER_WARN_DATA_OUT_OF_RANGE,
+                format!("Out of range value for column '{col}' at row {row}"),
+            ),
+            ConvIssue::TooLong => crate::sql_err(
+                code::ER_DATA_TOO_LONG,
+                format!("Data too long for column '{col}' at row {row}"),
+            ),
+            ConvIssue::Truncated => crate::sql_err(
+                1265,
+                format!("Data truncated for column '{col}' at row {row}"),
+            ),
+            ConvIssue::BadValue => {
+                let (c, kind) = match ty {
+                    ColumnType::Date => (code::ER_TRUNCATED_WRONG_VALUE, "date"),
+                    ColumnType::DateTime { .. } => (code::ER_TRUNCATED_WRONG_VALUE, "datetime"),
+                    ColumnType::Timestamp { .. } => (code::ER_TRUNCATED_WRONG_VALUE, "datetime"),
+                    ColumnType::Time { .. } => (code::ER_TRUNCATED_WRONG_VALUE, "time"),
+                    ColumnType::Decimal { .. } => {
+                        (code::ER_TRUNCATED_WRONG_VALUE_FOR_FIELD, "decimal")
+                    }
+                    ColumnType::Float | ColumnType::Double => {
+                        (code::ER_TRUNCATED_WRONG_VALUE_FOR_FIELD, "double")
+                    }
+                    _ => (code::ER_TRUNCATED_WRONG_VALUE_FOR_FIELD, "integer"),
+                };
+                crate::sql_err(
+                    c,
+                    format!(
+                        "Incorrect {kind} value: '{}' for column `{db}`.`{table}`.`{col}` at row {row}",
+                        to_string(value)
+                    ),
+                )
+            }
+        }
+    }
+}
+
+/// Converts `v` to the representation of a column of type `ty`. On an issue, also returns
+/// the value MariaDB stores in non-strict mode.
+pub fn convert_for_column(v: &Value, ty: &ColumnType) -> Result<Value, (ConvIssue, Value)> {
+    if v.is_null() {
+        return Ok(Value::Null);
+    }
+    match *ty {
+        ColumnType::Int { .. } => {
+            let (lo, hi) = ty.int_range().unwrap();
+            let mut issue = None;
+            let n: i128 = match v {
+                Value::Bytes(b) => {
+                    let (p, whole) = numeric_prefix(b);
+                    if p.is_empty() {
+                        issue = Some(ConvIssue::BadValue);
+                        0
+                    } else {
+                        if !whole {
+                            issue = Some(ConvIssue::Truncated);
+                        }
+                        match p.parse::<i128>() {
+                            Ok(i) => i,
+                            Err(_) => {
+                                let f: f64 = p.parse().unwrap_or(0.0);
+                                round_f64(f)
+                            }
+                        }
+                    }
+                }
+                Value::Date(_) | Value::DateTime(_) | Value::Time(_) => to_f64(v).round() as i128,
+                other => to_i128(other),
+            };
+            if n < lo || n > hi {
+                let clamped = n.clamp(lo, hi);
+                return Err((ConvIssue::OutOfRange, int_value(clamped, ty)));
+            }
+            let out = int_value(n, ty);
+            match issue {
+                Some(i) => Err((i, out)),
+                None => Ok(out),
+            }
+        }
+        ColumnType::Float | ColumnType::Double => {
+            let (f, issue) = match v {
+                Value::Bytes(b) => {
+                    let (p, whole) = numeric_prefix(b);
+                    if p.is_empty() {
+                        (0.0, Some(ConvIssue::BadValue))
+                    } else {
+                        (
+                            p.parse().unwrap_or(0.0),
+                            if whole {
+                                None
+                            } else {
+                                Some(ConvIssue::Truncated)
+                            },
+                        )
+                    }
+                }
+                other => (to_f64(other), None),
+            };
+            let f = if *ty == ColumnType::Float {
+                let r = f as f32;
+                if r.is_infinite() {
+                    return Err((
+                        ConvIssue::OutOfRange,
+                        Value::Double(if f > 0.0 { f32::MAX } else { f32::MIN } as f64),
+                    ));
+                }
+                r as f64
+            } else {
+                f
+            };
+            match issue {
+                Some(i) => Err((i, Value::Double(f))),
+                None => Ok(Value::Double(f)),
+            }
+        }
+        ColumnType::Decimal { precision, scale } => {
+            let (d, issue) = match v {
+                Value::Bytes(b) => {
+                    let (p, whole) = numeric_prefix(b);
+                    if p.is_empty() {
+                        (Decimal::new(0, 0), Some(ConvIssue::BadValue))
+                    } else {
+                        match p.parse::<Decimal>() {
+                            Ok(d) => (
+                                d,
+                                if whole {
+                                    None
+                                } else {
+                                    Some(ConvIssue::Truncated)
+                                },
+                            ),
+                            Err(_) => (Decimal::new(0, 0), Some(ConvIssue::BadValue)),
+                        }
+                    }
+                }
+                other => match to_decimal(other) {
+                    Some(d) => (d, None),
+                    None => (Decimal::new(0, 0), Some(ConvIssue::OutOfRange)),
+                },
+            };
+            let max = || {
+                let m = 10i128.pow(precision as u32) - 1;
+                Decimal::new(if d.mantissa < 0 { -m } else { m }, scale)
+            };
+            match d.rescale(scale) {
+                Some(r) if r.fits(precision, scale) => match issue {
+                    Some(i) => Err((i, Value::Decimal(r))),
+                    None => Ok(Value::Decimal(r)),
+                },
+                _ => Err((ConvIssue::OutOfRange, Value::Decimal(max()))),
+            }
+        }
+        ColumnType::Char { len, binary } | ColumnType::Varchar { len, binary } => {
+            let mut b = to_bytes(v);
+            if let Value::Double(_) = v {
+                b = to_string(v).into_bytes();
+            }
+            if !binary && std::str::from_utf8(&b).is_err() {
+                return Err((ConvIssue::BadValue, Value::Bytes(Vec::new())));
+            }
+            let n = if binary {
+                b.len()
+            } else {
+                String::from_utf8_lossy(&b).chars().count()
+            };
+            let mut issue = None;
+            if n > len as usize {
+                // Trailing spaces beyond the length are dropped silently (with a note).
+                let keep: Vec<u8> = if binary {
+                    b[..len as usize].to_vec()
+                } else {
+                    String::from_utf8_lossy(&b)
+                        .chars()
+                        .take(len as usize)
+                        .collect::<String>()
+                        .into_bytes()
+                };
+                let rest_spaces = b[keep.len()..].iter().all(|&c| c == b' ');
+                if !rest_spaces || binary {
+                    issue = Some(ConvIssue::TooLong);
+                }
+                b = keep;
+            }
+            if matches!(ty, ColumnType::Char { .. }) {
+                if binary {
+                    b.resize(len as usize, 0);
+                } else {
+                    while b.last() == Some(&b' ') {
+                        b.pop();
+                    }
+                }
+            }
+            match issue {
+                Some(i) => Err((i, Value::Bytes(b))),
+                None => Ok(Value::Bytes(b)),
+            }
+        }
+        ColumnType::Blob { .. } => {
+            let b = to_bytes(v);
+            let max = ty.max_bytes().unwrap() as usize;
+            if b.len() > max {
+                return Err((ConvIssue::TooLong, Value::Bytes(b[..max].to_vec())));
+            }
+            Ok(Value::Bytes(b))
+        }
+        ColumnType::Date => match v {
+            Value::Date(d) => Ok(Value::Date(*d)),
+            Value::DateTime(dt) => Ok(Value::Date(dt.date)),
+            _ => match datetime_of(v) {
+                // A time part is dropped (MariaDB notes it with 1265).
+                Some(dt) => Ok(Value::Date(dt.date)),
+                None => Err((ConvIssue::BadValue, Value::Date(zero_date()))),
+            },
+        },
+        ColumnType::DateTime { fsp } | ColumnType::Timestamp { fsp } => match datetime_of(v) {
+            Some(mut dt) => {
+                dt.micro = round_micro(dt.micro, fsp);
+                Ok(Value::DateTime(dt))
+            }
+            None => Err((
+                ConvIssue::BadValue,
+                Value::DateTime(DateTime {
+                    date: zero_date(),
+                    hour: 0,
+                    minute: 0,
+                    second: 0,
+                    micro: 0,
+                }),
+            )),
+        },
+        ColumnType::Time { fsp } => {
+            let t = match v {
+                Value::Time(t) => Some(*t),
+                Value::DateTime(dt) => Some(Time {
+                    negative: false,
+                    hours: dt.hour as u32,
+                    minute: dt.minute,
+                    second: dt.second,
+                    micro: dt.micro,
+                }),
+                other => parse_time(&to_string(other)),
+            };
+            match t {
+                Some(mut t) => {
+                    t.micro = round_micro(t.micro, fsp);
+                    Ok(Value::Time(t))
+                }
+                None => Err((ConvIssue::BadValue, Value::Time(Time::from_micros(0)))),
+            }
+        }
+    }
+}
+
+fn round_micro(micro: u32, fsp: u8) -> u32 {
+    let div = 10u32.pow(6 - fsp.min(6) as u32);
+    micro / div * div
+}
+
+pub fn zero_date() -> Date {
+    Date {
+        year: 0,
+        month: 0,
+        day: 0,
+    }
+}
+
+fn int_value(n: i128, ty: &ColumnType) -> Value {
+    if ty.is_unsigned() {
+        Value::UInt(n as u64)
+    } else {
+        Value::Int(n as i64)
+    }
+}
+
+/// Converts a value for use as a key of a column of type `ty`, only when the conversion is
+/// exact (so an index range built from it selects exactly the rows the comparison would).
+pub fn exact_key(v: &Value, ty: &ColumnType) -> Option<Value> {
+    match (ty, v) {
+        (_, Value::Null) => None,
+        (ColumnType::Int { .. }, Value::Int(_) | Value::UInt(_)) => {
+            let (lo, hi) = ty.int_range()?;
+            let n = to_i128(v);
+            (n >= lo && n <= hi).then(|| int_value(n, ty))
+        }
+        (ColumnType::Int { .. }, Value::Decimal(d)) => {
+            let r = d.rescale(0)?;
+            if Decimal::new(r.mantissa, 0) == *d {
+                exact_key(&Value::Int(i64::try_from(r.mantissa).ok()?), ty)
+            } else {
+                None
+            }
+        }
+        (ColumnType::Int { .. }, Value::Double(f)) => {
+            if f.fract() == 0.0 && f.abs() < 9e18 {
+                exact_key(&Value::Int(*f as i64), ty)
+            } else {
+                None
+            }
+        }
+        (ColumnType::Int { .. }, Value::Bytes(b)) => {
+            let s = std::str::from_utf8(b).ok()?.trim();
+            let n: i64 = s.parse().ok()?;
+            exact_key(&Value::Int(n), ty)
+        }
+        (ColumnType::Double | ColumnType::Float, _) if is_num(v) => {
+            if *ty == ColumnType::Float {
+                None
+            } else {
+                Some(Value::Double(to_f64(v)))
+            }
+        }
+        (ColumnType::Decimal { precision, scale }, _) if is_num(v) => {
+            let d = to_decimal(v)?;
+            let r = d.rescale(*scale)?;
+            (r == d && r.fits(*precision, *scale)).then_some(Value::Decimal(r))
+        }
+        (t, Value::Bytes(_)) if t.is_string() => Some(v.clone()),
+        (ColumnType::Date, _) if !is_int(v) && !matches!(v, Value::Time(_)) => {
+            let dt = datetime_of(v)?;
+            (dt.hour == 0 && dt.minute == 0 && dt.second == 0 && dt.micro == 0)
+                .then_some(Value::Date(dt.date))
+        }
+        (ColumnType::DateTime { .. } | ColumnType::Timestamp { .. }, _)
+            if !is_int(v) && !matches!(v, Value::Time(_)) =>
+        {
+            datetime_of(v).map(Value::DateTime)
+        }
+        (ColumnType::Time { .. }, Value::Time(t)) => Some(Value::Time(*t)),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn like_matches() {
+        assert!(like(b"hello", b"h%o", b'\\'));
+        assert!(like(b"hello", b"_ello", b'\\'));
+        assert!(!like(b"hello", b"h%x", b'\\'));
+        assert!(like(b"a%b", b"a\\%b", b'\\'));
+        assert!(like(b"", b"%", b'\\'));
+    }
+
+    #[test]
+    fn division() {
+        let v = binary(BinOp::Div, Value::Int(1), Value::Int(3)).unwrap();
+        assert_eq!(v.to_string(), "0.3333");
+        let v = binary(BinOp::Div, Value::Int(10), Value::Int(4)).unwrap();
+        assert_eq!(v.to_string(), "2.5000");
+        assert!(binary(BinOp::Div, Value::Int(1), Value::Int(0))
+            .unwrap()
+            .is_null());
+    }
+
+    #[test]
+    fn compare_mixed() {
+        assert_eq!(
+            compare(&Value::Int(5), &Value::str("5")),
+            Some(Ordering::Equal)
+        );
+        assert_eq!(
+            compare(&Value::str("a "), &Value::str("a")),
+            Some(Ordering::Equal)
+        );
+    }
+
+    #[test]
+    fn store_int() {
+        let ty = ColumnType::Int {
+            bytes: 1,
+            unsigned: false,
+        };
+        assert!(matches!(
+            convert_for_column(&Value::Int(300), &ty),
+            Err((ConvIssue::OutOfRange, Value::Int(127)))
+        ));
+        assert!(matches!(
+            convert_for_column(&Value::str("abc"), &ty),
+            Err((ConvIssue::BadValue, _))
+        ));
+        assert_eq!(
+            convert_for_column(&Value::str(" 42 "), &ty),
+            Ok(Value::Int(42))
+        );
+    }
+}

@@ -1,0 +1,729 @@
+//! Scalar functions (CONCAT, SUBSTRING, IF, COALESCE, date parts, MD5, ...). Functions
+//! whose value is fixed for a statement (NOW(), DATABASE(), VERSION(), CONNECTION_ID(),
+//! LAST_INSERT_ID(), ROW_COUNT()) are folded to constants by the binder.
+
+use onelog_types::{code, ColumnType, Date, DateTime, Decimal, Value};
+
+use crate::expr::{
+    self, compare, eval, to_bytes, to_decimal, to_f64, to_i64, to_string, truth, Ctx, EvalResult,
+    Expr,
+};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Func {
+    Concat,
+    ConcatWs,
+    Repeat,
+    Length,
+    CharLength,
+    Substring,
+    Upper,
+    Lower,
+    Coalesce,
+    IfNull,
+    NullIf,
+    If,
+    Abs,
+    Round,
+    Truncate,
+    Floor,
+    Ceil,
+    Greatest,
+    Least,
+    Rand,
+    Md5,
+    Sha1,
+    Left,
+    Right,
+    Trim,
+    LTrim,
+    RTrim,
+    Replace,
+    Reverse,
+    Lpad,
+    Rpad,
+    Instr,
+    Locate,
+    Hex,
+    Space,
+    Ascii,
+    Sign,
+    Pow,
+    Sqrt,
+    DateFn,
+    Year,
+    Month,
+    Day,
+    Hour,
+    Minute,
+    Second,
+    FromUnixtime,
+    UnixTimestamp,
+    ToDays,
+    DateFormat,
+    IsNullFn,
+    Field,
+    Crc32,
+}
+
+/// Looks a function up by name: (function, min args, max args).
+pub fn lookup(name: &str) -> Option<(Func, usize, usize)> {
+    use Func::*;
+    const MANY: usize = usize::MAX;
+    Some(match name {
+        "concat" => (Concat, 1, MANY),
+        "concat_ws" => (ConcatWs, 2, MANY),
+        "repeat" => (Repeat, 2, 2),
+        "length" | "octet_length" => (Length, 1, 1),
+        "char_length" | "character_length" => (CharLength, 1, 1),
+        "substring" | "substr" | "mid" => (Substring, 2, 3),
+        "upper" | "ucase" => (Upper, 1, 1),
+        "lower" | "lcase" => (Lower, 1, 1),
+        "coalesce" => (Coalesce, 1, MANY),
+        "ifnull" | "nvl" => (IfNull, 2, 2),
+        "nullif" => (NullIf, 2, 2),
+        "if" => (If, 3, 3),
+        "abs" => (Abs, 1, 1),
+        "round" => (Round, 1, 2),
+        "truncate" => (Truncate, 2, 2),
+        "floor" => (Floor, 1, 1),
+        "ceil" | "ceiling" => (Ceil, 1, 1),
+        "greatest" => (Greatest, 2, MANY),
+        "least" => (Least, 2, MANY),
+        "rand" => (Rand, 0, 1),
+        "md5" => (Md5, 1, 1),
+        "sha1" | "sha" => (Sha1, 1, 1),
+        "left" => (Left, 2, 2),
+        "right" => (Right, 2, 2),
+        "trim" => (Trim, 1, 1),
+        "ltrim" => (LTrim, 1, 1),
+        "rtrim" => (RTrim, 1, 1),
+        "replace" => (Replace, 3, 3),
+        "reverse" => (Reverse, 1, 1),
+        "lpad" => (Lpad, 3, 3),
+        "rpad" => (Rpad, 3, 3),
+        "instr" => (Instr, 2, 2),
+        "locate" => (Locate, 2, 3),
+        "hex" => (Hex, 1, 1),
+        "space" => (Space, 1, 1),
+        "ascii" => (Ascii, 1, 1),
+        "sign" => (Sign, 1, 1),
+        "pow" | "power" => (Pow, 2, 2),
+        "sqrt" => (Sqrt, 1, 1),
+        "date" => (DateFn, 1, 1),
+        "year" => (Year, 1, 1),
+        "month" => (Month, 1, 1),
+        "day" | "dayofmonth" => (Day, 1, 1),
+        "hour" => (Hour, 1, 1),
+        "minute" => (Minute, 1, 1),
+        "second" => (Second, 1, 1),
+        "from_unixtime" => (FromUnixtime, 1, 1),
+        "unix_timestamp" => (UnixTimestamp, 1, 1),
+        "to_days" => (ToDays, 1, 1),
+        "date_format" => (DateFormat, 2, 2),
+        "isnull" => (IsNullFn, 1, 1),
+        "field" => (Field, 2, MANY),
+        "crc32" => (Crc32, 1, 1),
+        _ => return None,
+    })
+}
+
+/// The result type of a function call given its argument types (for column metadata).
+pub fn result_type(f: Func, args: &[ColumnType]) -> ColumnType {
+    use Func::*;
+    let varchar = |len: u32| ColumnType::Varchar { len, binary: false };
+    let bigint = ColumnType::Int {
+        bytes: 8,
+        unsigned: false,
+    };
+    match f {
+        Length | CharLength | Instr | Locate | Ascii | Sign | Year | Month | Day | Hour
+        | Minute | Second | ToDays | IsNullFn | Field => bigint,
+        Crc32 => ColumnType::Int {
+            bytes: 8,
+            unsigned: true,
+        },
+        UnixTimestamp => bigint,
+        Rand | Pow | Sqrt => ColumnType::Double,
+        Abs | Floor | Ceil | Round | Truncate => args.first().copied().unwrap_or(bigint),
+        Md5 => varchar(32),
+        Sha1 => varchar(40),
+        DateFn => ColumnType::Date,
+        FromUnixtime => ColumnType::DateTime { fsp: 0 },
+        Coalesce | IfNull | Greatest | Least => args.first().copied().unwrap_or(varchar(255)),
+        If => args.get(1).copied().unwrap_or(varchar(255)),
+        NullIf => args.first().copied().unwrap_or(varchar(255)),
+        _ => ColumnType::Varchar {
+            len: 255,
+            binary: false,
+        },
+    }
+}
+
+fn arg(args: &[Expr], i: usize, cx: &Ctx) -> EvalResult<Value> {
+    match args.get(i) {
+        Some(e) => eval(e, cx),
+        None => Ok(Value::Null),
+    }
+}
+
+fn text(v: Value) -> Value {
+    v
+}
+
+fn chars(v: &Value) -> Vec<char> {
+    to_string(v).chars().collect()
+}
+
+fn datetime_arg(v: &Value) -> Option<DateTime> {
+    match v {
+        Value::DateTime(d) => Some(*d),
+        Value::Date(d) => Some(DateTime {
+            date: *d,
+            hour: 0,
+            minute: 0,
+            second: 0,
+            micro: 0,
+        }),
+        Value::Null => None,
+        other => expr::parse_datetime(&to_string(other)).map(|x| x.0),
+    }
+}
+
+pub fn call(f: Func, args: &[Expr], cx: &Ctx) -> EvalResult<Value> {
+    use Func::*;
+    // Functions that do not propagate NULL from every argument.
+    match f {
+        Coalesce => {
+            for a in args {
+                let v = eval(a, cx)?;
+                if !v.is_null() {
+                    return Ok(v);
+                }
+            }
+            return Ok(Value::Null);
+        }
+        IfNull => {
+            let v = arg(args, 0, cx)?;
+            return if v.is_null() { arg(args, 1, cx) } else { Ok(v) };
+        }
+        If => {
+            let c = arg(args, 0, cx)?;
+            return if truth(&c) == Some(true) {
+                arg(args, 1, cx)
+            } else {
+                arg(args, 2, cx)
+            };
+        }
+        NullIf => {
+            let a = arg(args, 0, cx)?;
+            let b = arg(args, 1, cx)?;
+            return Ok(if compare(&a, &b) == Some(std::cmp::Ordering::Equal) {
+                Value::Null
+            } else {
+                a
+            });
+        }
+        ConcatWs => {
+            let sep = arg(args, 0, cx)?;
+            if sep.is_null() {
+                return Ok(Value::Null);
+            }
+            let sep = to_bytes(&sep);
+            let mut out = Vec::new();
+            let mut first = true;
+            for a in &args[1..] {
+                let v = eval(a, cx)?;
+                if v.is_null() {
+                    continue;
+                }
+                if !first {
+                    out.extend_from_slice(&sep);
+                }
+                first = false;
+                out.extend_from_slice(&to_bytes(&v));
+            }
+            return Ok(Value::Bytes(out));
+        }
+        IsNullFn => return Ok(expr::bool_val(arg(args, 0, cx)?.is_null())),
+        Rand => {
+            use rand::Rng;
+            return Ok(Value::Double(rand::thread_rng().gen::<f64>()));
+        }
+        Field => {
+            let x = arg(args, 0, cx)?;
+            if x.is_null() {
+                return Ok(Value::Int(0));
+            }
+            for (i, a) in args[1..].iter().enumerate() {
+                let v = eval(a, cx)?;
+                if compare(&x, &v) == Some(std::cmp::Ordering::Equal) {
+                    return Ok(Value::Int(i as i64 + 1));
+                }
+            }
+            return Ok(Value::Int(0));
+        }
+        _ => {}
+    }
+    let mut vals = Vec::with_capacity(args.len());
+    for a in args {
+        let v = eval(a, cx)?;
+        if v.is_null() {
+            return Ok(Value::Null);
+        }
+        vals.push(v);
+    }
+    let v0 = || vals[0].clone();
+    Ok(match f {
+        Concat => {
+            let mut out = Vec::new();
+            for v in &vals {
+                out.extend_from_slice(&to_bytes(v));
+            }
+            Value::Bytes(out)
+        }
+        Repeat => {
+            let n = to_i64(&vals[1]).max(0) as usize;
+            let s = to_bytes(&vals[0]);
+            if s.len().saturating_mul(n) > 64 << 20 {
+                return Ok(Value::Null);
+            }
+            Value::Bytes(s.repeat(n))
+        }
+        Length => Value::Int(to_bytes(&vals[0]).len() as i64),
+        CharLength => Value::Int(chars(&vals[0]).len() as i64),
+        Substring => {
+            let c = chars(&vals[0]);
+            let pos = to_i64(&vals[1]);
+            let len = vals.get(2).map(to_i64).unwrap_or(i64::MAX);
+            let n = c.len() as i64;
+            let start = if pos > 0 {
+                pos - 1
+            } else if pos < 0 {
+                n + pos
+            } else {
+                return Ok(Value::str(""));
+            };
+            if start < 0 || start >= n || len <= 0 {
+                return Ok(Value::str(""));
+            }
+            let end = start.saturating_add(len).min(n);
+            Value::Bytes(
+                c[start as usize..end as usize]
+                    .iter()
+                    .collect::<String>()
+                    .into_bytes(),
+            )
+        }
+        Upper => text(Value::Bytes(
+            to_string(&vals[0]).to_uppercase().into_bytes(),
+        )),
+        Lower => text(Value::Bytes(
+            to_string(&vals[0]).to_lowercase().into_bytes(),
+        )),
+        Abs => match v0() {
+            Value::Int(i) => Value::Int(
+                i.checked_abs()
+                    .ok_or_else(|| crate::sql_err(1690, "BIGINT value is out of range"))?,
+            ),
+            Value::UInt(u) => Value::UInt(u),
+            Value::Decimal(d) => Value::Decimal(Decimal::new(d.mantissa.abs(), d.scale)),
+            other => Value::Double(to_f64(&other).abs()),
+        },
+        Round | Truncate => {
+            let digits = vals.get(1).map(to_i64).unwrap_or(0);
+            let trunc = f == Truncate;
+            match v0() {
+                Value::Int(_) | Value::UInt(_) if digits >= 0 => v0(),
+                Value::Double(d) => {
+                    let p = 10f64.powi(digits.clamp(-30, 30) as i32);
+                    let r = if trunc {
+                        (d * p).trunc() / p
+                    } else {
+                        (d * p).round() / p
+                    };
+                    Value::Double(r)
+                }
+                other => {
+                    let d = to_decimal(&other).unwrap_or(Decimal::new(0, 0));
+                    let s = digits.clamp(0, 30) as u8;
+                    let r = if trunc {
+                        let cut = if d.scale > s {
+                            Decimal::new(d.mantissa / 10i128.pow((d.scale - s) as u32), s)
+                        } else {
+                            d
+                        };
+                        Some(cut)
+                    } else {
+                        d.rescale(s.min(d.scale))
+                    };
+                    match r {
+                        Some(r) if digits >= 0 => {
+                            if matches!(other, Value::Bytes(_)) {
+                                Value::Double(r.to_f64())
+                            } else {
+                                Value::Decimal(r)
+                            }
+                        }
+                        _ => {
+                            let p = 10f64.powi((-digits).clamp(0, 30) as i32);
+                            let x = d.to_f64() / p;
+                            let x = if trunc { x.trunc() } else { x.round() };
+                            Value::Int((x * p) as i64)
+                        }
+                    }
+                }
+            }
+        }
+        Floor | Ceil => match v0() {
+            Value::Int(_) | Value::UInt(_) => v0(),
+            Value::Decimal(d) => {
+                let p = 10i128.pow(d.scale as u32);
+                let q = d.mantissa.div_euclid(p);
+                let q = if f == Ceil && d.mantissa.rem_euclid(p) != 0 {
+                    q + 1
+                } else {
+                    q
+                };
+                Value::Int(q as i64)
+            }
+            other => {
+                let x = to_f64(&other);
+                let r = if f == Floor { x.floor() } else { x.ceil() };
+                if r.abs() < 9e18 {
+                    Value::Int(r as i64)
+                } else {
+                    Value::Double(r)
+                }
+            }
+        },
+        Greatest | Least => {
+            let mut best = v0();
+            for v in &vals[1..] {
+                let o = compare(v, &best).unwrap_or(std::cmp::Ordering::Equal);
+                if (f == Greatest && o.is_gt()) || (f == Least && o.is_lt()) {
+                    best = v.clone();
+                }
+            }
+            best
+        }
+        Md5 => Value::Bytes(hex(&md5(&to_bytes(&vals[0]))).into_bytes()),
+        Sha1 => {
+            use sha1::{Digest, Sha1 as H};
+            Value::Bytes(hex(&H::digest(to_bytes(&vals[0]))).into_bytes())
+        }
+        Left | Right => {
+            let c = chars(&vals[0]);
+            let n = (to_i64(&vals[1]).max(0) as usize).min(c.len());
+            let s: String = if f == Left {
+                c[..n].iter().collect()
+            } else {
+                c[c.len() - n..].iter().collect()
+            };
+            Value::Bytes(s.into_bytes())
+        }
+        Trim => Value::Bytes(to_string(&vals[0]).trim_matches(' ').as_bytes().to_vec()),
+        LTrim => Value::Bytes(
+            to_string(&vals[0])
+                .trim_start_matches(' ')
+                .as_bytes()
+                .to_vec(),
+        ),
+        RTrim => Value::Bytes(
+            to_string(&vals[0])
+                .trim_end_matches(' ')
+                .as_bytes()
+                .to_vec(),
+        ),
+        Replace => {
+            let s = to_string(&vals[0]);
+            let from = to_string(&vals[1]);
+            if from.is_empty() {
+                Value::Bytes(s.into_bytes())
+            } else {
+                Value::Bytes(s.replace(&from, &to_string(&vals[2])).into_bytes())
+            }
+        }
+        Reverse => Value::Bytes(
+            chars(&vals[0])
+                .iter()
+                .rev()
+                .collect::<String>()
+                .into_bytes(),
+        ),
+        Lpad | Rpad => {
+            let c = chars(&vals[0]);
+            let n = to_i64(&vals[1]);
+            if n < 0 {
+                return Ok(Value::Null);
+            }
+            let n = n as usize;
+            if n > 64 << 20 {
+                return Ok(Value::Null);
+            }
+            let pad = chars(&vals[2]);
+            if c.len() >= n {
+                Value::Bytes(c[..n].iter().collect::<String>().into_bytes())
+            } else if pad.is_empty() {
+                Value::Null
+            } else {
+                let fill: String = pad.iter().cycle().take(n - c.len()).collect();
+                let s: String = c.iter().collect();
+                Value::Bytes(if f == Lpad { fill + &s } else { s + &fill }.into_bytes())
+            }
+        }
+        Instr | Locate => {
+            let (hay, needle) = if f == Instr {
+                (chars(&vals[0]), chars(&vals[1]))
+            } else {
+                (chars(&vals[1]), chars(&vals[0]))
+            };
+            let from = if f == Locate {
+                (vals.get(2).map(to_i64).unwrap_or(1) - 1).max(0) as usize
+            } else {
+                0
+            };
+            let mut pos = 0;
+            if needle.is_empty() {
+                pos = from + 1;
+            } else if hay.len() >= needle.len() {
+                for i in from..=hay.len() - needle.len() {
+                    if hay[i..i + needle.len()] == needle[..] {
+                        pos = i + 1;
+                        break;
+                    }
+                }
+            }
+            Value::Int(pos as i64)
+        }
+        Hex => match v0() {
+            Value::Int(_) | Value::UInt(_) | Value::Double(_) | Value::Decimal(_) => {
+                Value::Bytes(format!("{:X}", expr::to_i128(&vals[0]) as u64).into_bytes())
+            }
+            other => Value::Bytes(hex(&to_bytes(&other)).to_uppercase().into_bytes()),
+        },
+        Space => {
+            let n = to_i64(&vals[0]).clamp(0, 64 << 20) as usize;
+            Value::Bytes(vec![b' '; n])
+        }
+        Ascii => Value::Int(to_bytes(&vals[0]).first().copied().unwrap_or(0) as i64),
+        Sign => {
+            let x = to_f64(&vals[0]);
+            Value::Int(if x > 0.0 {
+                1
+            } else if x < 0.0 {
+                -1
+            } else {
+                0
+            })
+        }
+        Pow => Value::Double(to_f64(&vals[0]).powf(to_f64(&vals[1]))),
+        Sqrt => {
+            let x = to_f64(&vals[0]);
+            if x < 0.0 {
+                Value::Null
+            } else {
+                Value::Double(x.sqrt())
+            }
+        }
+        DateFn => match datetime_arg(&vals[0]) {
+            Some(d) => Value::Date(d.date),
+            None => Value::Null,
+        },
+        Year | Month | Day | Hour | Minute | Second => {
+            let v = &vals[0];
+            if let (Value::Time(t), Hour | Minute | Second) = (v, f) {
+                return Ok(Value::Int(match f {
+                    Hour => t.hours as i64,
+                    Minute => t.minute as i64,
+                    _ => t.second as i64,
+                }));
+            }
+            match datetime_arg(v) {
+                Some(d) => Value::Int(match f {
+                    Year => d.date.year as i64,
+                    Month => d.date.month as i64,
+                    Day => d.date.day as i64,
+                    Hour => d.hour as i64,
+                    Minute => d.minute as i64,
+                    _ => d.second as i64,
+                }),
+                None => Value::Null,
+            }
+        }
+        FromUnixtime => {
+            let s = to_f64(&vals[0]);
+            if s < 0.0 {
+                Value::Null
+            } else {
+                Value::DateTime(DateTime::from_unix(s as i64, 0))
+            }
+        }
+        UnixTimestamp => match datetime_arg(&vals[0]) {
+            Some(d) => Value::Int(d.unix_seconds().max(0)),
+            None => Value::Null,
+        },
+        ToDays => match datetime_arg(&vals[0]) {
+            Some(d) => Value::Int(
+                onelog_types_days(d.date) + 719528, // days from year 0
+            ),
+            None => Value::Null,
+        },
+        DateFormat => match datetime_arg(&vals[0]) {
+            Some(d) => Value::Bytes(date_format(&d, &to_string(&vals[1])).into_bytes()),
+            None => Value::Null,
+        },
+        Crc32 => Value::UInt(crc32(&to_bytes(&vals[0])) as u64),
+        Coalesce | IfNull | If | NullIf | ConcatWs | IsNullFn | Rand | Field => unreachable!(),
+    })
+}
+
+fn onelog_types_days(d: Date) -> i64 {
+    DateTime {
+        date: d,
+        hour: 0,
+        minute: 0,
+        second: 0,
+        micro: 0,
+    }
+    .unix_seconds()
+    .div_euclid(86400)
+}
+
+fn date_format(d: &DateTime, fmt: &str) -> String {
+    const MONTHS: [&str; 12] = [
+        "January",
+        "February",
+        "March",
+        "April",
+        "May",
+        "June",
+        "July",
+        "August",
+        "September",
+        "October",
+        "November",
+        "December",
+    ];
+    let mut out = String::new();
+    let mut it = fmt.chars();
+    while let Some(c) = it.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        match it.next() {
+            Some('Y') => out += &format!("{:04}", d.date.year),
+            Some('y') => out += &format!("{:02}", d.date.year % 100),
+            Some('m') => out += &format!("{:02}", d.date.month),
+            Some('c') => out += &format!("{}", d.date.month),
+            Some('d') => out += &format!("{:02}", d.date.day),
+            Some('e') => out += &format!("{}", d.date.day),
+            Some('H') => out += &format!("{:02}", d.hour),
+            Some('k') => out += &format!("{}", d.hour),
+            Some('i') => out += &format!("{:02}", d.minute),
+            Some('s') | Some('S') => out += &format!("{:02}", d.second),
+            Some('f') => out += &format!("{:06}", d.micro),
+            Some('T') => out += &format!("{:02}:{:02}:{:02}", d.hour, d.minute, d.second),
+            Some('M') => out += MONTHS[(d.date.month.clamp(1, 12) - 1) as usize],
+            Some('%') => out.push('%'),
+            Some(o) => out.push(o),
+            None => {}
+        }
+    }
+    out
+}
+
+pub fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+fn crc32(data: &[u8]) -> u32 {
+    let mut crc = 0xFFFF_FFFFu32;
+    for &b in data {
+        crc ^= b as u32;
+        for _ in 0..8 {
+            crc = if crc & 1 != 0 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
+}
+
+/// MD5 (RFC 1321).
+pub fn md5(input: &[u8]) -> [u8; 16] {
+    const S: [u32; 64] = [
+        7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 5, 9, 14, 20, 5, 9, 14, 20, 5,
+        9, 14, 20, 5, 9, 14, 20, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 6, 10,
+        15, 21, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21,
+    ];
+    let k: Vec<u32> = (0..64)
+        .map(|i| ((i as f64 + 1.0).sin().abs() * 4294967296.0) as u32)
+        .collect();
+    let mut a0: u32 = 0x67452301;
+    let mut b0: u32 = 0xefcdab89;
+    let mut c0: u32 = 0x98badcfe;
+    let mut d0: u32 = 0x10325476;
+    let mut msg = input.to_vec();
+    let bit_len = (input.len() as u64).wrapping_mul(8);
+    msg.push(0x80);
+    while msg.len() % 64 != 56 {
+        msg.push(0);
+    }
+    msg.extend_from_slice(&bit_len.to_le_bytes());
+    for chunk in msg.chunks(64) {
+        let m: Vec<u32> = chunk
+            .chunks(4)
+            .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+            .collect();
+        let (mut a, mut b, mut c, mut d) = (a0, b0, c0, d0);
+        for i in 0..64 {
+            let (f, g) = match i / 16 {
+                0 => ((b & c) | (!b & d), i),
+                1 => ((d & b) | (!d & c), (5 * i + 1) % 16),
+                2 => (b ^ c ^ d, (3 * i + 5) % 16),
+                _ => (c ^ (b | !d), (7 * i) % 16),
+            };
+            let f2 = f.wrapping_add(a).wrapping_add(k[i]).wrapping_add(m[g]);
+            a = d;
+            d = c;
+            c = b;
+            b = b.wrapping_add(f2.rotate_left(S[i]));
+        }
+        a0 = a0.wrapping_add(a);
+        b0 = b0.wrapping_add(b);
+        c0 = c0.wrapping_add(c);
+        d0 = d0.wrapping_add(d);
+    }
+    let mut out = [0u8; 16];
+    out[0..4].copy_from_slice(&a0.to_le_bytes());
+    out[4..8].copy_from_slice(&b0.to_le_bytes());
+    out[8..12].copy_from_slice(&c0.to_le_bytes());
+    out[12..16].copy_from_slice(&d0.to_le_bytes());
+    out
+}
+
+/// REGEXP / RLIKE (POSIX-like syntax as the `regex` crate reads it; case-sensitive).
+pub fn simple_regexp(s: &str, pat: &str) -> EvalResult<bool> {
+    let re = regex::Regex::new(pat).map_err(|e| {
+        crate::sql_err(
+            code::ER_WRONG_ARGUMENTS,
+            format!("Got error '{e}' from regexp"),
+        )
+    })?;
+    Ok(re.is_match(s))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn md5_known() {
+        assert_eq!(hex(&md5(b"")), "d41d8cd98f00b204e9800998ecf8427e");
+        assert_eq!(hex(&md5(b"abc")), "900150983cd24fb0d6963f7d28e17f72");
+    }
+}

@@ -1,0 +1,1247 @@
+//! Parser: splits a multi-statement string, parses each statement with `sqlparser` (MySQL
+//! dialect) or, for the MariaDB administration statements sqlparser does not know (SHOW,
+//! SET, KILL, binlog and account statements, transaction control), with a small parser of
+//! its own built on sqlparser's token cursor; maps failures to MariaDB's 1064 message.
+//!
+//! Executable comments `/*! ... */` and `/*!40101 ... */` are expanded by sqlparser's
+//! tokenizer; `LOCK IN SHARE MODE` is rewritten to `FOR SHARE` here. Placeholders `?` are
+//! numbered (`?1`, `?2`, ...) in text order so the binder can bind them by position.
+
+use onelog_types::{code, SqlError};
+use sqlparser::ast::{Expr, ObjectName, Statement};
+use sqlparser::dialect::MySqlDialect;
+use sqlparser::keywords::Keyword;
+use sqlparser::parser::{Parser, ParserError};
+use sqlparser::tokenizer::{Location, Span, Token, TokenWithSpan, Tokenizer, Whitespace};
+
+/// Deepest expression nesting accepted (sqlparser reports deeper input as an error instead
+/// of overflowing the stack).
+const RECURSION_LIMIT: usize = 64;
+
+/// One parsed statement with its text (for the binlog and the process list).
+#[derive(Debug, Clone)]
+pub struct Parsed {
+    pub text: String,
+    pub stmt: Stmt,
+    /// Number of `?` placeholders.
+    pub params: usize,
+}
+
+#[derive(Debug, Clone)]
+#[allow(clippy::large_enum_variant)]
+pub enum Stmt {
+    Sql(Box<Statement>),
+    Admin(Admin),
+}
+
+/// `LIKE 'pattern'` or `WHERE expr` after a SHOW statement.
+#[derive(Debug, Clone)]
+#[allow(clippy::large_enum_variant)]
+pub enum ShowFilter {
+    Like(String),
+    Where(Expr),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    Session,
+    Global,
+}
+
+#[derive(Debug, Clone)]
+pub enum SetTarget {
+    /// `@name`
+    User(String),
+    /// `[GLOBAL|SESSION] name`, `@@[global.|session.]name`
+    System(Scope, String),
+}
+
+#[derive(Debug, Clone)]
+pub struct UserSpec {
+    pub user: String,
+    pub host: String,
+    /// `IDENTIFIED BY 'pw'` (clear text) or `IDENTIFIED BY PASSWORD '*HEX'` (hash).
+    pub password: Option<String>,
+    pub password_is_hash: bool,
+}
+
+#[derive(Debug, Clone)]
+pub enum PrivLevel {
+    /// `*.*`
+    Global,
+    /// `db.*` (or `*` with a current database)
+    Db(Option<String>),
+    /// `db.table`
+    Table(Option<String>, String),
+}
+
+#[derive(Debug, Clone)]
+pub enum Admin {
+    ShowVariables {
+        scope: Scope,
+        filter: Option<ShowFilter>,
+    },
+    ShowStatus {
+        scope: Scope,
+        filter: Option<ShowFilter>,
+    },
+    ShowDatabases {
+        filter: Option<ShowFilter>,
+    },
+    ShowTables {
+        db: Option<String>,
+        full: bool,
+        filter: Option<ShowFilter>,
+    },
+    ShowColumns {
+        db: Option<String>,
+        table: String,
+        full: bool,
+        filter: Option<ShowFilter>,
+    },
+    ShowIndex {
+        db: Option<String>,
+        table: String,
+    },
+    ShowCreateTable {
+        db: Option<String>,
+        table: String,
+    },
+    ShowCreateDatabase {
+        name: String,
+    },
+    ShowTableStatus {
+        db: Option<String>,
+        filter: Option<ShowFilter>,
+    },
+    ShowProcessList {
+        full: bool,
+    },
+    ShowWarnings {
+        errors: bool,
+        count: bool,
+    },
+    ShowEngines,
+    ShowCollation {
+        filter: Option<ShowFilter>,
+    },
+    ShowCharset {
+        filter: Option<ShowFilter>,
+    },
+    ShowGrants {
+        user: Option<(String, String)>,
+    },
+    ShowBinaryLogs,
+    ShowMasterStatus,
+    ShowBinlogEvents {
+        file: Option<String>,
+        from: u64,
+        offset: u64,
+        limit: Option<u64>,
+    },
+    ShowPrivileges,
+    Set(Vec<(SetTarget, Expr)>),
+    SetNames,
+    SetTransaction {
+        scope: Option<Scope>,
+        isolation: Option<String>,
+        read_only: Option<bool>,
+    },
+    SetPassword {
+        user: Option<(String, String)>,
+        password: String,
+        is_hash: bool,
+    },
+    Use(String),
+    Begin {
+        read_only: bool,
+    },
+    Commit,
+    Rollback,
+    Kill {
+        query: bool,
+        id: u64,
+    },
+    FlushBinaryLogs,
+    FlushPrivileges,
+    /// FLUSH TABLES / STATUS / HOSTS ...: nothing to do in onelog (no table cache).
+    FlushNoop,
+    PurgeTo(String),
+    PurgeBefore(Expr),
+    ResetMaster,
+    CreateUser {
+        if_not_exists: bool,
+        users: Vec<UserSpec>,
+    },
+    DropUser {
+        if_exists: bool,
+        users: Vec<(String, String)>,
+    },
+    AlterUser {
+        users: Vec<UserSpec>,
+    },
+    Grant {
+        privs: Vec<String>,
+        level: PrivLevel,
+        users: Vec<UserSpec>,
+        grant_option: bool,
+    },
+    Revoke {
+        privs: Vec<String>,
+        level: PrivLevel,
+        users: Vec<(String, String)>,
+    },
+    Describe {
+        db: Option<String>,
+        table: String,
+    },
+    /// Accepted and ignored with an explanation: `UNLOCK TABLES` (no table locks exist).
+    UnlockTables,
+    Do(Vec<Expr>),
+}
+
+fn dialect() -> MySqlDialect {
+    MySqlDialect {}
+}
+
+/// MariaDB's syntax error for the statement `text` at byte offset `at`.
+pub fn syntax_error(text: &str, at: usize) -> SqlError {
+    let at = at.min(text.len());
+    let mut at = at;
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    let rest: String = text[at..].chars().take(80).collect();
+    let line = text[..at].matches('\n').count() + 1;
+    SqlError::from_code(
+        code::ER_PARSE_ERROR,
+        format!(
+            "You have an error in your SQL syntax; check the manual that corresponds to your MariaDB server version for the right syntax to use near '{rest}' at line {line}"
+        ),
+    )
+}
+
+/// Byte offsets of line starts, for mapping sqlparser locations (line, char column).
+struct LineMap<'a> {
+    text: &'a str,
+    starts: Vec<usize>,
+}
+
+impl<'a> LineMap<'a> {
+    fn new(text: &'a str) -> Self {
+        let mut starts = vec![0];
+        for (i, b) in text.bytes().enumerate() {
+            if b == b'\n' {
+                starts.push(i + 1);
+            }
+        }
+        LineMap { text, starts }
+    }
+
+    fn offset(&self, loc: Location) -> Option<usize> {
+        if loc.line == 0 {
+            return None;
+        }
+        let start = *self.starts.get(loc.line as usize - 1)?;
+        let line = &self.text[start..];
+        let col = loc.column.saturating_sub(1) as usize;
+        Some(
+            start
+                + line
+                    .char_indices()
+                    .nth(col)
+                    .map(|(i, _)| i)
+                    .unwrap_or(line.len()),
+        )
+    }
+}
+
+/// Parses the location suffix sqlparser appends to its messages.
+fn error_location(msg: &str) -> Option<Location> {
+    let i = msg.rfind(" at Line: ")?;
+    let rest = &msg[i + " at Line: ".len()..];
+    let (l, c) = rest.split_once(", Column: ")?;
+    let line = l.trim().parse().ok()?;
+    let column = c.trim().parse().ok()?;
+    Some(Location { line, column })
+}
+
+/// Splits and parses a (multi-)statement string. A tokenizer failure fails the whole string;
+/// a statement that fails to parse yields an error in its place (execution stops there).
+pub fn parse_multi(sql: &str) -> Result<Vec<Result<Parsed, SqlError>>, SqlError> {
+    let d = dialect();
+    let map = LineMap::new(sql);
+    let tokens = Tokenizer::new(&d, sql)
+        .with_unescape(false)
+        .tokenize_with_location()
+        .map_err(|e| syntax_error(sql, map.offset(e.location).unwrap_or(sql.len())))?;
+    let mut out = Vec::new();
+    // A statement runs from just after the previous `;` to the next one; it exists if it
+    // has any token besides whitespace and comments.
+    let mut seg_start = 0usize;
+    let mut has_tokens = false;
+    let mut flush = |seg_start: usize, end: usize, has_tokens: bool| {
+        if has_tokens {
+            let text = sql[seg_start..end].trim().to_string();
+            out.push(parse_text(&text));
+        }
+    };
+    for t in tokens {
+        match &t.token {
+            Token::SemiColon => {
+                let end = map.offset(t.span.start).unwrap_or(sql.len());
+                flush(seg_start, end, has_tokens);
+                seg_start = (end + 1).min(sql.len());
+                has_tokens = false;
+            }
+            Token::Whitespace(_) => {}
+            _ => has_tokens = true,
+        }
+    }
+    flush(seg_start, sql.len(), has_tokens);
+    if out.is_empty() {
+        return Err(SqlError::from_code(code::ER_EMPTY_QUERY, "Query was empty"));
+    }
+    Ok(out)
+}
+
+/// Parses exactly one statement (COM_STMT_PREPARE).
+pub fn parse_one(sql: &str) -> Result<Parsed, SqlError> {
+    let mut v = parse_multi(sql)?;
+    if v.len() != 1 {
+        // MariaDB refuses multi-statements in prepare with a syntax error at the second one.
+        let second = v.swap_remove(1);
+        let text = match second {
+            Ok(p) => p.text,
+            Err(_) => String::new(),
+        };
+        let at = sql.find(&text).unwrap_or(sql.len());
+        return Err(syntax_error(sql, at));
+    }
+    v.pop().unwrap()
+}
+
+/// Tokenizes and parses one statement's text (locations are relative to `text`).
+fn parse_text(text: &str) -> Result<Parsed, SqlError> {
+    let d = dialect();
+    let map = LineMap::new(text);
+    let mut toks = Tokenizer::new(&d, text)
+        .with_unescape(true)
+        .tokenize_with_location()
+        .map_err(|e| syntax_error(text, map.offset(e.location).unwrap_or(text.len())))?;
+    // Trailing whitespace/comments.
+    while matches!(toks.last().map(|t| &t.token), Some(Token::Whitespace(_))) {
+        toks.pop();
+    }
+    // Number placeholders in text order.
+    let mut params = 0;
+    for t in toks.iter_mut() {
+        if let Token::Placeholder(p) = &mut t.token {
+            if p == "?" {
+                params += 1;
+                *p = format!("?{params}");
+            }
+        }
+    }
+    rewrite_lock_in_share_mode(&mut toks);
+    let err_at = |e: ParserError| -> SqlError {
+        let msg = e.to_string();
+        let off = error_location(&msg)
+            .and_then(|l| map.offset(l))
+            .unwrap_or(text.len());
+        syntax_error(text, off)
+    };
+    let mut p = Parser::new(&d)
+        .with_recursion_limit(RECURSION_LIMIT)
+        .with_tokens_with_locations(toks);
+    let stmt = match parse_admin(&mut p) {
+        Ok(Some(a)) => Stmt::Admin(a),
+        Ok(None) => Stmt::Sql(Box::new(p.parse_statement().map_err(err_at)?)),
+        Err(e) => return Err(err_at(e)),
+    };
+    let next = p.peek_token();
+    if next.token != Token::EOF {
+        let off = map.offset(next.span.start).unwrap_or(text.len());
+        return Err(syntax_error(text, off));
+    }
+    Ok(Parsed {
+        text: text.to_string(),
+        stmt,
+        params,
+    })
+}
+
+/// `... LOCK IN SHARE MODE` → `... FOR SHARE` (sqlparser knows only the latter).
+fn rewrite_lock_in_share_mode(toks: &mut [TokenWithSpan]) {
+    let words: Vec<usize> = toks
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| !matches!(t.token, Token::Whitespace(_)))
+        .map(|(i, _)| i)
+        .collect();
+    let is = |t: &TokenWithSpan, k: &str| matches!(&t.token, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(k));
+    for w in words.windows(4) {
+        if is(&toks[w[0]], "LOCK")
+            && is(&toks[w[1]], "IN")
+            && is(&toks[w[2]], "SHARE")
+            && is(&toks[w[3]], "MODE")
+        {
+            let span = toks[w[0]].span;
+            toks[w[0]] = TokenWithSpan::new(Token::make_keyword("FOR"), span);
+            toks[w[1]] = TokenWithSpan::new(Token::make_keyword("SHARE"), span);
+            toks[w[2]] = TokenWithSpan::new(Token::Whitespace(Whitespace::Space), Span::empty());
+            toks[w[3]] = TokenWithSpan::new(Token::Whitespace(Whitespace::Space), Span::empty());
+            return;
+        }
+    }
+}
+
+// ---- the administration statement parser ----
+
+fn peek_word(p: &Parser, n: usize) -> Option<String> {
+    // n-th non-whitespace token from the cursor (0-based).
+    match &p.peek_nth_token_ref(n).token {
+        Token::Word(w) if w.quote_style.is_none() => Some(w.value.to_uppercase()),
+        _ => None,
+    }
+}
+
+/// Consumes the next token if it is the (unquoted) word `w`.
+fn word(p: &mut Parser, w: &str) -> bool {
+    if peek_word(p, 0).as_deref() == Some(w) {
+        p.next_token();
+        true
+    } else {
+        false
+    }
+}
+
+fn words(p: &mut Parser, ws: &[&str]) -> bool {
+    for (i, w) in ws.iter().enumerate() {
+        if peek_word(p, i).as_deref() != Some(*w) {
+            return false;
+        }
+    }
+    for _ in ws {
+        p.next_token();
+    }
+    true
+}
+
+fn expect_word(p: &mut Parser, w: &str) -> Result<(), ParserError> {
+    if word(p, w) {
+        Ok(())
+    } else {
+        let t = p.peek_token();
+        p.expected(w, t)
+    }
+}
+
+fn ident(p: &mut Parser) -> Result<String, ParserError> {
+    Ok(p.parse_identifier()?.value)
+}
+
+/// `name` or `db.name`
+fn qualified(p: &mut Parser) -> Result<(Option<String>, String), ParserError> {
+    let a = ident(p)?;
+    if p.consume_token(&Token::Period) {
+        let b = ident(p)?;
+        Ok((Some(a), b))
+    } else {
+        Ok((None, a))
+    }
+}
+
+fn string_or_ident(p: &mut Parser) -> Result<String, ParserError> {
+    let t = p.next_token();
+    match t.token {
+        Token::SingleQuotedString(s) | Token::DoubleQuotedString(s) => Ok(s),
+        Token::Word(w) => Ok(w.value),
+        _ => p.expected("a name or string", t),
+    }
+}
+
+fn filter(p: &mut Parser) -> Result<Option<ShowFilter>, ParserError> {
+    if p.parse_keyword(Keyword::LIKE) {
+        Ok(Some(ShowFilter::Like(p.parse_literal_string()?)))
+    } else if p.parse_keyword(Keyword::WHERE) {
+        Ok(Some(ShowFilter::Where(p.parse_expr()?)))
+    } else {
+        Ok(None)
+    }
+}
+
+fn from_db(p: &mut Parser) -> Result<Option<String>, ParserError> {
+    if p.parse_one_of_keywords(&[Keyword::FROM, Keyword::IN])
+        .is_some()
+    {
+        Ok(Some(ident(p)?))
+    } else {
+        Ok(None)
+    }
+}
+
+/// `'user'@'host'` (host defaults to `%`), or CURRENT_USER[()] (returned as None).
+fn user_name(p: &mut Parser) -> Result<Option<(String, String)>, ParserError> {
+    if word(p, "CURRENT_USER") {
+        if p.consume_token(&Token::LParen) {
+            p.expect_token(&Token::RParen)?;
+        }
+        return Ok(None);
+    }
+    let t = p.next_token();
+    let (user, host_inline) = match t.token {
+        Token::SingleQuotedString(s) | Token::DoubleQuotedString(s) => (s, None),
+        // The MySQL tokenizer reads `root@localhost` / `root@'%'` as one word or a word
+        // followed by a string.
+        Token::Word(w) => match w.value.split_once('@') {
+            Some((u, h)) if w.quote_style.is_none() => (u.to_string(), Some(h.to_string())),
+            _ => (w.value, None),
+        },
+        _ => return p.expected("a user name", t),
+    };
+    let host = if let Some(h) = host_inline {
+        if h.is_empty() {
+            string_or_ident(p)?
+        } else {
+            h
+        }
+    } else if p.peek_token().token == Token::AtSign {
+        p.next_token();
+        string_or_ident(p)?
+    } else {
+        // `'u'@'h'`: the tokenizer may produce a word starting with '@'.
+        match p.peek_token().token {
+            Token::Word(w) if w.value.starts_with('@') && w.quote_style.is_none() => {
+                p.next_token();
+                let h = w.value[1..].to_string();
+                if h.is_empty() {
+                    string_or_ident(p)?
+                } else {
+                    h
+                }
+            }
+            _ => "%".to_string(),
+        }
+    };
+    Ok(Some((user, host)))
+}
+
+fn user_spec(p: &mut Parser) -> Result<UserSpec, ParserError> {
+    let (user, host) = user_name(p)?.unwrap_or_else(|| ("".into(), "".into()));
+    let mut spec = UserSpec {
+        user,
+        host,
+        password: None,
+        password_is_hash: false,
+    };
+    if word(p, "IDENTIFIED") {
+        if word(p, "VIA") || p.parse_keyword(Keyword::WITH) {
+            // IDENTIFIED VIA/WITH mysql_native_password [USING|BY|AS 'x']
+            let plugin = string_or_ident(p)?;
+            if !plugin.eq_ignore_ascii_case("mysql_native_password") {
+                return Err(ParserError::ParserError(format!(
+                    "authentication plugin {plugin} is not supported"
+                )));
+            }
+            if word(p, "USING") || word(p, "AS") {
+                spec.password = Some(p.parse_literal_string()?);
+                spec.password_is_hash = true;
+            } else if p.parse_keyword(Keyword::BY) {
+                spec.password = Some(p.parse_literal_string()?);
+            }
+        } else {
+            p.expect_keyword(Keyword::BY)?;
+            if word(p, "PASSWORD") {
+                spec.password_is_hash = true;
+            }
+            spec.password = Some(p.parse_literal_string()?);
+        }
+    }
+    Ok(spec)
+}
+
+fn priv_list(p: &mut Parser) -> Result<Vec<String>, ParserError> {
+    let mut out = Vec::new();
+    loop {
+        let mut name = Vec::new();
+        loop {
+            let t = p.peek_token();
+            match &t.token {
+                Token::Word(w) if w.keyword != Keyword::ON && w.keyword != Keyword::TO => {
+                    name.push(w.value.to_uppercase());
+                    p.next_token();
+                }
+                _ => break,
+            }
+        }
+        if name.is_empty() {
+            let t = p.peek_token();
+            return p.expected("a privilege", t);
+        }
+        if p.consume_token(&Token::LParen) {
+            // column lists are not supported
+            return Err(ParserError::ParserError("column privileges".into()));
+        }
+        out.push(name.join(" "));
+        if !p.consume_token(&Token::Comma) {
+            break;
+        }
+    }
+    Ok(out)
+}
+
+fn priv_level(p: &mut Parser) -> Result<PrivLevel, ParserError> {
+    let _ = p.parse_keyword(Keyword::TABLE);
+    let first = if p.consume_token(&Token::Mul) {
+        None
+    } else {
+        Some(ident(p)?)
+    };
+    if p.consume_token(&Token::Period) {
+        let second = if p.consume_token(&Token::Mul) {
+            None
+        } else {
+            Some(ident(p)?)
+        };
+        Ok(match (first, second) {
+            (None, None) => PrivLevel::Global,
+            (Some(d), None) => PrivLevel::Db(Some(d)),
+            (d, Some(t)) => PrivLevel::Table(d, t),
+        })
+    } else {
+        Ok(match first {
+            None => PrivLevel::Db(None),
+            Some(t) => PrivLevel::Table(None, t),
+        })
+    }
+}
+
+fn set_target(p: &mut Parser, default: Scope) -> Result<SetTarget, ParserError> {
+    let t = p.next_token();
+    let Token::Word(w) = t.token.clone() else {
+        return p.expected("a variable name", t);
+    };
+    let v = w.value;
+    if w.quote_style.is_none() {
+        if let Some(rest) = v.strip_prefix("@@") {
+            let (scope, name) = match rest.to_lowercase().as_str() {
+                "global" | "session" | "local" if p.consume_token(&Token::Period) => {
+                    let s = if rest.eq_ignore_ascii_case("global") {
+                        Scope::Global
+                    } else {
+                        Scope::Session
+                    };
+                    (s, ident(p)?)
+                }
+                _ => (default, rest.to_string()),
+            };
+            return Ok(SetTarget::System(scope, name.to_lowercase()));
+        }
+        if let Some(rest) = v.strip_prefix('@') {
+            let name = if rest.is_empty() {
+                string_or_ident(p)?
+            } else {
+                rest.to_string()
+            };
+            return Ok(SetTarget::User(name.to_lowercase()));
+        }
+        match v.to_uppercase().as_str() {
+            "GLOBAL" => return Ok(SetTarget::System(Scope::Global, ident(p)?.to_lowercase())),
+            "SESSION" | "LOCAL" => {
+                return Ok(SetTarget::System(Scope::Session, ident(p)?.to_lowercase()))
+            }
+            _ => {}
+        }
+    }
+    // `SET x.y = ...` is not a thing in MariaDB except @@scope.name handled above.
+    Ok(SetTarget::System(default, v.to_lowercase()))
+}
+
+fn set_value(p: &mut Parser) -> Result<Expr, ParserError> {
+    // ON / OFF / DEFAULT etc. are parsed as identifiers by parse_expr; keywords such as ON
+    // need help.
+    if let Some(w) = peek_word(p, 0) {
+        if matches!(w.as_str(), "ON" | "ALL" | "BINARY" | "DEFAULT")
+            && matches!(p.peek_nth_token_ref(1).token, Token::Comma | Token::EOF)
+        {
+            p.next_token();
+            return Ok(Expr::Value(
+                sqlparser::ast::Value::SingleQuotedString(w).with_empty_span(),
+            ));
+        }
+    }
+    p.parse_expr()
+}
+
+fn parse_set(p: &mut Parser) -> Result<Admin, ParserError> {
+    // SET NAMES / CHARACTER SET / CHARSET
+    if word(p, "NAMES") || words(p, &["CHARACTER", "SET"]) || word(p, "CHARSET") {
+        let _ = string_or_ident(p)?;
+        if p.parse_keyword(Keyword::COLLATE) {
+            let _ = string_or_ident(p)?;
+        }
+        return Ok(Admin::SetNames);
+    }
+    let scope = if peek_word(p, 1).as_deref() == Some("TRANSACTION") {
+        if word(p, "GLOBAL") {
+            Some(Scope::Global)
+        } else if word(p, "SESSION") || word(p, "LOCAL") {
+            Some(Scope::Session)
+        } else {
+            None
+        }
+    } else {
+        None
+    };
+    if word(p, "TRANSACTION") {
+        let mut isolation = None;
+        let mut read_only = None;
+        loop {
+            if words(p, &["ISOLATION", "LEVEL"]) {
+                let lvl = if words(p, &["READ", "UNCOMMITTED"]) {
+                    "READ-UNCOMMITTED"
+                } else if words(p, &["READ", "COMMITTED"]) {
+                    "READ-COMMITTED"
+                } else if words(p, &["REPEATABLE", "READ"]) {
+                    "REPEATABLE-READ"
+                } else if word(p, "SERIALIZABLE") {
+                    "SERIALIZABLE"
+                } else {
+                    let t = p.peek_token();
+                    return p.expected("an isolation level", t);
+                };
+                isolation = Some(lvl.to_string());
+            } else if words(p, &["READ", "ONLY"]) {
+                read_only = Some(true);
+            } else if words(p, &["READ", "WRITE"]) {
+                read_only = Some(false);
+            } else {
+                let t = p.peek_token();
+                return p.expected("ISOLATION LEVEL or READ ONLY/WRITE", t);
+            }
+            if !p.consume_token(&Token::Comma) {
+                break;
+            }
+        }
+        return Ok(Admin::SetTransaction {
+            scope,
+            isolation,
+            read_only,
+        });
+    }
+    if word(p, "PASSWORD") {
+        let user = if p.parse_keyword(Keyword::FOR) {
+            user_name(p)?
+        } else {
+            None
+        };
+        p.expect_token(&Token::Eq)?;
+        if word(p, "PASSWORD") {
+            p.expect_token(&Token::LParen)?;
+            let pw = p.parse_literal_string()?;
+            p.expect_token(&Token::RParen)?;
+            return Ok(Admin::SetPassword {
+                user,
+                password: pw,
+                is_hash: false,
+            });
+        }
+        let pw = p.parse_literal_string()?;
+        return Ok(Admin::SetPassword {
+            user,
+            password: pw,
+            is_hash: true,
+        });
+    }
+    let mut items = Vec::new();
+    let mut default = Scope::Session;
+    loop {
+        // `SET GLOBAL a=1, b=2`: the scope keyword carries to later items without one.
+        let target = set_target(p, default)?;
+        if let SetTarget::System(s, _) = &target {
+            default = *s;
+        }
+        if !p.consume_token(&Token::Eq) && !p.consume_token(&Token::Assignment) {
+            let t = p.peek_token();
+            return p.expected("=", t);
+        }
+        let value = set_value(p)?;
+        items.push((target, value));
+        if !p.consume_token(&Token::Comma) {
+            break;
+        }
+    }
+    Ok(Admin::Set(items))
+}
+
+fn parse_show(p: &mut Parser) -> Result<Admin, ParserError> {
+    let full = word(p, "FULL");
+    let scope = if word(p, "GLOBAL") {
+        Scope::Global
+    } else {
+        let _ = word(p, "SESSION") || word(p, "LOCAL");
+        Scope::Session
+    };
+    if word(p, "VARIABLES") {
+        return Ok(Admin::ShowVariables {
+            scope,
+            filter: filter(p)?,
+        });
+    }
+    if word(p, "STATUS") {
+        return Ok(Admin::ShowStatus {
+            scope,
+            filter: filter(p)?,
+        });
+    }
+    if word(p, "DATABASES") || word(p, "SCHEMAS") {
+        return Ok(Admin::ShowDatabases { filter: filter(p)? });
+    }
+    if word(p, "TABLES") {
+        let db = from_db(p)?;
+        return Ok(Admin::ShowTables {
+            db,
+            full,
+            filter: filter(p)?,
+        });
+    }
+    if word(p, "COLUMNS") || word(p, "FIELDS") {
+        p.expect_one_of_keywords(&[Keyword::FROM, Keyword::IN])?;
+        let (mut db, table) = qualified(p)?;
+        if let Some(d) = from_db(p)? {
+            db = Some(d);
+        }
+        return Ok(Admin::ShowColumns {
+            db,
+            table,
+            full,
+            filter: filter(p)?,
+        });
+    }
+    if word(p, "INDEX") || word(p, "INDEXES") || word(p, "KEYS") {
+        p.expect_one_of_keywords(&[Keyword::FROM, Keyword::IN])?;
+        let (mut db, table) = qualified(p)?;
+        if let Some(d) = from_db(p)? {
+            db = Some(d);
+        }
+        if p.parse_keyword(Keyword::WHERE) {
+            let _ = p.parse_expr()?;
+        }
+        return Ok(Admin::ShowIndex { db, table });
+    }
+    if word(p, "CREATE") {
+        if word(p, "TABLE") {
+            let (db, table) = qualified(p)?;
+            return Ok(Admin::ShowCreateTable { db, table });
+        }
+        if word(p, "DATABASE") || word(p, "SCHEMA") {
+            return Ok(Admin::ShowCreateDatabase { name: ident(p)? });
+        }
+        let t = p.peek_token();
+        return p.expected("TABLE or DATABASE", t);
+    }
+    if words(p, &["TABLE", "STATUS"]) {
+        let db = from_db(p)?;
+        return Ok(Admin::ShowTableStatus {
+            db,
+            filter: filter(p)?,
+        });
+    }
+    if word(p, "PROCESSLIST") {
+        return Ok(Admin::ShowProcessList { full });
+    }
+    if words(p, &["COUNT", "("]) {
+        // not reached: '(' is not a word
+    }
+    if word(p, "WARNINGS") || word(p, "ERRORS") {
+        let errors = p
+            .peek_token()
+            .token
+            .to_string()
+            .eq_ignore_ascii_case("errors");
+        skip_limit(p)?;
+        return Ok(Admin::ShowWarnings {
+            errors,
+            count: false,
+        });
+    }
+    if word(p, "COUNT") {
+        p.expect_token(&Token::LParen)?;
+        p.expect_token(&Token::Mul)?;
+        p.expect_token(&Token::RParen)?;
+        let errors = if word(p, "WARNINGS") {
+            false
+        } else {
+            expect_word(p, "ERRORS")?;
+            true
+        };
+        return Ok(Admin::ShowWarnings {
+            errors,
+            count: true,
+        });
+    }
+    if word(p, "ENGINES") || words(p, &["STORAGE", "ENGINES"]) {
+        return Ok(Admin::ShowEngines);
+    }
+    if word(p, "COLLATION") {
+        return Ok(Admin::ShowCollation { filter: filter(p)? });
+    }
+    if words(p, &["CHARACTER", "SET"]) || word(p, "CHARSET") {
+        return Ok(Admin::ShowCharset { filter: filter(p)? });
+    }
+    if word(p, "GRANTS") {
+        let user = if p.parse_keyword(Keyword::FOR) {
+            user_name(p)?
+        } else {
+            None
+        };
+        return Ok(Admin::ShowGrants { user });
+    }
+    if words(p, &["BINARY", "LOGS"]) || words(p, &["MASTER", "LOGS"]) {
+        return Ok(Admin::ShowBinaryLogs);
+    }
+    if words(p, &["MASTER", "STATUS"]) || words(p, &["BINLOG", "STATUS"]) {
+        return Ok(Admin::ShowMasterStatus);
+    }
+    if words(p, &["BINLOG", "EVENTS"]) {
+        let file = if p.parse_keyword(Keyword::IN) {
+            Some(p.parse_literal_string()?)
+        } else {
+            None
+        };
+        let from = if p.parse_keyword(Keyword::FROM) {
+            p.parse_literal_uint()?
+        } else {
+            4
+        };
+        let (offset, limit) = if p.parse_keyword(Keyword::LIMIT) {
+            let a = p.parse_literal_uint()?;
+            if p.consume_token(&Token::Comma) {
+                (a, Some(p.parse_literal_uint()?))
+            } else {
+                (0, Some(a))
+            }
+        } else {
+            (0, None)
+        };
+        return Ok(Admin::ShowBinlogEvents {
+            file,
+            from,
+            offset,
+            limit,
+        });
+    }
+    if word(p, "PRIVILEGES") {
+        return Ok(Admin::ShowPrivileges);
+    }
+    let t = p.peek_token();
+    p.expected("a SHOW statement onelog supports", t)
+}
+
+fn skip_limit(p: &mut Parser) -> Result<(), ParserError> {
+    if p.parse_keyword(Keyword::LIMIT) {
+        p.parse_literal_uint()?;
+        if p.consume_token(&Token::Comma) {
+            p.parse_literal_uint()?;
+        }
+    }
+    Ok(())
+}
+
+/// Parses the statements handled outside sqlparser; Ok(None) leaves the cursor untouched
+/// for sqlparser.
+fn parse_admin(p: &mut Parser) -> Result<Option<Admin>, ParserError> {
+    let Some(first) = peek_word(p, 0) else {
+        return Ok(None);
+    };
+    let second = peek_word(p, 1);
+    let a = match first.as_str() {
+        "SHOW" => {
+            p.next_token();
+            parse_show(p)?
+        }
+        "SET" => {
+            p.next_token();
+            parse_set(p)?
+        }
+        "USE" => {
+            p.next_token();
+            Admin::Use(ident(p)?)
+        }
+        "BEGIN" => {
+            p.next_token();
+            let _ = word(p, "WORK");
+            Admin::Begin { read_only: false }
+        }
+        "START" if second.as_deref() == Some("TRANSACTION") => {
+            p.next_token();
+            p.next_token();
+            let mut read_only = false;
+            loop {
+                if words(p, &["WITH", "CONSISTENT", "SNAPSHOT"]) {
+                } else if words(p, &["READ", "ONLY"]) {
+                    read_only = true;
+                } else if words(p, &["READ", "WRITE"]) {
+                    read_only = false;
+                } else {
+                    break;
+                }
+                if !p.consume_token(&Token::Comma) {
+                    break;
+                }
+            }
+            Admin::Begin { read_only }
+        }
+        "COMMIT" | "ROLLBACK" => {
+            p.next_token();
+            let _ = word(p, "WORK");
+            if word(p, "AND") {
+                let _ = word(p, "NO");
+                expect_word(p, "CHAIN")?;
+            }
+            if word(p, "TO") {
+                return Err(ParserError::ParserError("SAVEPOINT".into()));
+            }
+            let _ = words(p, &["NO", "RELEASE"]);
+            if first == "COMMIT" {
+                Admin::Commit
+            } else {
+                Admin::Rollback
+            }
+        }
+        "KILL" => {
+            p.next_token();
+            let query = word(p, "QUERY");
+            if !query {
+                let _ = word(p, "CONNECTION");
+            }
+            Admin::Kill {
+                query,
+                id: p.parse_literal_uint()?,
+            }
+        }
+        "FLUSH" => {
+            p.next_token();
+            let _ = word(p, "NO_WRITE_TO_BINLOG") || word(p, "LOCAL");
+            if words(p, &["BINARY", "LOGS"]) || word(p, "LOGS") {
+                Admin::FlushBinaryLogs
+            } else if word(p, "PRIVILEGES") {
+                Admin::FlushPrivileges
+            } else if word(p, "TABLES") || word(p, "STATUS") || word(p, "HOSTS") {
+                // FLUSH TABLES [t, ...] [WITH READ LOCK] is not supported with a lock.
+                if words(p, &["WITH", "READ", "LOCK"]) {
+                    return Err(ParserError::ParserError(
+                        "FLUSH TABLES WITH READ LOCK".into(),
+                    ));
+                }
+                while !matches!(p.peek_token().token, Token::EOF) {
+                    p.next_token();
+                }
+                Admin::FlushNoop
+            } else {
+                let t = p.peek_token();
+                return p.expected("BINARY LOGS, PRIVILEGES or TABLES", t);
+            }
+        }
+        "PURGE" => {
+            p.next_token();
+            if !word(p, "BINARY") {
+                expect_word(p, "MASTER")?;
+            }
+            expect_word(p, "LOGS")?;
+            if word(p, "TO") {
+                Admin::PurgeTo(p.parse_literal_string()?)
+            } else {
+                expect_word(p, "BEFORE")?;
+                Admin::PurgeBefore(p.parse_expr()?)
+            }
+        }
+        "RESET" if second.as_deref() == Some("MASTER") => {
+            p.next_token();
+            p.next_token();
+            Admin::ResetMaster
+        }
+        "CREATE" if second.as_deref() == Some("USER") => {
+            p.next_token();
+            p.next_token();
+            let if_not_exists = words(p, &["IF", "NOT", "EXISTS"]);
+            let mut users = vec![user_spec(p)?];
+            while p.consume_token(&Token::Comma) {
+                users.push(user_spec(p)?);
+            }
+            Admin::CreateUser {
+                if_not_exists,
+                users,
+            }
+        }
+        "ALTER" if second.as_deref() == Some("USER") => {
+            p.next_token();
+            p.next_token();
+            let _ = words(p, &["IF", "EXISTS"]);
+            let mut users = vec![user_spec(p)?];
+            while p.consume_token(&Token::Comma) {
+                users.push(user_spec(p)?);
+            }
+            Admin::AlterUser { users }
+        }
+        "DROP" if second.as_deref() == Some("USER") => {
+            p.next_token();
+            p.next_token();
+            let if_exists = words(p, &["IF", "EXISTS"]);
+            let mut users = Vec::new();
+            loop {
+                let u = user_name(p)?
+                    .ok_or_else(|| ParserError::ParserError("CURRENT_USER in DROP USER".into()))?;
+                users.push(u);
+                if !p.consume_token(&Token::Comma) {
+                    break;
+                }
+            }
+            Admin::DropUser { if_exists, users }
+        }
+        "GRANT" => {
+            p.next_token();
+            let privs = priv_list(p)?;
+            p.expect_keyword(Keyword::ON)?;
+            let level = priv_level(p)?;
+            p.expect_keyword(Keyword::TO)?;
+            let mut users = vec![user_spec(p)?];
+            while p.consume_token(&Token::Comma) {
+                users.push(user_spec(p)?);
+            }
+            let grant_option = words(p, &["WITH", "GRANT", "OPTION"]);
+            Admin::Grant {
+                privs,
+                level,
+                users,
+                grant_option,
+            }
+        }
+        "REVOKE" => {
+            p.next_token();
+            let privs = priv_list(p)?;
+            p.expect_keyword(Keyword::ON)?;
+            let level = priv_level(p)?;
+            p.expect_keyword(Keyword::FROM)?;
+            let mut users = Vec::new();
+            loop {
+                let u = user_name(p)?
+                    .ok_or_else(|| ParserError::ParserError("CURRENT_USER in REVOKE".into()))?;
+                users.push(u);
+                if !p.consume_token(&Token::Comma) {
+                    break;
+                }
+            }
+            Admin::Revoke {
+                privs,
+                level,
+                users,
+            }
+        }
+        "DESCRIBE" | "DESC" => {
+            p.next_token();
+            let (db, table) = qualified(p)?;
+            // DESCRIBE t col: a column filter
+            if !matches!(p.peek_token().token, Token::EOF) {
+                let _ = string_or_ident(p)?;
+            }
+            Admin::Describe { db, table }
+        }
+        "EXPLAIN" => {
+            // EXPLAIN tbl == DESCRIBE tbl; EXPLAIN SELECT ... goes to sqlparser.
+            let is_stmt = matches!(
+                second.as_deref(),
+                Some(
+                    "SELECT"
+                        | "UPDATE"
+                        | "DELETE"
+                        | "INSERT"
+                        | "REPLACE"
+                        | "EXTENDED"
+                        | "PARTITIONS"
+                        | "FORMAT"
+                        | "ANALYZE"
+                        | "WITH"
+                )
+            ) || matches!(p.peek_nth_token_ref(1).token, Token::LParen);
+            if is_stmt {
+                return Ok(None);
+            }
+            p.next_token();
+            let (db, table) = qualified(p)?;
+            Admin::Describe { db, table }
+        }
+        "UNLOCK" if second.as_deref() == Some("TABLES") => {
+            p.next_token();
+            p.next_token();
+            Admin::UnlockTables
+        }
+        "DO" => {
+            p.next_token();
+            let mut v = vec![p.parse_expr()?];
+            while p.consume_token(&Token::Comma) {
+                v.push(p.parse_expr()?);
+            }
+            Admin::Do(v)
+        }
+        _ => return Ok(None),
+    };
+    Ok(Some(a))
+}
+
+/// The parts of an object name as strings.
+pub fn name_parts(n: &ObjectName) -> Vec<String> {
+    n.0.iter()
+        .map(|p| match p {
+            sqlparser::ast::ObjectNamePart::Identifier(i) => i.value.clone(),
+            other => other.to_string(),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_and_numbers_placeholders() {
+        let v = parse_multi("select 1; select ? + ?;").unwrap();
+        assert_eq!(v.len(), 2);
+        let p = v[1].as_ref().unwrap();
+        assert_eq!(p.params, 2);
+        assert_eq!(p.text, "select ? + ?");
+    }
+
+    #[test]
+    fn syntax_error_message() {
+        let v = parse_multi("select * frm t").unwrap();
+        let e = v[0].as_ref().unwrap_err();
+        assert_eq!(e.code, 1064);
+        assert!(e.message.contains("near '"), "{}", e.message);
+        assert!(e.message.ends_with("at line 1"), "{}", e.message);
+    }
+
+    #[test]
+    fn admin_statements() {
+        for s in [
+            "SHOW VARIABLES LIKE 'x%'",
+            "show global status where variable_name = 'Uptime'",
+            "SET autocommit=0",
+            "SET @@session.autocommit = 1, @a := 5",
+            "SET NAMES utf8mb4 COLLATE utf8mb4_general_ci",
+            "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
+            "SHOW BINLOG EVENTS IN 'b.000001' FROM 4 LIMIT 2, 5",
+            "PURGE BINARY LOGS TO 'x'",
+            "CREATE USER 'u'@'%' IDENTIFIED BY 'pw'",
+            "GRANT SELECT, INSERT ON db.* TO 'u'@'localhost'",
+            "GRANT REPLICATION SLAVE ON *.* TO u@'%'",
+            "SHOW GRANTS FOR 'u'@'%'",
+            "/*!40101 SET NAMES utf8 */",
+            "SELECT a FROM t WHERE a = 1 LOCK IN SHARE MODE",
+        ] {
+            let v = parse_multi(s).unwrap();
+            assert!(v[0].is_ok(), "{s}: {:?}", v[0]);
+        }
+    }
+}

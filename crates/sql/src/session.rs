@@ -1,0 +1,1282 @@
+//! Session: one per connection. Runs statements in transactions (autocommit, BEGIN/COMMIT,
+//! statement-level rollback on error, whole-transaction rollback on deadlock, implicit
+//! commit before DDL), keeps session variables, user variables, warnings and prepared
+//! statements, checks privileges, and dispatches each statement to its stage.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use onelog_engine::{Isolation, Txn};
+use onelog_types::{code, DateTime, SqlError, Value};
+use parking_lot::Mutex;
+use sqlparser::ast as sq;
+
+use crate::binder::{self, BindEnv, Binder, Select, SourceKind, VirtualColumn};
+use crate::database::{now, Database, ProcEntry, ProcState};
+use crate::executor::{self, engine_err, ExecCtx};
+use crate::parser::{self, Admin, Parsed, Scope as VarScope, SetTarget, Stmt};
+use crate::users::{self, Priv};
+use crate::vars::{self, VarScope as Sc};
+use crate::{sql_err, status_flags, QueryResult, ResultColumn};
+
+/// What COM_STMT_PREPARE answers.
+#[derive(Clone, Debug)]
+pub struct PreparedInfo {
+    pub id: u32,
+    pub params: u16,
+    pub columns: Vec<ResultColumn>,
+}
+
+struct Prepared {
+    parsed: Parsed,
+}
+
+pub struct Session {
+    pub(crate) db: Arc<Database>,
+    pub(crate) user: String,
+    pub(crate) host: String,
+    /// The account privileges apply from (`user`@`host pattern`).
+    pub(crate) account_host: String,
+    pub(crate) conn_id: u32,
+    pub(crate) current_db: Option<String>,
+    txn: Option<Txn>,
+    in_explicit: bool,
+    read_only_txn: bool,
+    pub(crate) vars: HashMap<String, Value>,
+    pub(crate) user_vars: HashMap<String, Value>,
+    pub(crate) warnings: Vec<SqlError>,
+    last_insert_id: u64,
+    row_count: i64,
+    prepared: HashMap<u32, Prepared>,
+    next_stmt: u32,
+    interrupt: Arc<AtomicBool>,
+    killed: Arc<AtomicBool>,
+    proc: Option<Arc<ProcEntry>>,
+    next_isolation: Option<Isolation>,
+    /// Bypasses privilege checks (bootstrap and account maintenance).
+    internal: bool,
+    stmt_now: DateTime,
+    params: Vec<Value>,
+}
+
+/// The binder's view of a session for one statement.
+struct Env<'a> {
+    s: &'a Session,
+    catalog: Arc<onelog_engine::Catalog>,
+}
+
+impl BindEnv for Env<'_> {
+    fn current_db(&self) -> Option<&str> {
+        self.s.current_db.as_deref()
+    }
+    fn catalog(&self) -> Arc<onelog_engine::Catalog> {
+        self.catalog.clone()
+    }
+    fn params(&self) -> &[Value] {
+        &self.s.params
+    }
+    fn now(&self) -> DateTime {
+        self.s.stmt_now
+    }
+    fn connection_id(&self) -> u32 {
+        self.s.conn_id
+    }
+    fn last_insert_id(&self) -> u64 {
+        self.s.last_insert_id
+    }
+    fn row_count(&self) -> i64 {
+        self.s.row_count
+    }
+    fn user(&self) -> String {
+        format!("{}@{}", self.s.user, self.s.host)
+    }
+    fn version(&self) -> String {
+        self.s.db.engine.options().server_version.clone()
+    }
+    fn sys_var(&self, scope: Option<VarScope>, name: &str) -> Result<Value, SqlError> {
+        self.s.get_var(scope, name)
+    }
+    fn user_var(&self, name: &str) -> Value {
+        self.s.user_vars.get(name).cloned().unwrap_or(Value::Null)
+    }
+    fn info_schema(&self, table: &str) -> Option<(Vec<VirtualColumn>, Vec<Vec<Value>>)> {
+        crate::show::info_schema(self.s, &self.catalog, table)
+    }
+}
+
+fn ok(affected: u64, last_insert_id: u64, warnings: usize, info: String) -> QueryResult {
+    QueryResult::Ok {
+        affected_rows: affected,
+        last_insert_id,
+        warnings: warnings.min(65535) as u16,
+        info,
+    }
+}
+
+/// Tables a plan reads (for privilege checks and metadata locks).
+fn tables_of(sel: &Select, out: &mut Vec<(String, String)>) {
+    for s in &sel.sources {
+        match &s.kind {
+            SourceKind::Table(t) => out.push((t.db.clone(), t.name.clone())),
+            SourceKind::Derived(d) => tables_of(d, out),
+            SourceKind::Rows(_) => {}
+        }
+    }
+    for q in &sel.subqueries {
+        tables_of(q, out);
+    }
+}
+
+impl Session {
+    pub fn new(db: Arc<Database>, user: String, host: String, connection_id: u32) -> Session {
+        let interrupt = Arc::new(AtomicBool::new(false));
+        let killed = Arc::new(AtomicBool::new(false));
+        let proc = Arc::new(ProcEntry {
+            id: connection_id,
+            user: user.clone(),
+            host: host.clone(),
+            state: Mutex::new(ProcState {
+                db: None,
+                command: "Sleep",
+                info: None,
+                since: Instant::now(),
+            }),
+            interrupt: interrupt.clone(),
+            killed: killed.clone(),
+        });
+        db.procs.lock().insert(connection_id, proc.clone());
+        let account_host = db
+            .account(&user, &host)
+            .map(|a| a.host)
+            .unwrap_or_else(|| host.clone());
+        Session {
+            db,
+            user,
+            host,
+            account_host,
+            conn_id: connection_id,
+            current_db: None,
+            txn: None,
+            in_explicit: false,
+            read_only_txn: false,
+            vars: HashMap::new(),
+            user_vars: HashMap::new(),
+            warnings: Vec::new(),
+            last_insert_id: 0,
+            row_count: -1,
+            prepared: HashMap::new(),
+            next_stmt: 1,
+            interrupt,
+            killed,
+            proc: Some(proc),
+            next_isolation: None,
+            internal: false,
+            stmt_now: now(),
+            params: Vec::new(),
+        }
+    }
+
+    pub(crate) fn new_internal(db: Arc<Database>) -> Session {
+        Session {
+            db,
+            user: "root".into(),
+            host: "localhost".into(),
+            account_host: "localhost".into(),
+            conn_id: 0,
+            current_db: None,
+            txn: None,
+            in_explicit: false,
+            read_only_txn: false,
+            vars: HashMap::new(),
+            user_vars: HashMap::new(),
+            warnings: Vec::new(),
+            last_insert_id: 0,
+            row_count: -1,
+            prepared: HashMap::new(),
+            next_stmt: 1,
+            interrupt: Arc::new(AtomicBool::new(false)),
+            killed: Arc::new(AtomicBool::new(false)),
+            proc: None,
+            next_isolation: None,
+            internal: true,
+            stmt_now: now(),
+            params: Vec::new(),
+        }
+    }
+
+    pub fn database(&self) -> &Arc<Database> {
+        &self.db
+    }
+
+    pub fn connection_id(&self) -> u32 {
+        self.conn_id
+    }
+
+    pub fn current_db(&self) -> Option<&str> {
+        self.current_db.as_deref()
+    }
+
+    /// SERVER_STATUS_IN_TRANS / SERVER_STATUS_AUTOCOMMIT for OK/EOF packets.
+    pub fn status_flags(&self) -> u16 {
+        let mut f = 0;
+        if self.autocommit() {
+            f |= status_flags::AUTOCOMMIT;
+        }
+        if self.in_explicit || (self.txn.is_some() && !self.autocommit()) {
+            f |= status_flags::IN_TRANS;
+            if self.read_only_txn {
+                f |= status_flags::IN_TRANS_READONLY;
+            }
+        }
+        f
+    }
+
+    /// The flag KILL QUERY sets; statements check it while they run.
+    pub fn interrupt_flag(&self) -> Arc<AtomicBool> {
+        self.interrupt.clone()
+    }
+
+    /// Whether KILL [CONNECTION] was issued for this session (the server closes it).
+    pub fn is_killed(&self) -> bool {
+        self.killed.load(Ordering::SeqCst)
+    }
+
+    pub fn kill_query(&self) {
+        self.interrupt.store(true, Ordering::SeqCst);
+    }
+
+    /// Number of warnings of the last statement.
+    pub fn warning_count(&self) -> u16 {
+        self.warnings.len().min(65535) as u16
+    }
+
+    /// COM_RESET_CONNECTION: rolls back, forgets variables and prepared statements.
+    pub fn reset(&mut self) {
+        self.rollback_txn();
+        self.vars.clear();
+        self.user_vars.clear();
+        self.prepared.clear();
+        self.warnings.clear();
+        self.last_insert_id = 0;
+        self.row_count = -1;
+        self.next_isolation = None;
+    }
+
+    /// COM_INIT_DB
+    pub fn use_database(&mut self, db: &str) -> Result<(), SqlError> {
+        if !self.db.engine.catalog().has_database(db)
+            && !db.eq_ignore_ascii_case("information_schema")
+        {
+            return Err(sql_err(
+                code::ER_BAD_DB_ERROR,
+                format!("Unknown database '{db}'"),
+            ));
+        }
+        if !self.internal && !db.eq_ignore_ascii_case("information_schema") {
+            let acc = self.account();
+            if !users::any_db_privilege(&acc, db) {
+                return Err(sql_err(
+                    code::ER_DBACCESS_DENIED_ERROR,
+                    format!(
+                        "Access denied for user '{}'@'{}' to database '{db}'",
+                        self.user, self.account_host
+                    ),
+                ));
+            }
+        }
+        self.current_db = Some(db.to_string());
+        if let Some(p) = &self.proc {
+            p.state.lock().db = Some(db.to_string());
+        }
+        Ok(())
+    }
+
+    pub(crate) fn account(&self) -> users::Account {
+        if self.internal {
+            return users::Account::superuser();
+        }
+        self.db
+            .account(&self.user, &self.host)
+            .unwrap_or_else(|| users::Account::nobody(&self.user, &self.host))
+    }
+
+    pub(crate) fn autocommit(&self) -> bool {
+        self.vars
+            .get("autocommit")
+            .map(expr_truth)
+            .unwrap_or_else(|| {
+                self.db
+                    .globals
+                    .read()
+                    .get("autocommit")
+                    .map(expr_truth)
+                    .unwrap_or(true)
+            })
+    }
+
+    fn isolation(&self) -> Isolation {
+        let v = self.get_var(None, "transaction_isolation").ok();
+        match v.map(|v| crate::expr::to_string(&v)) {
+            Some(s) if s == "READ-COMMITTED" || s == "READ-UNCOMMITTED" => Isolation::ReadCommitted,
+            _ => Isolation::RepeatableRead,
+        }
+    }
+
+    pub(crate) fn sql_mode(&self) -> String {
+        crate::expr::to_string(
+            &self
+                .get_var(None, "sql_mode")
+                .unwrap_or(Value::str(vars::SQL_MODE_DEFAULT)),
+        )
+    }
+
+    // -------------------------------------------------------------- variables
+
+    /// Reads `@@[scope.]name`.
+    pub(crate) fn get_var(&self, scope: Option<VarScope>, name: &str) -> Result<Value, SqlError> {
+        let Some(d) = vars::find(name) else {
+            return Err(sql_err(
+                code::ER_UNKNOWN_SYSTEM_VARIABLE,
+                format!("Unknown system variable '{name}'"),
+            ));
+        };
+        if scope == Some(VarScope::Global) && d.scope == Sc::Session {
+            return Err(sql_err(
+                code::ER_INCORRECT_GLOBAL_LOCAL_VAR,
+                format!("Variable '{}' is a SESSION variable", d.name),
+            ));
+        }
+        if let Some(v) = self.dynamic_var(d.name) {
+            return Ok(v);
+        }
+        if scope != Some(VarScope::Global) {
+            if let Some(v) = self.vars.get(d.name) {
+                return Ok(v.clone());
+            }
+        }
+        if let Some(v) = self.db.globals.read().get(d.name) {
+            return Ok(v.clone());
+        }
+        Ok(vars::default_value(d))
+    }
+
+    /// Values computed from the engine or the session.
+    fn dynamic_var(&self, name: &str) -> Option<Value> {
+        let e = &self.db.engine;
+        let o = e.options();
+        let binlog_on = o.mode != onelog_engine::LogMode::Off;
+        Some(match name {
+            "version" => Value::str(&o.server_version),
+            "innodb_version" => Value::str(o.server_version.split('-').next().unwrap_or("")),
+            "server_id" => Value::UInt(o.server_id as u64),
+            "gtid_domain_id" => Value::UInt(o.gtid_domain_id as u64),
+            "gtid_binlog_pos" | "gtid_current_pos" => {
+                if binlog_on {
+                    Value::str(&e.gtid_binlog_pos())
+                } else {
+                    Value::str("")
+                }
+            }
+            "gtid_binlog_state" => {
+                if binlog_on {
+                    Value::str(&e.gtid_binlog_state())
+                } else {
+                    Value::str("")
+                }
+            }
+            "log_bin" => Value::Int(binlog_on as i64),
+            "sync_binlog" => Value::UInt(e.sync_binlog() as u64),
+            "max_binlog_size" => Value::UInt(o.max_binlog_size),
+            "binlog_expire_logs_seconds" => Value::UInt(o.binlog_expire_logs_seconds),
+            "binlog_storage" => Value::str(match o.mode {
+                onelog_engine::LogMode::Engine => "engine",
+                onelog_engine::LogMode::File => "file",
+                onelog_engine::LogMode::Off => "off",
+            }),
+            "datadir" => {
+                if let Some(v) = self.db.globals.read().get("datadir") {
+                    return Some(v.clone());
+                }
+                Value::str(&format!("{}/", o.datadir.display()))
+            }
+            "innodb_lock_wait_timeout" if !self.vars.contains_key(name) => {
+                Value::UInt(o.lock_wait_timeout.as_secs())
+            }
+            "last_insert_id" | "identity" => Value::UInt(self.last_insert_id),
+            "warning_count" => Value::UInt(self.warnings.len() as u64),
+            "error_count" => Value::UInt(
+                self.warnings
+                    .iter()
+                    .filter(|w| w.code >= 1000 && !is_note_or_warning(w.code))
+                    .count() as u64,
+            ),
+            "in_transaction" => {
+                Value::Int((self.in_explicit || (self.txn.is_some() && !self.autocommit())) as i64)
+            }
+            "timestamp" => {
+                let n = now();
+                Value::Double(n.unix_seconds() as f64 + n.micro as f64 / 1e6)
+            }
+            "autocommit" => Value::Int(self.autocommit() as i64),
+            _ => return None,
+        })
+    }
+
+    fn set_var(&mut self, scope: VarScope, name: &str, value: Value) -> Result<(), SqlError> {
+        let Some(d) = vars::find(name) else {
+            return Err(sql_err(
+                code::ER_UNKNOWN_SYSTEM_VARIABLE,
+                format!("Unknown system variable '{name}'"),
+            ));
+        };
+        if d.read_only {
+            return Err(sql_err(
+                code::ER_INCORRECT_GLOBAL_LOCAL_VAR,
+                format!("Variable '{}' is a read only variable", d.name),
+            ));
+        }
+        match (scope, d.scope) {
+            (VarScope::Global, Sc::Session) => {
+                return Err(sql_err(
+                    code::ER_LOCAL_VARIABLE,
+                    format!(
+                        "Variable '{}' is a SESSION variable and can't be used with SET GLOBAL",
+                        d.name
+                    ),
+                ))
+            }
+            (VarScope::Session, Sc::Global) => {
+                return Err(sql_err(
+                    code::ER_GLOBAL_VARIABLE,
+                    format!(
+                        "Variable '{}' is a GLOBAL variable and should be set with SET GLOBAL",
+                        d.name
+                    ),
+                ))
+            }
+            _ => {}
+        }
+        if scope == VarScope::Global && !self.internal && !self.account().has_global(Priv::SUPER) {
+            return Err(sql_err(
+                code::ER_SPECIFIC_ACCESS_DENIED_ERROR,
+                "Access denied; you need (at least one of) the SUPER privilege(s) for this operation",
+            ));
+        }
+        // DEFAULT
+        let is_default = matches!(&value, Value::Bytes(b) if b.eq_ignore_ascii_case(b"DEFAULT"))
+            && !matches!(d.kind, vars::Kind::Str);
+        let mut v = if is_default {
+            match scope {
+                VarScope::Session => self
+                    .db
+                    .globals
+                    .read()
+                    .get(d.name)
+                    .cloned()
+                    .unwrap_or_else(|| vars::default_value(d)),
+                VarScope::Global => vars::default_value(d),
+            }
+        } else {
+            vars::check_value(d, &value)?
+        };
+        if d.name == "sql_mode" {
+            let s = crate::expr::to_string(&v);
+            let s = if s.eq_ignore_ascii_case("DEFAULT") {
+                vars::SQL_MODE_DEFAULT.to_string()
+            } else {
+                s
+            };
+            v = Value::str(&vars::normalize_sql_mode(&s).map_err(|bad| {
+                sql_err(
+                    code::ER_WRONG_VALUE_FOR_VAR,
+                    format!("Variable 'sql_mode' can't be set to the value of '{bad}'"),
+                )
+            })?);
+        }
+        if d.name == "sync_binlog" {
+            let n = crate::expr::to_i64(&v).clamp(0, u32::MAX as i64) as u32;
+            self.db.engine.set_sync_binlog(n);
+            return Ok(());
+        }
+        if d.name == "autocommit" && scope == VarScope::Session {
+            let on = expr_truth(&v);
+            if on && !self.autocommit() {
+                // Turning autocommit on commits the open transaction.
+                self.commit_txn()?;
+            }
+            self.in_explicit = false;
+        }
+        if d.name == "last_insert_id" || d.name == "insert_id" || d.name == "identity" {
+            self.last_insert_id = crate::expr::to_i64(&v).max(0) as u64;
+            return Ok(());
+        }
+        let names: Vec<&str> = match d.name {
+            "tx_isolation" | "transaction_isolation" => {
+                vec!["tx_isolation", "transaction_isolation"]
+            }
+            "tx_read_only" | "transaction_read_only" => {
+                vec!["tx_read_only", "transaction_read_only"]
+            }
+            "character_set_client" | "character_set_results" | "character_set_connection" => {
+                vec![d.name]
+            }
+            n => vec![n],
+        };
+        for n in names {
+            match scope {
+                VarScope::Session => {
+                    self.vars.insert(n.to_string(), v.clone());
+                }
+                VarScope::Global => {
+                    self.db.globals.write().insert(n.to_string(), v.clone());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    // -------------------------------------------------------------- transactions
+
+    fn commit_txn(&mut self) -> Result<(), SqlError> {
+        self.in_explicit = false;
+        self.read_only_txn = false;
+        if let Some(t) = self.txn.take() {
+            t.commit().map_err(engine_err)?;
+        }
+        Ok(())
+    }
+
+    fn rollback_txn(&mut self) {
+        self.in_explicit = false;
+        self.read_only_txn = false;
+        if let Some(t) = self.txn.take() {
+            t.rollback();
+        }
+    }
+
+    fn ensure_txn(&mut self) -> &mut Txn {
+        if self.txn.is_none() {
+            let iso = self
+                .next_isolation
+                .take()
+                .unwrap_or_else(|| self.isolation());
+            self.txn = Some(self.db.engine.begin(iso));
+        }
+        self.txn.as_mut().unwrap()
+    }
+
+    /// Runs `f` as one statement of the current transaction (starting one if needed):
+    /// statement savepoint, rollback of the statement (or of the whole transaction on
+    /// deadlock) on error, commit at the end in autocommit mode.
+    fn in_statement<T>(
+        &mut self,
+        sql: &str,
+        tables: &[(String, String)],
+        f: impl FnOnce(&mut ExecCtx) -> Result<T, SqlError>,
+    ) -> Result<T, SqlError> {
+        let mode = self.sql_mode();
+        let strict = mode.contains("STRICT_TRANS_TABLES") || mode.contains("STRICT_ALL_TABLES");
+        let no_auto_value_on_zero = mode.contains("NO_AUTO_VALUE_ON_ZERO");
+        let stmt_now = self.stmt_now;
+        self.ensure_txn();
+        let txn = self.txn.as_mut().unwrap();
+        txn.statement_begin();
+        let mut result = (|| {
+            for (d, t) in tables {
+                if !d.eq_ignore_ascii_case("information_schema") {
+                    txn.open_table(d, t).map_err(engine_err)?;
+                }
+            }
+            let mut cx = ExecCtx {
+                txn,
+                interrupt: &self.interrupt,
+                warnings: &mut self.warnings,
+                strict,
+                no_auto_value_on_zero,
+                now: stmt_now,
+            };
+            f(&mut cx)
+        })();
+        let autocommit = self.autocommit() && !self.in_explicit;
+        match &result {
+            Ok(_) => {
+                let txn = self.txn.as_mut().unwrap();
+                txn.statement_end(Some(sql));
+                if autocommit {
+                    if let Err(e) = self.commit_txn() {
+                        result = Err(e);
+                    }
+                }
+            }
+            Err(e) => {
+                if e.code == code::ER_LOCK_DEADLOCK {
+                    self.rollback_txn();
+                } else {
+                    let txn = self.txn.as_mut().unwrap();
+                    txn.statement_rollback();
+                    txn.statement_end(None);
+                    if autocommit {
+                        self.rollback_txn();
+                    }
+                }
+            }
+        }
+        result
+    }
+
+    /// Implicit commit (DDL, account statements, BEGIN).
+    fn implicit_commit(&mut self) -> Result<(), SqlError> {
+        self.commit_txn()
+    }
+
+    // -------------------------------------------------------------- entry points
+
+    /// Runs a (multi-)statement string; results in order, stopping at the first error.
+    pub fn execute(&mut self, sql: &str) -> Vec<Result<QueryResult, SqlError>> {
+        self.db.questions.fetch_add(1, Ordering::Relaxed);
+        self.set_proc("Query", Some(sql));
+        let out = match parser::parse_multi(sql) {
+            Err(e) => {
+                self.warnings.clear();
+                vec![Err(e)]
+            }
+            Ok(stmts) => {
+                let mut out = Vec::with_capacity(stmts.len());
+                for p in stmts {
+                    let r = match p {
+                        Ok(p) => {
+                            self.params.clear();
+                            self.run(&p)
+                        }
+                        Err(e) => {
+                            self.warnings.clear();
+                            Err(e)
+                        }
+                    };
+                    let stop = r.is_err();
+                    out.push(r);
+                    if stop {
+                        break;
+                    }
+                }
+                out
+            }
+        };
+        self.set_proc("Sleep", None);
+        out
+    }
+
+    /// Convenience: runs one statement string and returns its (last) result.
+    pub fn query(&mut self, sql: &str) -> Result<QueryResult, SqlError> {
+        let mut v = self.execute(sql);
+        v.pop().unwrap_or_else(|| Ok(QueryResult::ok()))
+    }
+
+    /// COM_STMT_PREPARE: parses once, records the placeholders and result columns.
+    pub fn prepare(&mut self, sql: &str) -> Result<PreparedInfo, SqlError> {
+        let parsed = parser::parse_one(sql)?;
+        let params = parsed.params;
+        self.params = vec![Value::Null; params];
+        self.stmt_now = now();
+        let columns = match &parsed.stmt {
+            Stmt::Sql(s) => match s.as_ref() {
+                sq::Statement::Query(q) => {
+                    let env = Env {
+                        s: self,
+                        catalog: self.db.engine.catalog(),
+                    };
+                    let sel = Binder::new(&env, &parsed.text).bind_query(q)?;
+                    sel.columns
+                }
+                _ => vec![],
+            },
+            Stmt::Admin(_) => vec![],
+        };
+        let id = self.next_stmt;
+        self.next_stmt += 1;
+        self.prepared.insert(id, Prepared { parsed });
+        Ok(PreparedInfo {
+            id,
+            params: params as u16,
+            columns,
+        })
+    }
+
+    /// COM_STMT_EXECUTE with bound parameter values.
+    pub fn execute_prepared(
+        &mut self,
+        stmt_id: u32,
+        params: &[Value],
+    ) -> Result<QueryResult, SqlError> {
+        let Some(p) = self.prepared.get(&stmt_id) else {
+            return Err(sql_err(
+                code::ER_UNKNOWN_STMT_HANDLER,
+                format!(
+                    "Unknown prepared statement handler ({stmt_id}) given to mysqld_stmt_execute"
+                ),
+            ));
+        };
+        let parsed = p.parsed.clone();
+        if params.len() != parsed.params {
+            return Err(sql_err(
+                code::ER_WRONG_ARGUMENTS,
+                "Incorrect arguments to mysqld_stmt_execute",
+            ));
+        }
+        self.db.questions.fetch_add(1, Ordering::Relaxed);
+        self.set_proc("Execute", Some(&parsed.text));
+        self.params = params.to_vec();
+        let r = self.run(&parsed);
+        self.params.clear();
+        self.set_proc("Sleep", None);
+        r
+    }
+
+    pub fn close_prepared(&mut self, stmt_id: u32) {
+        self.prepared.remove(&stmt_id);
+    }
+
+    fn set_proc(&self, command: &'static str, info: Option<&str>) {
+        if let Some(p) = &self.proc {
+            let mut s = p.state.lock();
+            s.command = command;
+            s.info = info.map(|i| i.chars().take(1024).collect());
+            s.since = Instant::now();
+        }
+    }
+
+    fn run(&mut self, p: &Parsed) -> Result<QueryResult, SqlError> {
+        self.interrupt.store(false, Ordering::SeqCst);
+        self.stmt_now = now();
+        let keeps_warnings = matches!(&p.stmt, Stmt::Admin(Admin::ShowWarnings { .. }));
+        if !keeps_warnings {
+            self.warnings.clear();
+        }
+        let r = match &p.stmt {
+            Stmt::Admin(a) => self.run_admin(a, p),
+            Stmt::Sql(s) => self.run_sql(s, p),
+        };
+        match &r {
+            Ok(QueryResult::Ok { affected_rows, .. }) => {
+                if !keeps_warnings {
+                    self.row_count = *affected_rows as i64;
+                }
+            }
+            Ok(QueryResult::Rows { .. }) => self.row_count = -1,
+            Err(_) => self.row_count = -1,
+        }
+        r
+    }
+
+    fn bind<T>(
+        &self,
+        text: &str,
+        f: impl FnOnce(Binder) -> Result<T, SqlError>,
+    ) -> Result<T, SqlError> {
+        let env = Env {
+            s: self,
+            catalog: self.db.engine.catalog(),
+        };
+        f(Binder::new(&env, text))
+    }
+
+    fn check_tables(&self, tables: &[(String, String)], p: Priv) -> Result<(), SqlError> {
+        if self.internal {
+            return Ok(());
+        }
+        let acc = self.account();
+        for (d, t) in tables {
+            if d.eq_ignore_ascii_case("information_schema") {
+                continue;
+            }
+            if !acc.has(p, d) {
+                return Err(sql_err(
+                    code::ER_TABLEACCESS_DENIED_ERROR,
+                    format!(
+                        "{} command denied to user '{}'@'{}' for table `{d}`.`{t}`",
+                        p.name(),
+                        self.user,
+                        self.account_host
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn require_global(&self, p: Priv) -> Result<(), SqlError> {
+        if self.internal || self.account().has_global(p) {
+            return Ok(());
+        }
+        Err(sql_err(
+            code::ER_SPECIFIC_ACCESS_DENIED_ERROR,
+            format!(
+                "Access denied; you need (at least one of) the {} privilege(s) for this operation",
+                p.name()
+            ),
+        ))
+    }
+
+    fn check_db(&self, db: &str, p: Priv) -> Result<(), SqlError> {
+        if self.internal || self.account().has(p, db) {
+            return Ok(());
+        }
+        Err(sql_err(
+            code::ER_DBACCESS_DENIED_ERROR,
+            format!(
+                "Access denied for user '{}'@'{}' to database '{db}'",
+                self.user, self.account_host
+            ),
+        ))
+    }
+
+    fn select_result(&mut self, text: &str, q: &sq::Query) -> Result<QueryResult, SqlError> {
+        self.db.count_com("Com_select");
+        let mut sel = self.bind(text, |b| b.bind_query(q))?;
+        let mut tables = Vec::new();
+        tables_of(&sel, &mut tables);
+        self.check_tables(&tables, Priv::SELECT)?;
+        let columns = sel.columns.clone();
+        let rows = if tables.is_empty() && sel.subqueries.is_empty() && self.txn.is_none() {
+            // No table: no transaction needed.
+            let mut dummy = self.db.engine.begin(Isolation::ReadCommitted);
+            let r = {
+                let mut cx = ExecCtx {
+                    txn: &mut dummy,
+                    interrupt: &self.interrupt,
+                    warnings: &mut self.warnings,
+                    strict: false,
+                    no_auto_value_on_zero: false,
+                    now: self.stmt_now,
+                };
+                executor::run_select(&mut cx, &mut sel)
+            };
+            dummy.rollback();
+            r?
+        } else {
+            self.in_statement(text, &tables, |cx| executor::run_select(cx, &mut sel))?
+        };
+        Ok(QueryResult::Rows { columns, rows })
+    }
+
+    fn run_sql(&mut self, s: &sq::Statement, p: &Parsed) -> Result<QueryResult, SqlError> {
+        use sq::Statement as S;
+        let text = p.text.as_str();
+        match s {
+            S::Query(q) => self.select_result(text, q),
+            S::Insert(ins) => {
+                self.db.count_com(if ins.replace_into {
+                    "Com_replace"
+                } else {
+                    "Com_insert"
+                });
+                self.check_read_only()?;
+                let mut plan = self.bind(text, |b| b.bind_insert(ins))?;
+                let t = (plan.table.db.clone(), plan.table.name.clone());
+                self.check_tables(std::slice::from_ref(&t), Priv::INSERT)?;
+                if plan.replace {
+                    self.check_tables(std::slice::from_ref(&t), Priv::DELETE)?;
+                }
+                if !plan.on_dup.is_empty() {
+                    self.check_tables(std::slice::from_ref(&t), Priv::UPDATE)?;
+                }
+                let mut tables = vec![t];
+                if let binder::InsertSource::Select(sel) = &plan.source {
+                    let mut read = Vec::new();
+                    tables_of(sel, &mut read);
+                    self.check_tables(&read, Priv::SELECT)?;
+                    tables.extend(read);
+                }
+                let r =
+                    self.in_statement(text, &tables, |cx| executor::run_insert(cx, &mut plan))?;
+                if let Some(id) = r.last_insert_id {
+                    self.last_insert_id = id;
+                }
+                Ok(ok(
+                    r.affected,
+                    r.last_insert_id.unwrap_or(0),
+                    self.warnings.len(),
+                    r.info,
+                ))
+            }
+            S::Update(u) => {
+                self.db.count_com("Com_update");
+                self.check_read_only()?;
+                let mut plan = self.bind(text, |b| b.bind_update(u))?;
+                let mut tables = Vec::new();
+                tables_of(&plan.select, &mut tables);
+                self.check_tables(&tables[..1], Priv::UPDATE)?;
+                self.check_tables(&tables[1..], Priv::SELECT)?;
+                let r =
+                    self.in_statement(text, &tables, |cx| executor::run_update(cx, &mut plan))?;
+                Ok(ok(r.affected, 0, self.warnings.len(), r.info))
+            }
+            S::Delete(d) => {
+                self.db.count_com("Com_delete");
+                self.check_read_only()?;
+                let mut plan = self.bind(text, |b| b.bind_delete(d))?;
+                let mut tables = Vec::new();
+                tables_of(&plan.select, &mut tables);
+                self.check_tables(&tables[..1], Priv::DELETE)?;
+                self.check_tables(&tables[1..], Priv::SELECT)?;
+                let r =
+                    self.in_statement(text, &tables, |cx| executor::run_delete(cx, &mut plan))?;
+                Ok(ok(r.affected, 0, self.warnings.len(), r.info))
+            }
+            S::Explain { statement, .. } => self.explain(text, statement),
+            S::StartTransaction { .. } => self.run_admin(&Admin::Begin { read_only: false }, p),
+            S::Commit { .. } => self.run_admin(&Admin::Commit, p),
+            S::Rollback {
+                savepoint: None, ..
+            } => self.run_admin(&Admin::Rollback, p),
+            S::UnlockTables => self.run_admin(&Admin::UnlockTables, p),
+            _ => {
+                let ddl = self.bind(text, |b| binder::bind_ddl(&b, s))?;
+                match ddl {
+                    Some((ddl, warnings)) => self.run_ddl(text, ddl, warnings),
+                    None => Err(binder::unsupported(&first_words(text))),
+                }
+            }
+        }
+    }
+
+    fn check_read_only(&self) -> Result<(), SqlError> {
+        if self.read_only_txn {
+            return Err(sql_err(
+                code::ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION,
+                "Cannot execute statement in a READ ONLY transaction",
+            ));
+        }
+        Ok(())
+    }
+
+    fn explain(&mut self, text: &str, s: &sq::Statement) -> Result<QueryResult, SqlError> {
+        let mut sel = match s {
+            sq::Statement::Query(q) => self.bind(text, |b| b.bind_query(q))?,
+            sq::Statement::Update(u) => self.bind(text, |b| b.bind_update(u))?.select,
+            sq::Statement::Delete(d) => self.bind(text, |b| b.bind_delete(d))?.select,
+            _ => return Err(binder::unsupported("EXPLAIN of this statement")),
+        };
+        let mut tables = Vec::new();
+        tables_of(&sel, &mut tables);
+        self.check_tables(&tables, Priv::SELECT)?;
+        let rows = self.in_statement(text, &tables, |cx| executor::explain_select(cx, &mut sel))?;
+        let columns = crate::planner::EXPLAIN_COLUMNS
+            .iter()
+            .map(|c| {
+                if *c == "id" || *c == "rows" {
+                    ResultColumn::uint(c)
+                } else {
+                    ResultColumn::text(c)
+                }
+            })
+            .collect();
+        Ok(QueryResult::Rows { columns, rows })
+    }
+
+    fn run_ddl(
+        &mut self,
+        text: &str,
+        ddl: onelog_engine::Ddl,
+        warnings: Vec<SqlError>,
+    ) -> Result<QueryResult, SqlError> {
+        use onelog_engine::Ddl as D;
+        // Privileges.
+        match &ddl {
+            D::CreateDatabase { name, .. } => self.check_db(name, Priv::CREATE)?,
+            D::DropDatabase { name, .. } => self.check_db(name, Priv::DROP)?,
+            D::CreateTable { def, .. } => self.check_db(&def.db, Priv::CREATE)?,
+            D::DropTables { tables, .. } => self.check_tables(tables, Priv::DROP)?,
+            D::TruncateTable { db, table } => {
+                self.check_tables(&[(db.clone(), table.clone())], Priv::DROP)?
+            }
+            D::RenameTables { renames } => {
+                for (a, b) in renames {
+                    self.check_tables(std::slice::from_ref(a), Priv::ALTER)?;
+                    self.check_tables(std::slice::from_ref(a), Priv::DROP)?;
+                    self.check_db(&b.0, Priv::CREATE)?;
+                }
+            }
+            D::AlterTable { db, table, ops } => {
+                let p = if ops.iter().all(|o| {
+                    matches!(
+                        o,
+                        onelog_engine::AlterOp::AddIndex(_) | onelog_engine::AlterOp::DropIndex(_)
+                    )
+                }) {
+                    Priv::INDEX
+                } else {
+                    Priv::ALTER
+                };
+                let t = [(db.clone(), table.clone())];
+                if self.check_tables(&t, p).is_err() {
+                    self.check_tables(&t, Priv::ALTER)?;
+                }
+            }
+        }
+        if let D::DropDatabase { name, .. } | D::CreateDatabase { name, .. } = &ddl {
+            if name.eq_ignore_ascii_case("information_schema") {
+                return Err(sql_err(
+                    code::ER_DBACCESS_DENIED_ERROR,
+                    format!(
+                        "Access denied for user '{}'@'{}' to database 'information_schema'",
+                        self.user, self.account_host
+                    ),
+                ));
+            }
+        }
+        self.db.count_com("Com_ddl");
+        self.implicit_commit()?;
+        let dropped_db = match &ddl {
+            D::DropDatabase { name, .. } => Some(name.clone()),
+            _ => None,
+        };
+        let db = self.current_db.clone().unwrap_or_default();
+        let out = self.db.engine.ddl(&db, text, ddl).map_err(|e| {
+            let mut s = engine_err(e);
+            if s.message.starts_with("Can't drop database") {
+                s = sql_err(crate::codes::ER_CANT_DROP_DB, s.message);
+            }
+            s
+        })?;
+        self.warnings.extend(warnings);
+        self.warnings.extend(out.warnings);
+        if let Some(d) = dropped_db {
+            if self.current_db.as_deref() == Some(d.as_str()) {
+                self.current_db = None;
+            }
+        }
+        Ok(ok(out.affected_rows, 0, self.warnings.len(), String::new()))
+    }
+
+    fn eval_const(&mut self, e: &sq::Expr) -> Result<Value, SqlError> {
+        let text = String::new();
+        let (mut expr, mut subs) = self.bind(&text, |b| b.bind_const(e))?;
+        if !subs.is_empty() {
+            let mut tables = Vec::new();
+            for s in &subs {
+                tables_of(s, &mut tables);
+            }
+            self.check_tables(&tables, Priv::SELECT)?;
+            self.in_statement("", &tables, |cx| {
+                executor::resolve_subqueries(cx, &mut subs, &mut [&mut expr])
+            })?;
+        }
+        crate::expr::eval(&expr, &crate::expr::Ctx::new(&[]))
+    }
+
+    fn run_admin(&mut self, a: &Admin, p: &Parsed) -> Result<QueryResult, SqlError> {
+        match a {
+            Admin::Use(d) => {
+                self.use_database(d)?;
+                Ok(QueryResult::ok())
+            }
+            Admin::Begin { read_only } => {
+                self.implicit_commit()?;
+                self.in_explicit = true;
+                self.read_only_txn = *read_only;
+                self.ensure_txn();
+                Ok(QueryResult::ok())
+            }
+            Admin::Commit => {
+                self.commit_txn()?;
+                Ok(QueryResult::ok())
+            }
+            Admin::Rollback => {
+                self.rollback_txn();
+                Ok(QueryResult::ok())
+            }
+            Admin::Set(items) => {
+                for (target, e) in items {
+                    let v = self.eval_const(e)?;
+                    match target {
+                        SetTarget::User(n) => {
+                            self.user_vars.insert(n.clone(), v);
+                        }
+                        SetTarget::System(scope, name) => self.set_var(*scope, name, v)?,
+                    }
+                }
+                Ok(QueryResult::ok())
+            }
+            Admin::SetNames => Ok(QueryResult::ok()),
+            Admin::SetTransaction {
+                scope,
+                isolation,
+                read_only,
+            } => {
+                if let Some(i) = isolation {
+                    match scope {
+                        None => {
+                            if self.in_explicit {
+                                return Err(sql_err(
+                                    1568,
+                                    "Transaction characteristics can't be changed while a transaction is in progress",
+                                ));
+                            }
+                            self.next_isolation =
+                                Some(if i == "READ-COMMITTED" || i == "READ-UNCOMMITTED" {
+                                    Isolation::ReadCommitted
+                                } else {
+                                    Isolation::RepeatableRead
+                                });
+                        }
+                        Some(s) => self.set_var(*s, "transaction_isolation", Value::str(i))?,
+                    }
+                }
+                if let (Some(ro), Some(s)) = (read_only, scope) {
+                    self.set_var(*s, "transaction_read_only", Value::Int(*ro as i64))?;
+                }
+                Ok(QueryResult::ok())
+            }
+            Admin::Kill { query, id } => {
+                let id32 = *id as u32;
+                let target = self.db.procs.lock().get(&id32).cloned();
+                match target {
+                    None => Err(sql_err(
+                        code::ER_NO_SUCH_THREAD,
+                        format!("Unknown thread id: {id}"),
+                    )),
+                    Some(t) => {
+                        if t.user != self.user {
+                            self.require_global(Priv::SUPER)?;
+                        }
+                        self.db.kill(id32, *query);
+                        Ok(QueryResult::ok())
+                    }
+                }
+            }
+            Admin::Do(exprs) => {
+                for e in exprs {
+                    self.eval_const(e)?;
+                }
+                Ok(QueryResult::ok())
+            }
+            Admin::UnlockTables => Ok(QueryResult::ok()),
+            Admin::FlushNoop => {
+                self.require_global(Priv::RELOAD)?;
+                Ok(QueryResult::ok())
+            }
+            Admin::FlushPrivileges => {
+                self.require_global(Priv::RELOAD)?;
+                users::reload(&self.db)?;
+                Ok(QueryResult::ok())
+            }
+            Admin::FlushBinaryLogs => {
+                self.require_global(Priv::RELOAD)?;
+                self.db.engine.flush_binary_logs().map_err(engine_err)?;
+                Ok(QueryResult::ok())
+            }
+            Admin::PurgeTo(f) => {
+                self.require_global(Priv::SUPER)?;
+                self.db.engine.purge_binary_logs_to(f).map_err(engine_err)?;
+                Ok(QueryResult::ok())
+            }
+            Admin::PurgeBefore(e) => {
+                self.require_global(Priv::SUPER)?;
+                let v = self.eval_const(e)?;
+                let Value::DateTime(dt) =
+                    crate::expr::cast(v.clone(), crate::expr::CastType::DateTime)?
+                else {
+                    return Err(sql_err(
+                        code::ER_WRONG_ARGUMENTS,
+                        "Incorrect arguments to PURGE LOGS BEFORE",
+                    ));
+                };
+                self.db
+                    .engine
+                    .purge_binary_logs_before(dt.unix_seconds())
+                    .map_err(engine_err)?;
+                Ok(QueryResult::ok())
+            }
+            Admin::ResetMaster => {
+                self.require_global(Priv::RELOAD)?;
+                self.implicit_commit()?;
+                self.db.engine.reset_master().map_err(engine_err)?;
+                Ok(QueryResult::ok())
+            }
+            Admin::CreateUser { .. }
+            | Admin::DropUser { .. }
+            | Admin::AlterUser { .. }
+            | Admin::Grant { .. }
+            | Admin::Revoke { .. }
+            | Admin::SetPassword { .. } => {
+                self.implicit_commit()?;
+                users::run_statement(self, a)
+            }
+            _ => crate::show::run_show(self, a, p),
+        }
+    }
+
+    /// Runs SQL with privilege checks off (account maintenance).
+    pub(crate) fn run_internal(&mut self, sql: &str) -> Result<QueryResult, SqlError> {
+        let was = self.internal;
+        self.internal = true;
+        let r = self.query(sql);
+        self.internal = was;
+        r
+    }
+
+    /// Evaluates `SHOW ... WHERE expr` over rows with the given columns.
+    pub(crate) fn filter_rows(
+        &self,
+        cols: &[VirtualColumn],
+        rows: Vec<Vec<Value>>,
+        e: &sq::Expr,
+    ) -> Result<Vec<Vec<Value>>, SqlError> {
+        let expr = self.bind("", |b| b.bind_over_columns(cols, e))?;
+        let mut out = Vec::new();
+        for r in rows {
+            if crate::expr::truth(&crate::expr::eval(&expr, &crate::expr::Ctx::new(&r))?)
+                == Some(true)
+            {
+                out.push(r);
+            }
+        }
+        Ok(out)
+    }
+}
+
+fn is_note_or_warning(code: u16) -> bool {
+    matches!(
+        code,
+        1003 | 1007
+            | 1008
+            | 1050
+            | 1051
+            | 1062
+            | 1264
+            | 1265
+            | 1292
+            | 1366
+            | 1406
+            | 1048
+            | 1364
+            | 1235
+    )
+}
+
+fn expr_truth(v: &Value) -> bool {
+    crate::expr::truth(v) == Some(true)
+        || matches!(v, Value::Bytes(b) if b.eq_ignore_ascii_case(b"ON"))
+}
+
+fn first_words(text: &str) -> String {
+    text.split_whitespace()
+        .take(2)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.rollback_txn();
+        if let Some(p) = &self.proc {
+            let mut procs = self.db.procs.lock();
+            if procs.get(&self.conn_id).is_some_and(|x| Arc::ptr_eq(x, p)) {
+                procs.remove(&self.conn_id);
+            }
+        }
+    }
+}

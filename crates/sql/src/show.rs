@@ -1,0 +1,1315 @@
+//! SHOW statements and the read-only `information_schema` (SCHEMATA, TABLES, COLUMNS,
+//! STATISTICS, PROCESSLIST, SESSION_VARIABLES, GLOBAL_VARIABLES, ENGINES), built from the
+//! catalog and the server state when a statement reads them.
+
+use std::sync::atomic::Ordering;
+
+use onelog_engine::{Catalog, ColumnDef, TableDef};
+use onelog_types::{code, ColumnType, SqlError, Value};
+
+use crate::binder::{unsupported, VirtualColumn};
+use crate::executor::engine_err;
+use crate::parser::{Admin, Parsed, Scope, ShowFilter};
+use crate::session::Session;
+use crate::users::{self, Priv};
+use crate::vars;
+use crate::{sql_err, QueryResult, ResultColumn};
+
+fn s(v: &str) -> Value {
+    Value::str(v)
+}
+
+fn u(v: u64) -> Value {
+    Value::UInt(v)
+}
+
+fn opt_s(v: Option<&str>) -> Value {
+    v.map(Value::str).unwrap_or(Value::Null)
+}
+
+/// A SHOW result: text columns (except the listed numeric ones), filtered by LIKE on the
+/// first column or by WHERE over the columns.
+fn result(
+    sess: &Session,
+    names: &[&str],
+    numeric: &[&str],
+    rows: Vec<Vec<Value>>,
+    filter: &Option<ShowFilter>,
+) -> Result<QueryResult, SqlError> {
+    let cols: Vec<VirtualColumn> = names
+        .iter()
+        .map(|n| {
+            if numeric.contains(n) {
+                VirtualColumn::int(n)
+            } else {
+                VirtualColumn::text(n)
+            }
+        })
+        .collect();
+    let rows = match filter {
+        None => rows,
+        Some(ShowFilter::Like(p)) => rows
+            .into_iter()
+            .filter(|r| {
+                crate::expr::like(
+                    crate::expr::to_string(&r[0]).to_lowercase().as_bytes(),
+                    p.to_lowercase().as_bytes(),
+                    b'\\',
+                )
+            })
+            .collect(),
+        Some(ShowFilter::Where(e)) => sess.filter_rows(&cols, rows, e)?,
+    };
+    let columns = cols
+        .iter()
+        .map(|c| {
+            if numeric.contains(&c.name.as_str()) {
+                ResultColumn::uint(&c.name)
+            } else {
+                ResultColumn::text(&c.name)
+            }
+        })
+        .collect();
+    Ok(QueryResult::Rows { columns, rows })
+}
+
+fn type_name(c: &ColumnDef) -> String {
+    c.ty.sql_name()
+}
+
+fn default_text(c: &ColumnDef) -> Option<String> {
+    if c.default_now {
+        return Some("current_timestamp()".into());
+    }
+    c.default.as_ref().map(crate::expr::to_string)
+}
+
+fn quote_default(c: &ColumnDef) -> Option<String> {
+    if c.default_now {
+        return Some("current_timestamp()".into());
+    }
+    match &c.default {
+        Some(Value::Null) | None => {
+            if c.nullable {
+                Some("NULL".into())
+            } else {
+                None
+            }
+        }
+        Some(v @ (Value::Int(_) | Value::UInt(_) | Value::Double(_) | Value::Decimal(_))) => {
+            Some(v.to_string())
+        }
+        Some(v) => Some(format!(
+            "'{}'",
+            crate::expr::to_string(v).replace('\'', "''")
+        )),
+    }
+}
+
+fn key_of(t: &TableDef, c: usize) -> &'static str {
+    for idx in &t.indexes {
+        if idx.columns.first() == Some(&c) {
+            return if idx.primary {
+                "PRI"
+            } else if idx.unique && idx.columns.len() == 1 {
+                "UNI"
+            } else {
+                "MUL"
+            };
+        }
+    }
+    if t.indexes
+        .iter()
+        .any(|i| i.primary && i.columns.contains(&c))
+    {
+        return "PRI";
+    }
+    ""
+}
+
+fn extra_of(c: &ColumnDef) -> String {
+    let mut e = Vec::new();
+    if c.auto_increment {
+        e.push("auto_increment");
+    }
+    if c.on_update_now {
+        e.push("on update current_timestamp()");
+    }
+    e.join(" ")
+}
+
+/// `SHOW CREATE TABLE` text.
+pub fn create_table_sql(t: &TableDef, autoinc: Option<u64>) -> String {
+    let mut lines = Vec::new();
+    for c in &t.columns {
+        let mut l = format!("  `{}` {}", c.name, type_name(c));
+        if !c.nullable {
+            l += " NOT NULL";
+        }
+        if let Some(d) = quote_default(c) {
+            if !(c.auto_increment) {
+                l += &format!(" DEFAULT {d}");
+            }
+        }
+        if c.on_update_now {
+            l += " ON UPDATE current_timestamp()";
+        }
+        if c.auto_increment {
+            l += " AUTO_INCREMENT";
+        }
+        if !c.comment.is_empty() {
+            l += &format!(" COMMENT '{}'", c.comment.replace('\'', "''"));
+        }
+        lines.push(l);
+    }
+    for idx in &t.indexes {
+        if idx.columns.is_empty() {
+            continue;
+        }
+        let cols: Vec<String> = idx
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| match idx.prefix_lens.get(i).copied().flatten() {
+                Some(p) => format!("`{}`({p})", t.columns[c].name),
+                None => format!("`{}`", t.columns[c].name),
+            })
+            .collect();
+        let cols = cols.join(",");
+        lines.push(if idx.primary {
+            format!("  PRIMARY KEY ({cols})")
+        } else if idx.unique {
+            format!("  UNIQUE KEY `{}` ({cols})", idx.name)
+        } else {
+            format!("  KEY `{}` ({cols})", idx.name)
+        });
+    }
+    let mut out = format!(
+        "CREATE TABLE `{}` (\n{}\n) ENGINE=",
+        t.name,
+        lines.join(",\n")
+    );
+    out += if t.engine_name.is_empty() {
+        "InnoDB"
+    } else {
+        &t.engine_name
+    };
+    if let Some(a) = autoinc.filter(|a| *a > 1) {
+        out += &format!(" AUTO_INCREMENT={a}");
+    }
+    out += " DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci";
+    if !t.comment.is_empty() {
+        out += &format!(" COMMENT='{}'", t.comment.replace('\'', "''"));
+    }
+    out
+}
+
+fn data_type(ty: &ColumnType) -> &'static str {
+    match ty {
+        ColumnType::Int { bytes: 1, .. } => "tinyint",
+        ColumnType::Int { bytes: 2, .. } => "smallint",
+        ColumnType::Int { bytes: 3, .. } => "mediumint",
+        ColumnType::Int { bytes: 4, .. } => "int",
+        ColumnType::Int { .. } => "bigint",
+        ColumnType::Float => "float",
+        ColumnType::Double => "double",
+        ColumnType::Decimal { .. } => "decimal",
+        ColumnType::Char { binary: false, .. } => "char",
+        ColumnType::Char { binary: true, .. } => "binary",
+        ColumnType::Varchar { binary: false, .. } => "varchar",
+        ColumnType::Varchar { binary: true, .. } => "varbinary",
+        ColumnType::Blob {
+            len_bytes: 1,
+            binary: false,
+        } => "tinytext",
+        ColumnType::Blob {
+            len_bytes: 2,
+            binary: false,
+        } => "text",
+        ColumnType::Blob {
+            len_bytes: 3,
+            binary: false,
+        } => "mediumtext",
+        ColumnType::Blob { binary: false, .. } => "longtext",
+        ColumnType::Blob {
+            len_bytes: 1,
+            binary: true,
+        } => "tinyblob",
+        ColumnType::Blob {
+            len_bytes: 2,
+            binary: true,
+        } => "blob",
+        ColumnType::Blob {
+            len_bytes: 3,
+            binary: true,
+        } => "mediumblob",
+        ColumnType::Blob { binary: true, .. } => "longblob",
+        ColumnType::Date => "date",
+        ColumnType::Time { .. } => "time",
+        ColumnType::DateTime { .. } => "datetime",
+        ColumnType::Timestamp { .. } => "timestamp",
+    }
+}
+
+fn visible_dbs(sess: &Session, cat: &Catalog) -> Vec<String> {
+    let acc = sess.account();
+    let mut v: Vec<String> = cat
+        .databases
+        .keys()
+        .filter(|d| acc.has_global(Priv::SHOW_DB) || users::any_db_privilege(&acc, d))
+        .cloned()
+        .collect();
+    v.push("information_schema".into());
+    v.sort();
+    v
+}
+
+/// Rows of an information_schema table.
+pub fn info_schema(
+    sess: &Session,
+    cat: &Catalog,
+    table: &str,
+) -> Option<(Vec<VirtualColumn>, Vec<Vec<Value>>)> {
+    let text = |names: &[&str]| -> Vec<VirtualColumn> {
+        names.iter().map(|n| VirtualColumn::text(n)).collect()
+    };
+    let dbs = visible_dbs(sess, cat);
+    let tables = || {
+        cat.tables
+            .values()
+            .filter(|t| dbs.contains(&t.db))
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    Some(match table {
+        "SCHEMATA" => (
+            text(&[
+                "CATALOG_NAME",
+                "SCHEMA_NAME",
+                "DEFAULT_CHARACTER_SET_NAME",
+                "DEFAULT_COLLATION_NAME",
+                "SQL_PATH",
+                "SCHEMA_COMMENT",
+            ]),
+            dbs.iter()
+                .map(|d| {
+                    vec![
+                        s("def"),
+                        s(d),
+                        s("utf8mb4"),
+                        s("utf8mb4_general_ci"),
+                        Value::Null,
+                        s(""),
+                    ]
+                })
+                .collect(),
+        ),
+        "TABLES" => {
+            let mut cols = text(&[
+                "TABLE_CATALOG",
+                "TABLE_SCHEMA",
+                "TABLE_NAME",
+                "TABLE_TYPE",
+                "ENGINE",
+                "VERSION",
+                "ROW_FORMAT",
+                "TABLE_ROWS",
+                "AVG_ROW_LENGTH",
+                "DATA_LENGTH",
+                "MAX_DATA_LENGTH",
+                "INDEX_LENGTH",
+                "DATA_FREE",
+                "AUTO_INCREMENT",
+                "CREATE_TIME",
+                "UPDATE_TIME",
+                "CHECK_TIME",
+                "TABLE_COLLATION",
+                "CHECKSUM",
+                "CREATE_OPTIONS",
+                "TABLE_COMMENT",
+            ]);
+            for c in cols.iter_mut() {
+                if matches!(
+                    c.name.as_str(),
+                    "VERSION"
+                        | "TABLE_ROWS"
+                        | "AVG_ROW_LENGTH"
+                        | "DATA_LENGTH"
+                        | "MAX_DATA_LENGTH"
+                        | "INDEX_LENGTH"
+                        | "DATA_FREE"
+                        | "AUTO_INCREMENT"
+                ) {
+                    c.ty = VirtualColumn::int("x").ty;
+                }
+            }
+            let rows = tables()
+                .iter()
+                .map(|t| {
+                    vec![
+                        s("def"),
+                        s(&t.db),
+                        s(&t.name),
+                        s("BASE TABLE"),
+                        s(if t.engine_name.is_empty() {
+                            "InnoDB"
+                        } else {
+                            &t.engine_name
+                        }),
+                        u(10),
+                        s("Dynamic"),
+                        u(0),
+                        u(0),
+                        u(0),
+                        u(0),
+                        u(0),
+                        u(0),
+                        Value::Null,
+                        Value::Null,
+                        Value::Null,
+                        Value::Null,
+                        s("utf8mb4_general_ci"),
+                        Value::Null,
+                        s(""),
+                        s(&t.comment),
+                    ]
+                })
+                .collect();
+            (cols, rows)
+        }
+        "COLUMNS" => {
+            let mut cols = text(&[
+                "TABLE_CATALOG",
+                "TABLE_SCHEMA",
+                "TABLE_NAME",
+                "COLUMN_NAME",
+                "ORDINAL_POSITION",
+                "COLUMN_DEFAULT",
+                "IS_NULLABLE",
+                "DATA_TYPE",
+                "CHARACTER_MAXIMUM_LENGTH",
+                "CHARACTER_OCTET_LENGTH",
+                "NUMERIC_PRECISION",
+                "NUMERIC_SCALE",
+                "DATETIME_PRECISION",
+                "CHARACTER_SET_NAME",
+                "COLLATION_NAME",
+                "COLUMN_TYPE",
+                "COLUMN_KEY",
+                "EXTRA",
+                "PRIVILEGES",
+                "COLUMN_COMMENT",
+            ]);
+            for c in cols.iter_mut() {
+                if matches!(
+                    c.name.as_str(),
+                    "ORDINAL_POSITION"
+                        | "CHARACTER_MAXIMUM_LENGTH"
+                        | "CHARACTER_OCTET_LENGTH"
+                        | "NUMERIC_PRECISION"
+                        | "NUMERIC_SCALE"
+                        | "DATETIME_PRECISION"
+                ) {
+                    c.ty = VirtualColumn::int("x").ty;
+                }
+            }
+            let mut rows = Vec::new();
+            for t in tables() {
+                for (i, c) in t.columns.iter().enumerate() {
+                    let (cmax, coct) = match c.ty {
+                        ColumnType::Char { len, binary } | ColumnType::Varchar { len, binary } => {
+                            (u(len as u64), u(len as u64 * if binary { 1 } else { 4 }))
+                        }
+                        ColumnType::Blob { .. } => {
+                            let m = c.ty.max_bytes().unwrap_or(0);
+                            (u(m), u(m))
+                        }
+                        _ => (Value::Null, Value::Null),
+                    };
+                    let (np, ns) = match c.ty {
+                        ColumnType::Int { bytes, unsigned } => (
+                            u(match (bytes, unsigned) {
+                                (1, _) => 3,
+                                (2, _) => 5,
+                                (3, _) => 7,
+                                (4, _) => 10,
+                                (_, true) => 20,
+                                _ => 19,
+                            }),
+                            u(0),
+                        ),
+                        ColumnType::Decimal { precision, scale } => {
+                            (u(precision as u64), u(scale as u64))
+                        }
+                        ColumnType::Float => (u(12), Value::Null),
+                        ColumnType::Double => (u(22), Value::Null),
+                        _ => (Value::Null, Value::Null),
+                    };
+                    let dp = match c.ty {
+                        ColumnType::Time { fsp }
+                        | ColumnType::DateTime { fsp }
+                        | ColumnType::Timestamp { fsp } => u(fsp as u64),
+                        ColumnType::Date => u(0),
+                        _ => Value::Null,
+                    };
+                    let textual = c.ty.is_string() && !c.ty.is_binary();
+                    rows.push(vec![
+                        s("def"),
+                        s(&t.db),
+                        s(&t.name),
+                        s(&c.name),
+                        u(i as u64 + 1),
+                        opt_s(quote_default(c).as_deref()),
+                        s(if c.nullable { "YES" } else { "NO" }),
+                        s(data_type(&c.ty)),
+                        cmax,
+                        coct,
+                        np,
+                        ns,
+                        dp,
+                        if textual { s("utf8mb4") } else { Value::Null },
+                        if textual {
+                            s("utf8mb4_general_ci")
+                        } else {
+                            Value::Null
+                        },
+                        s(&type_name(c)),
+                        s(key_of(&t, i)),
+                        s(&extra_of(c)),
+                        s("select,insert,update,references"),
+                        s(&c.comment),
+                    ]);
+                }
+            }
+            (cols, rows)
+        }
+        "STATISTICS" => {
+            let mut cols = text(&[
+                "TABLE_CATALOG",
+                "TABLE_SCHEMA",
+                "TABLE_NAME",
+                "NON_UNIQUE",
+                "INDEX_SCHEMA",
+                "INDEX_NAME",
+                "SEQ_IN_INDEX",
+                "COLUMN_NAME",
+                "COLLATION",
+                "CARDINALITY",
+                "SUB_PART",
+                "PACKED",
+                "NULLABLE",
+                "INDEX_TYPE",
+                "COMMENT",
+                "INDEX_COMMENT",
+            ]);
+            for c in cols.iter_mut() {
+                if matches!(
+                    c.name.as_str(),
+                    "NON_UNIQUE" | "SEQ_IN_INDEX" | "CARDINALITY" | "SUB_PART"
+                ) {
+                    c.ty = VirtualColumn::int("x").ty;
+                }
+            }
+            let mut rows = Vec::new();
+            for t in tables() {
+                rows.extend(index_rows(&t).into_iter().map(|r| {
+                    vec![
+                        s("def"),
+                        s(&t.db),
+                        r[0].clone(),
+                        r[1].clone(),
+                        s(&t.db),
+                        r[2].clone(),
+                        r[3].clone(),
+                        r[4].clone(),
+                        r[5].clone(),
+                        r[6].clone(),
+                        r[7].clone(),
+                        r[8].clone(),
+                        r[9].clone(),
+                        r[10].clone(),
+                        r[11].clone(),
+                        r[12].clone(),
+                    ]
+                }));
+            }
+            (cols, rows)
+        }
+        "PROCESSLIST" => {
+            let mut cols = text(&[
+                "ID", "USER", "HOST", "DB", "COMMAND", "TIME", "STATE", "INFO",
+            ]);
+            cols[0].ty = VirtualColumn::int("x").ty;
+            cols[5].ty = VirtualColumn::int("x").ty;
+            let rows = sess
+                .db
+                .process_list()
+                .into_iter()
+                .map(|p| {
+                    vec![
+                        u(p.id as u64),
+                        s(&p.user),
+                        s(&p.host),
+                        opt_s(p.db.as_deref()),
+                        s(&p.command),
+                        u(p.time),
+                        s(&p.state),
+                        opt_s(p.info.as_deref()),
+                    ]
+                })
+                .collect();
+            (cols, rows)
+        }
+        "SESSION_VARIABLES" | "GLOBAL_VARIABLES" => {
+            let scope = if table == "GLOBAL_VARIABLES" {
+                Some(Scope::Global)
+            } else {
+                None
+            };
+            (
+                text(&["VARIABLE_NAME", "VARIABLE_VALUE"]),
+                variable_rows(sess, scope)
+                    .into_iter()
+                    .map(|(n, v)| {
+                        vec![
+                            s(&n.to_uppercase()),
+                            Value::Bytes(crate::expr::to_bytes(&v)),
+                        ]
+                    })
+                    .collect(),
+            )
+        }
+        "ENGINES" => (
+            text(&[
+                "ENGINE",
+                "SUPPORT",
+                "COMMENT",
+                "TRANSACTIONS",
+                "XA",
+                "SAVEPOINTS",
+            ]),
+            engine_rows(),
+        ),
+        _ => return None,
+    })
+}
+
+fn engine_rows() -> Vec<Vec<Value>> {
+    vec![vec![
+        s("InnoDB"),
+        s("DEFAULT"),
+        s("onelog: RocksDB tables whose write-ahead log is the binary log"),
+        s("YES"),
+        s("NO"),
+        s("NO"),
+    ]]
+}
+
+/// SHOW INDEX rows: Table, Non_unique, Key_name, Seq_in_index, Column_name, Collation,
+/// Cardinality, Sub_part, Packed, Null, Index_type, Comment, Index_comment.
+fn index_rows(t: &TableDef) -> Vec<Vec<Value>> {
+    let mut rows = Vec::new();
+    for idx in &t.indexes {
+        for (i, &c) in idx.columns.iter().enumerate() {
+            rows.push(vec![
+                s(&t.name),
+                u(!idx.unique as u64),
+                s(&idx.name),
+                u(i as u64 + 1),
+                s(&t.columns[c].name),
+                s("A"),
+                u(0),
+                idx.prefix_lens
+                    .get(i)
+                    .copied()
+                    .flatten()
+                    .map(|p| u(p as u64))
+                    .unwrap_or(Value::Null),
+                Value::Null,
+                s(if t.columns[c].nullable { "YES" } else { "" }),
+                s("BTREE"),
+                s(""),
+                s(""),
+            ]);
+        }
+    }
+    rows
+}
+
+fn variable_rows(sess: &Session, scope: Option<Scope>) -> Vec<(String, Value)> {
+    let mut out = Vec::new();
+    for d in vars::VARS {
+        if scope == Some(Scope::Global) && d.scope == vars::VarScope::Session {
+            continue;
+        }
+        if let Ok(v) = sess.get_var(scope, d.name) {
+            out.push((d.name.to_string(), vars::show_value(d, &v)));
+        }
+    }
+    out
+}
+
+fn table_def(
+    sess: &Session,
+    db: &Option<String>,
+    table: &str,
+) -> Result<std::sync::Arc<TableDef>, SqlError> {
+    let d = match db {
+        Some(d) => d.clone(),
+        None => sess
+            .current_db()
+            .map(str::to_string)
+            .ok_or_else(|| sql_err(code::ER_NO_DB_ERROR, "No database selected"))?,
+    };
+    let t = sess
+        .db
+        .engine
+        .catalog()
+        .table(&d, table)
+        .cloned()
+        .ok_or_else(|| {
+            sql_err(
+                code::ER_NO_SUCH_TABLE,
+                format!("Table '{d}.{table}' doesn't exist"),
+            )
+        })?;
+    let acc = sess.account();
+    if !acc.has(Priv::SELECT, &d) && !users::any_db_privilege(&acc, &d) {
+        return Err(sql_err(
+            code::ER_TABLEACCESS_DENIED_ERROR,
+            format!(
+                "SELECT command denied to user '{}'@'{}' for table `{d}`.`{table}`",
+                sess.user, sess.account_host
+            ),
+        ));
+    }
+    Ok(t)
+}
+
+fn status_rows(sess: &Session) -> Vec<(String, Value)> {
+    let st = sess.db.engine.status();
+    let mut v: Vec<(String, Value)> = vec![
+        ("Aborted_clients".into(), u(0)),
+        ("Aborted_connects".into(), u(0)),
+        ("Binlog_bytes_written".into(), u(st.binlog_bytes_written)),
+        ("Binlog_commits".into(), u(st.binlog_commits)),
+        ("Binlog_group_commits".into(), u(st.binlog_group_commits)),
+        (
+            "Connections".into(),
+            u(sess.db.next_conn.load(Ordering::Relaxed) as u64 - 1),
+        ),
+        ("Innodb_deadlocks".into(), u(st.deadlocks)),
+        ("Innodb_row_lock_timeouts".into(), u(st.lock_timeouts)),
+        ("Onelog_commits".into(), u(st.commits)),
+        ("Onelog_log_syncs".into(), u(st.log_syncs)),
+        ("Onelog_rollbacks".into(), u(st.rollbacks)),
+        (
+            "Queries".into(),
+            u(sess.db.questions.load(Ordering::Relaxed)),
+        ),
+        (
+            "Questions".into(),
+            u(sess.db.questions.load(Ordering::Relaxed)),
+        ),
+        (
+            "Threads_connected".into(),
+            u(sess.db.threads_connected() as u64),
+        ),
+        ("Threads_running".into(), u(1)),
+        ("Uptime".into(), u(sess.db.uptime())),
+    ];
+    for (k, n) in sess.db.com_counters.lock().iter() {
+        v.push((k.to_string(), u(*n)));
+    }
+    v.sort_by(|a, b| a.0.cmp(&b.0));
+    v
+}
+
+pub fn run_show(sess: &mut Session, a: &Admin, _p: &Parsed) -> Result<QueryResult, SqlError> {
+    let cat = sess.db.engine.catalog();
+    match a {
+        Admin::ShowVariables { scope, filter } => {
+            let rows = variable_rows(sess, Some(*scope).filter(|s| *s == Scope::Global))
+                .into_iter()
+                .map(|(n, v)| vec![s(&n), Value::Bytes(crate::expr::to_bytes(&v))])
+                .collect();
+            result(sess, &["Variable_name", "Value"], &[], rows, filter)
+        }
+        Admin::ShowStatus { filter, .. } => {
+            let rows = status_rows(sess)
+                .into_iter()
+                .map(|(n, v)| vec![s(&n), Value::Bytes(crate::expr::to_bytes(&v))])
+                .collect();
+            result(sess, &["Variable_name", "Value"], &[], rows, filter)
+        }
+        Admin::ShowDatabases { filter } => {
+            let rows = visible_dbs(sess, &cat)
+                .into_iter()
+                .map(|d| vec![s(&d)])
+                .collect();
+            result(sess, &["Database"], &[], rows, filter)
+        }
+        Admin::ShowTables { db, full, filter } => {
+            let d = match db {
+                Some(d) => d.clone(),
+                None => sess
+                    .current_db()
+                    .map(str::to_string)
+                    .ok_or_else(|| sql_err(code::ER_NO_DB_ERROR, "No database selected"))?,
+            };
+            if !cat.has_database(&d) {
+                return Err(sql_err(
+                    code::ER_BAD_DB_ERROR,
+                    format!("Unknown database '{d}'"),
+                ));
+            }
+            if !users::any_db_privilege(&sess.account(), &d) {
+                return Err(sql_err(
+                    code::ER_DBACCESS_DENIED_ERROR,
+                    format!(
+                        "Access denied for user '{}'@'{}' to database '{d}'",
+                        sess.user, sess.account_host
+                    ),
+                ));
+            }
+            let col = format!("Tables_in_{d}");
+            let rows: Vec<Vec<Value>> = cat
+                .tables_in(&d)
+                .map(|t| {
+                    if *full {
+                        vec![s(&t.name), s("BASE TABLE")]
+                    } else {
+                        vec![s(&t.name)]
+                    }
+                })
+                .collect();
+            if *full {
+                result(sess, &[&col, "Table_type"], &[], rows, filter)
+            } else {
+                result(sess, &[&col], &[], rows, filter)
+            }
+        }
+        Admin::ShowColumns {
+            db,
+            table,
+            full,
+            filter,
+        } => {
+            let t = table_def(sess, db, table)?;
+            show_columns(sess, &t, *full, filter)
+        }
+        Admin::Describe { db, table } => {
+            let t = table_def(sess, db, table)?;
+            show_columns(sess, &t, false, &None)
+        }
+        Admin::ShowIndex { db, table } => {
+            let t = table_def(sess, db, table)?;
+            let mut rows = index_rows(&t);
+            for r in &mut rows {
+                r.push(s("NO"));
+            }
+            result(
+                sess,
+                &[
+                    "Table",
+                    "Non_unique",
+                    "Key_name",
+                    "Seq_in_index",
+                    "Column_name",
+                    "Collation",
+                    "Cardinality",
+                    "Sub_part",
+                    "Packed",
+                    "Null",
+                    "Index_type",
+                    "Comment",
+                    "Index_comment",
+                    "Ignored",
+                ],
+                &["Non_unique", "Seq_in_index", "Cardinality", "Sub_part"],
+                rows,
+                &None,
+            )
+        }
+        Admin::ShowCreateTable { db, table } => {
+            let t = table_def(sess, db, table)?;
+            let sql = create_table_sql(&t, t.auto_increment_start);
+            result(
+                sess,
+                &["Table", "Create Table"],
+                &[],
+                vec![vec![s(&t.name), s(&sql)]],
+                &None,
+            )
+        }
+        Admin::ShowCreateDatabase { name } => {
+            if !cat.has_database(name) {
+                return Err(sql_err(
+                    code::ER_BAD_DB_ERROR,
+                    format!("Unknown database '{name}'"),
+                ));
+            }
+            result(
+                sess,
+                &["Database", "Create Database"],
+                &[],
+                vec![vec![
+                    s(name),
+                    s(&format!(
+                        "CREATE DATABASE `{name}` /*!40100 DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci */"
+                    )),
+                ]],
+                &None,
+            )
+        }
+        Admin::ShowTableStatus { db, filter } => {
+            let d = match db {
+                Some(d) => d.clone(),
+                None => sess
+                    .current_db()
+                    .map(str::to_string)
+                    .ok_or_else(|| sql_err(code::ER_NO_DB_ERROR, "No database selected"))?,
+            };
+            let rows = cat
+                .tables_in(&d)
+                .map(|t| {
+                    vec![
+                        s(&t.name),
+                        s(if t.engine_name.is_empty() {
+                            "InnoDB"
+                        } else {
+                            &t.engine_name
+                        }),
+                        u(10),
+                        s("Dynamic"),
+                        u(0),
+                        u(0),
+                        u(0),
+                        u(0),
+                        u(0),
+                        u(0),
+                        Value::Null,
+                        Value::Null,
+                        Value::Null,
+                        Value::Null,
+                        s("utf8mb4_general_ci"),
+                        Value::Null,
+                        s(""),
+                        s(&t.comment),
+                        u(0),
+                        s("N"),
+                    ]
+                })
+                .collect();
+            result(
+                sess,
+                &[
+                    "Name",
+                    "Engine",
+                    "Version",
+                    "Row_format",
+                    "Rows",
+                    "Avg_row_length",
+                    "Data_length",
+                    "Max_data_length",
+                    "Index_length",
+                    "Data_free",
+                    "Auto_increment",
+                    "Create_time",
+                    "Update_time",
+                    "Check_time",
+                    "Collation",
+                    "Checksum",
+                    "Create_options",
+                    "Comment",
+                    "Max_index_length",
+                    "Temporary",
+                ],
+                &[
+                    "Version",
+                    "Rows",
+                    "Avg_row_length",
+                    "Data_length",
+                    "Max_data_length",
+                    "Index_length",
+                    "Data_free",
+                    "Auto_increment",
+                    "Max_index_length",
+                ],
+                rows,
+                filter,
+            )
+        }
+        Admin::ShowProcessList { full } => {
+            let acc = sess.account();
+            let all = acc.has_global(Priv::PROCESS);
+            let rows = sess
+                .db
+                .process_list()
+                .into_iter()
+                .filter(|p| all || p.user == sess.user)
+                .map(|p| {
+                    let info = p.info.map(|i| {
+                        if *full {
+                            i
+                        } else {
+                            i.chars().take(100).collect()
+                        }
+                    });
+                    vec![
+                        u(p.id as u64),
+                        s(&p.user),
+                        s(&p.host),
+                        opt_s(p.db.as_deref()),
+                        s(&p.command),
+                        u(p.time),
+                        s(&p.state),
+                        opt_s(info.as_deref()),
+                        s("0.000"),
+                    ]
+                })
+                .collect();
+            result(
+                sess,
+                &[
+                    "Id", "User", "Host", "db", "Command", "Time", "State", "Info", "Progress",
+                ],
+                &["Id", "Time"],
+                rows,
+                &None,
+            )
+        }
+        Admin::ShowWarnings { errors, count } => {
+            let list: Vec<&SqlError> = sess
+                .warnings
+                .iter()
+                .filter(|w| !*errors || level_of(w) == "Error")
+                .collect();
+            if *count {
+                let name = if *errors {
+                    "@@session.error_count"
+                } else {
+                    "@@session.warning_count"
+                };
+                return Ok(QueryResult::Rows {
+                    columns: vec![ResultColumn::uint(name)],
+                    rows: vec![vec![u(list.len() as u64)]],
+                });
+            }
+            let rows = list
+                .iter()
+                .map(|w| vec![s(level_of(w)), u(w.code as u64), s(&w.message)])
+                .collect();
+            result(sess, &["Level", "Code", "Message"], &["Code"], rows, &None)
+        }
+        Admin::ShowEngines => result(
+            sess,
+            &[
+                "Engine",
+                "Support",
+                "Comment",
+                "Transactions",
+                "XA",
+                "Savepoints",
+            ],
+            &[],
+            engine_rows(),
+            &None,
+        ),
+        Admin::ShowCollation { filter } => result(
+            sess,
+            &[
+                "Collation",
+                "Charset",
+                "Id",
+                "Default",
+                "Compiled",
+                "Sortlen",
+            ],
+            &["Id", "Sortlen"],
+            vec![
+                vec![
+                    s("utf8mb4_general_ci"),
+                    s("utf8mb4"),
+                    u(45),
+                    s("Yes"),
+                    s("Yes"),
+                    u(1),
+                ],
+                vec![s("utf8mb4_bin"), s("utf8mb4"), u(46), s(""), s("Yes"), u(1)],
+                vec![s("binary"), s("binary"), u(63), s("Yes"), s("Yes"), u(1)],
+                vec![
+                    s("utf8mb3_general_ci"),
+                    s("utf8mb3"),
+                    u(33),
+                    s("Yes"),
+                    s("Yes"),
+                    u(1),
+                ],
+                vec![
+                    s("latin1_swedish_ci"),
+                    s("latin1"),
+                    u(8),
+                    s("Yes"),
+                    s("Yes"),
+                    u(1),
+                ],
+            ],
+            filter,
+        ),
+        Admin::ShowCharset { filter } => result(
+            sess,
+            &["Charset", "Description", "Default collation", "Maxlen"],
+            &["Maxlen"],
+            vec![
+                vec![s("binary"), s("Binary pseudo charset"), s("binary"), u(1)],
+                vec![
+                    s("latin1"),
+                    s("cp1252 West European"),
+                    s("latin1_swedish_ci"),
+                    u(1),
+                ],
+                vec![
+                    s("utf8mb3"),
+                    s("UTF-8 Unicode"),
+                    s("utf8mb3_general_ci"),
+                    u(3),
+                ],
+                vec![
+                    s("utf8mb4"),
+                    s("UTF-8 Unicode"),
+                    s("utf8mb4_general_ci"),
+                    u(4),
+                ],
+            ],
+            filter,
+        ),
+        Admin::ShowGrants { user } => {
+            let (name, host) = match user {
+                Some(x) => x.clone(),
+                None => (sess.user.clone(), sess.account_host.clone()),
+            };
+            let me = sess.account();
+            if (name != me.user || host != me.host) && !me.has(Priv::SELECT, "mysql") {
+                return Err(sql_err(
+                    code::ER_DBACCESS_DENIED_ERROR,
+                    format!(
+                        "Access denied for user '{}'@'{}' to database 'mysql'",
+                        sess.user, sess.account_host
+                    ),
+                ));
+            }
+            let acc = sess
+                .db
+                .accounts
+                .read()
+                .find(&name, &host)
+                .filter(|a| a.host.eq_ignore_ascii_case(&host) || user.is_none())
+                .cloned()
+                .ok_or_else(|| {
+                    sql_err(
+                        code::ER_NONEXISTING_GRANT,
+                        format!(
+                            "There is no such grant defined for user '{name}' on host '{host}'"
+                        ),
+                    )
+                })?;
+            let col = format!("Grants for {}@{}", acc.user, acc.host);
+            let rows = users::grants_of(&acc)
+                .into_iter()
+                .map(|g| vec![s(&g)])
+                .collect();
+            result(sess, &[&col], &[], rows, &None)
+        }
+        Admin::ShowBinaryLogs => {
+            sess.require_global(Priv::REPL_CLIENT)
+                .or_else(|_| sess.require_global(Priv::SUPER))?;
+            if sess.db.engine.options().mode == onelog_engine::LogMode::Off {
+                return Err(sql_err(1381, "You are not using binary logging"));
+            }
+            let rows = sess
+                .db
+                .engine
+                .binlog_files()
+                .into_iter()
+                .map(|(n, sz)| vec![s(&n), u(sz)])
+                .collect();
+            result(
+                sess,
+                &["Log_name", "File_size"],
+                &["File_size"],
+                rows,
+                &None,
+            )
+        }
+        Admin::ShowMasterStatus => {
+            sess.require_global(Priv::REPL_CLIENT)
+                .or_else(|_| sess.require_global(Priv::SUPER))?;
+            let rows = match sess.db.engine.master_status() {
+                Some((f, pos)) => vec![vec![s(&f), u(pos), s(""), s("")]],
+                None => vec![],
+            };
+            result(
+                sess,
+                &["File", "Position", "Binlog_Do_DB", "Binlog_Ignore_DB"],
+                &["Position"],
+                rows,
+                &None,
+            )
+        }
+        Admin::ShowBinlogEvents {
+            file,
+            from,
+            offset,
+            limit,
+        } => {
+            sess.require_global(Priv::REPL_SLAVE)
+                .or_else(|_| sess.require_global(Priv::REPL_CLIENT))?;
+            let ev = sess
+                .db
+                .engine
+                .binlog_events(file.as_deref(), *from, *offset, *limit)
+                .map_err(engine_err)?;
+            let rows = ev
+                .into_iter()
+                .map(|e| {
+                    vec![
+                        s(&e.log_name),
+                        u(e.pos),
+                        s(&e.event_type),
+                        u(e.server_id as u64),
+                        u(e.end_log_pos),
+                        s(&e.info),
+                    ]
+                })
+                .collect();
+            result(
+                sess,
+                &[
+                    "Log_name",
+                    "Pos",
+                    "Event_type",
+                    "Server_id",
+                    "End_log_pos",
+                    "Info",
+                ],
+                &["Pos", "Server_id", "End_log_pos"],
+                rows,
+                &None,
+            )
+        }
+        Admin::ShowPrivileges => {
+            let rows = [
+                ("Alter", "Tables", "To alter the table"),
+                (
+                    "Create",
+                    "Databases,Tables,Indexes",
+                    "To create new databases and tables",
+                ),
+                ("Delete", "Tables", "To delete existing rows"),
+                ("Drop", "Databases,Tables", "To drop databases and tables"),
+                (
+                    "Grant option",
+                    "Databases,Tables",
+                    "To give to other users those privileges you possess",
+                ),
+                ("Index", "Tables", "To create or drop indexes"),
+                ("Insert", "Tables", "To insert data into tables"),
+                (
+                    "Process",
+                    "Server Admin",
+                    "To view the plain text of currently executing queries",
+                ),
+                (
+                    "Reload",
+                    "Server Admin",
+                    "To reload or refresh tables, logs and privileges",
+                ),
+                (
+                    "Replication slave",
+                    "Server Admin",
+                    "To read binary log events from the master",
+                ),
+                ("Select", "Tables", "To retrieve rows from table"),
+                (
+                    "Super",
+                    "Server Admin",
+                    "To use KILL thread, SET GLOBAL, CHANGE MASTER, etc.",
+                ),
+                ("Update", "Tables", "To update existing rows"),
+            ]
+            .iter()
+            .map(|(a, b, c)| vec![s(a), s(b), s(c)])
+            .collect();
+            result(sess, &["Privilege", "Context", "Comment"], &[], rows, &None)
+        }
+        other => Err(unsupported(&format!("{other:?}"))),
+    }
+}
+
+fn level_of(w: &SqlError) -> &'static str {
+    match w.code {
+        1003 | 1007 | 1008 | 1050 | 1051 | 1973 | 1974 => "Note",
+        1213 | 1205 | 1064 | 1146 | 1054 | 1049 => "Error",
+        _ => "Warning",
+    }
+}
+
+fn show_columns(
+    sess: &Session,
+    t: &TableDef,
+    full: bool,
+    filter: &Option<ShowFilter>,
+) -> Result<QueryResult, SqlError> {
+    let rows = t
+        .columns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let mut r = vec![s(&c.name), s(&type_name(c))];
+            if full {
+                r.push(if c.ty.is_string() && !c.ty.is_binary() {
+                    s("utf8mb4_general_ci")
+                } else {
+                    Value::Null
+                });
+            }
+            r.push(s(if c.nullable { "YES" } else { "NO" }));
+            r.push(s(key_of(t, i)));
+            r.push(opt_s(default_text(c).as_deref()));
+            r.push(s(&extra_of(c)));
+            if full {
+                r.push(s("select,insert,update,references"));
+                r.push(s(&c.comment));
+            }
+            r
+        })
+        .collect();
+    if full {
+        result(
+            sess,
+            &[
+                "Field",
+                "Type",
+                "Collation",
+                "Null",
+                "Key",
+                "Default",
+                "Extra",
+                "Privileges",
+                "Comment",
+            ],
+            &[],
+            rows,
+            filter,
+        )
+    } else {
+        result(
+            sess,
+            &["Field", "Type", "Null", "Key", "Default", "Extra"],
+            &[],
+            rows,
+            filter,
+        )
+    }
+}

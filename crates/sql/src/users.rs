@@ -1,0 +1,749 @@
+//! Users: accounts (`user`@`host`), mysql_native_password hashes, global and per-database
+//! privileges, and the CREATE/DROP/ALTER USER, GRANT, REVOKE, SET PASSWORD statements.
+//!
+//! Accounts are rows of two ordinary tables, created on first open:
+//! - `mysql.onelog_user (Host, User, Password, Privileges, Grant_option)`
+//! - `mysql.onelog_db (Host, Db, User, Privileges)`
+//!
+//! `Privileges` is a comma-separated list of privilege names. Being ordinary tables, they
+//! are logged in the binlog and recovered like any data. The tables are cached in memory
+//! and reloaded after every account statement (and on FLUSH PRIVILEGES).
+
+use std::sync::Arc;
+
+use onelog_types::{code, SqlError, Value};
+use sha1::{Digest, Sha1};
+
+use crate::database::Database;
+use crate::parser::{Admin, PrivLevel, UserSpec};
+use crate::session::Session;
+use crate::{sql_err, QueryResult};
+
+/// One privilege (a bit in a mask).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Priv(pub u64);
+
+macro_rules! privs {
+    ($($name:ident = $bit:expr, $text:expr;)*) => {
+        impl Priv {
+            $(pub const $name: Priv = Priv(1 << $bit);)*
+            const ALL_LIST: &'static [(Priv, &'static str)] = &[$((Priv::$name, $text)),*];
+        }
+    };
+}
+
+privs! {
+    SELECT = 0, "SELECT";
+    INSERT = 1, "INSERT";
+    UPDATE = 2, "UPDATE";
+    DELETE = 3, "DELETE";
+    CREATE = 4, "CREATE";
+    DROP = 5, "DROP";
+    RELOAD = 6, "RELOAD";
+    SHUTDOWN = 7, "SHUTDOWN";
+    PROCESS = 8, "PROCESS";
+    FILE = 9, "FILE";
+    REFERENCES = 11, "REFERENCES";
+    INDEX = 12, "INDEX";
+    ALTER = 13, "ALTER";
+    SHOW_DB = 14, "SHOW DATABASES";
+    SUPER = 15, "SUPER";
+    CREATE_TMP = 16, "CREATE TEMPORARY TABLES";
+    LOCK_TABLES = 17, "LOCK TABLES";
+    EXECUTE = 18, "EXECUTE";
+    REPL_SLAVE = 19, "REPLICATION SLAVE";
+    REPL_CLIENT = 20, "BINLOG MONITOR";
+    CREATE_VIEW = 21, "CREATE VIEW";
+    SHOW_VIEW = 22, "SHOW VIEW";
+    CREATE_ROUTINE = 23, "CREATE ROUTINE";
+    ALTER_ROUTINE = 24, "ALTER ROUTINE";
+    CREATE_USER = 25, "CREATE USER";
+    EVENT = 26, "EVENT";
+    TRIGGER = 27, "TRIGGER";
+    CREATE_TABLESPACE = 28, "CREATE TABLESPACE";
+    DELETE_HISTORY = 29, "DELETE HISTORY";
+}
+
+/// Privileges that only exist globally.
+const GLOBAL_ONLY: u64 = Priv::RELOAD.0
+    | Priv::SHUTDOWN.0
+    | Priv::PROCESS.0
+    | Priv::FILE.0
+    | Priv::SHOW_DB.0
+    | Priv::SUPER.0
+    | Priv::REPL_SLAVE.0
+    | Priv::REPL_CLIENT.0
+    | Priv::CREATE_USER.0
+    | Priv::CREATE_TABLESPACE.0;
+
+const ALL_GLOBAL: u64 = {
+    let mut m = 0;
+    let mut i = 0;
+    while i < Priv::ALL_LIST.len() {
+        m |= Priv::ALL_LIST[i].0 .0;
+        i += 1;
+    }
+    m
+};
+
+const ALL_DB: u64 = ALL_GLOBAL & !GLOBAL_ONLY;
+
+impl Priv {
+    pub fn name(self) -> &'static str {
+        Priv::ALL_LIST
+            .iter()
+            .find(|(p, _)| *p == self)
+            .map(|(_, n)| *n)
+            .unwrap_or("USAGE")
+    }
+
+    fn parse(name: &str) -> Option<u64> {
+        let n = name.trim().to_uppercase();
+        let n = n.as_str();
+        Some(match n {
+            "ALL" | "ALL PRIVILEGES" => ALL_GLOBAL,
+            "USAGE" => 0,
+            "REPLICATION CLIENT" | "BINLOG MONITOR" => Priv::REPL_CLIENT.0,
+            "SLAVE MONITOR"
+            | "REPLICATION SLAVE ADMIN"
+            | "BINLOG ADMIN"
+            | "BINLOG REPLAY"
+            | "CONNECTION ADMIN"
+            | "READ_ONLY ADMIN"
+            | "REPLICATION MASTER ADMIN"
+            | "FEDERATED ADMIN"
+            | "SET USER" => Priv::SUPER.0,
+            _ => Priv::ALL_LIST.iter().find(|(_, t)| *t == n)?.0 .0,
+        })
+    }
+}
+
+fn mask_names(mask: u64, all: u64) -> String {
+    if mask & all == all {
+        return "ALL PRIVILEGES".into();
+    }
+    if mask == 0 {
+        return "USAGE".into();
+    }
+    Priv::ALL_LIST
+        .iter()
+        .filter(|(p, _)| mask & p.0 != 0)
+        .map(|(_, n)| *n)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn parse_mask(s: &str) -> u64 {
+    s.split(',').filter_map(Priv::parse).fold(0, |a, b| a | b)
+}
+
+fn store_mask(mask: u64) -> String {
+    Priv::ALL_LIST
+        .iter()
+        .filter(|(p, _)| mask & p.0 != 0)
+        .map(|(_, n)| *n)
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// An account with its privileges.
+#[derive(Clone, Debug)]
+pub struct Account {
+    pub user: String,
+    pub host: String,
+    /// `*` + 40 upper-case hex digits of SHA1(SHA1(password)), or empty for no password.
+    pub password_hash: String,
+    pub global: u64,
+    pub grant_option: bool,
+    /// (database, privileges)
+    pub dbs: Vec<(String, u64)>,
+}
+
+impl Account {
+    pub fn superuser() -> Account {
+        Account {
+            user: "root".into(),
+            host: "localhost".into(),
+            password_hash: String::new(),
+            global: ALL_GLOBAL,
+            grant_option: true,
+            dbs: vec![],
+        }
+    }
+
+    pub fn nobody(user: &str, host: &str) -> Account {
+        Account {
+            user: user.into(),
+            host: host.into(),
+            password_hash: String::new(),
+            global: 0,
+            grant_option: false,
+            dbs: vec![],
+        }
+    }
+
+    pub fn has_global(&self, p: Priv) -> bool {
+        self.global & p.0 != 0
+    }
+
+    /// Whether the account holds `p` on database `db` (globally or for the database).
+    pub fn has(&self, p: Priv, db: &str) -> bool {
+        self.has_global(p)
+            || self
+                .dbs
+                .iter()
+                .any(|(d, m)| db_matches(d, db) && m & p.0 != 0)
+    }
+}
+
+fn db_matches(pattern: &str, db: &str) -> bool {
+    if pattern.contains(['%', '_']) {
+        crate::expr::like(db.as_bytes(), pattern.as_bytes(), b'\\')
+    } else {
+        pattern == db
+    }
+}
+
+pub fn any_db_privilege(a: &Account, db: &str) -> bool {
+    a.global & ALL_DB != 0 || a.dbs.iter().any(|(d, m)| db_matches(d, db) && *m != 0)
+}
+
+fn host_matches(pattern: &str, host: &str) -> bool {
+    if pattern == "%" {
+        return true;
+    }
+    if pattern.eq_ignore_ascii_case(host) {
+        return true;
+    }
+    if pattern.eq_ignore_ascii_case("localhost") && (host == "127.0.0.1" || host == "::1") {
+        return true;
+    }
+    pattern.contains(['%', '_']) && crate::expr::like(host.as_bytes(), pattern.as_bytes(), b'\\')
+}
+
+/// The in-memory copy of the account tables.
+#[derive(Default)]
+pub struct Accounts {
+    list: Vec<Account>,
+}
+
+impl Accounts {
+    /// The account `user` connecting from `host` uses: the most specific host match.
+    pub fn find(&self, user: &str, host: &str) -> Option<&Account> {
+        let mut best: Option<&Account> = None;
+        for a in &self.list {
+            if a.user == user && host_matches(&a.host, host) {
+                let spec = |h: &str| if h.contains(['%', '_']) { 0 } else { 1 };
+                if best.is_none_or(|b| spec(&a.host) > spec(&b.host)) {
+                    best = Some(a);
+                }
+            }
+        }
+        best
+    }
+
+    fn exact(&self, user: &str, host: &str) -> Option<&Account> {
+        self.list
+            .iter()
+            .find(|a| a.user == user && a.host.eq_ignore_ascii_case(host))
+    }
+}
+
+/// `*HEX(SHA1(SHA1(password)))`, or empty for an empty password.
+pub fn hash_password(pw: &str) -> String {
+    if pw.is_empty() {
+        return String::new();
+    }
+    let h1 = Sha1::digest(pw.as_bytes());
+    let h2 = Sha1::digest(h1);
+    format!("*{}", crate::functions::hex(&h2).to_uppercase())
+}
+
+/// Verifies a mysql_native_password response: SHA1(pw) XOR SHA1(scramble + SHA1(SHA1(pw))).
+pub fn check_scramble(stored: &str, scramble: &[u8], response: &[u8]) -> bool {
+    if stored.is_empty() {
+        return response.is_empty();
+    }
+    if response.len() != 20 || stored.len() != 41 {
+        return false;
+    }
+    let mut h2 = [0u8; 20];
+    for i in 0..20 {
+        match u8::from_str_radix(&stored[1 + 2 * i..3 + 2 * i], 16) {
+            Ok(b) => h2[i] = b,
+            Err(_) => return false,
+        }
+    }
+    let mut hasher = Sha1::new();
+    hasher.update(scramble);
+    hasher.update(h2);
+    let x = hasher.finalize();
+    let h1: Vec<u8> = response.iter().zip(x.iter()).map(|(a, b)| a ^ b).collect();
+    Sha1::digest(&h1).as_slice() == h2
+}
+
+fn quote(s: &str) -> String {
+    format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'"))
+}
+
+/// Creates the account tables and `root@localhost` on first open.
+pub fn bootstrap(db: &Arc<Database>) -> Result<(), SqlError> {
+    let cat = db.engine.catalog();
+    if cat.table("mysql", "onelog_user").is_some() && cat.table("mysql", "onelog_db").is_some() {
+        return Ok(());
+    }
+    let mut s = db.system_session();
+    for sql in [
+        "CREATE DATABASE IF NOT EXISTS mysql",
+        "CREATE TABLE IF NOT EXISTS mysql.onelog_user (Host VARCHAR(255) NOT NULL, User VARCHAR(128) NOT NULL, Password VARCHAR(64) NOT NULL DEFAULT '', Privileges VARCHAR(1024) NOT NULL DEFAULT '', Grant_option TINYINT NOT NULL DEFAULT 0, PRIMARY KEY (Host, User))",
+        "CREATE TABLE IF NOT EXISTS mysql.onelog_db (Host VARCHAR(255) NOT NULL, Db VARCHAR(64) NOT NULL, User VARCHAR(128) NOT NULL, Privileges VARCHAR(1024) NOT NULL DEFAULT '', PRIMARY KEY (Host, Db, User))",
+    ] {
+        s.run_internal(sql)?;
+    }
+    if let QueryResult::Rows { rows, .. } =
+        s.run_internal("SELECT COUNT(*) FROM mysql.onelog_user")?
+    {
+        if rows[0][0] == Value::Int(0) {
+            s.run_internal(&format!(
+                "INSERT INTO mysql.onelog_user VALUES ('localhost', 'root', '', {}, 1)",
+                quote(&store_mask(ALL_GLOBAL))
+            ))?;
+        }
+    }
+    Ok(())
+}
+
+/// Reloads the account cache from the tables.
+pub fn reload(db: &Arc<Database>) -> Result<(), SqlError> {
+    let mut s = db.system_session();
+    let mut list = Vec::new();
+    if let QueryResult::Rows { rows, .. } = s.run_internal(
+        "SELECT Host, User, Password, Privileges, Grant_option FROM mysql.onelog_user",
+    )? {
+        for r in rows {
+            list.push(Account {
+                host: crate::expr::to_string(&r[0]),
+                user: crate::expr::to_string(&r[1]),
+                password_hash: crate::expr::to_string(&r[2]),
+                global: parse_mask(&crate::expr::to_string(&r[3])),
+                grant_option: crate::expr::truth(&r[4]) == Some(true),
+                dbs: vec![],
+            });
+        }
+    }
+    if let QueryResult::Rows { rows, .. } =
+        s.run_internal("SELECT Host, Db, User, Privileges FROM mysql.onelog_db")?
+    {
+        for r in rows {
+            let host = crate::expr::to_string(&r[0]);
+            let user = crate::expr::to_string(&r[2]);
+            if let Some(a) = list.iter_mut().find(|a| a.user == user && a.host == host) {
+                a.dbs.push((
+                    crate::expr::to_string(&r[1]),
+                    parse_mask(&crate::expr::to_string(&r[3])),
+                ));
+            }
+        }
+    }
+    *db.accounts.write() = Accounts { list };
+    Ok(())
+}
+
+fn cannot(op: &str, user: &str, host: &str) -> SqlError {
+    sql_err(
+        code::ER_CANNOT_USER,
+        format!("Operation {op} failed for '{user}'@'{host}'"),
+    )
+}
+
+fn password_of(spec: &UserSpec) -> Result<Option<String>, SqlError> {
+    match &spec.password {
+        None => Ok(None),
+        Some(p) if spec.password_is_hash => {
+            if !p.is_empty() && (p.len() != 41 || !p.starts_with('*')) {
+                return Err(sql_err(
+                    code::ER_PASSWORD_NO_MATCH,
+                    "Password hash should be a 41-digit hexadecimal number",
+                ));
+            }
+            Ok(Some(p.to_uppercase()))
+        }
+        Some(p) => Ok(Some(hash_password(p))),
+    }
+}
+
+fn level_db(s: &Session, level: &PrivLevel) -> Result<Option<String>, SqlError> {
+    match level {
+        PrivLevel::Global => Ok(None),
+        PrivLevel::Db(Some(d)) => Ok(Some(d.clone())),
+        PrivLevel::Db(None) => match s.current_db() {
+            Some(d) => Ok(Some(d.to_string())),
+            None => Err(sql_err(code::ER_NO_DB_ERROR, "No database selected")),
+        },
+        PrivLevel::Table(..) => Err(crate::binder::unsupported("table-level privileges")),
+    }
+}
+
+/// Runs an account statement.
+pub fn run_statement(s: &mut Session, a: &Admin) -> Result<QueryResult, SqlError> {
+    let db = s.db.clone();
+    let me = s.account();
+    let result = (|| -> Result<QueryResult, SqlError> {
+        match a {
+            Admin::CreateUser {
+                if_not_exists,
+                users,
+            } => {
+                s.require_global(Priv::CREATE_USER)?;
+                for u in users {
+                    if db.accounts.read().exact(&u.user, &u.host).is_some() {
+                        if *if_not_exists {
+                            s.warnings.push(sql_err(
+                                1973,
+                                format!(
+                                    "Can't create user '{}'@'{}'; it already exists",
+                                    u.user, u.host
+                                ),
+                            ));
+                            continue;
+                        }
+                        return Err(cannot("CREATE USER", &u.user, &u.host));
+                    }
+                    let pw = password_of(u)?.unwrap_or_default();
+                    s.run_internal(&format!(
+                        "INSERT INTO mysql.onelog_user VALUES ({}, {}, {}, '', 0)",
+                        quote(&u.host),
+                        quote(&u.user),
+                        quote(&pw)
+                    ))?;
+                }
+                Ok(QueryResult::ok())
+            }
+            Admin::DropUser { if_exists, users } => {
+                s.require_global(Priv::CREATE_USER)?;
+                for (u, h) in users {
+                    if db.accounts.read().exact(u, h).is_none() {
+                        if *if_exists {
+                            s.warnings.push(sql_err(
+                                1974,
+                                format!("Can't drop user '{u}'@'{h}'; it doesn't exist"),
+                            ));
+                            continue;
+                        }
+                        return Err(cannot("DROP USER", u, h));
+                    }
+                    s.run_internal(&format!(
+                        "DELETE FROM mysql.onelog_user WHERE Host = {} AND User = {}",
+                        quote(h),
+                        quote(u)
+                    ))?;
+                    s.run_internal(&format!(
+                        "DELETE FROM mysql.onelog_db WHERE Host = {} AND User = {}",
+                        quote(h),
+                        quote(u)
+                    ))?;
+                }
+                Ok(QueryResult::ok())
+            }
+            Admin::AlterUser { users } => {
+                s.require_global(Priv::CREATE_USER)?;
+                for u in users {
+                    if db.accounts.read().exact(&u.user, &u.host).is_none() {
+                        return Err(cannot("ALTER USER", &u.user, &u.host));
+                    }
+                    if let Some(pw) = password_of(u)? {
+                        s.run_internal(&format!(
+                            "UPDATE mysql.onelog_user SET Password = {} WHERE Host = {} AND User = {}",
+                            quote(&pw),
+                            quote(&u.host),
+                            quote(&u.user)
+                        ))?;
+                    }
+                }
+                Ok(QueryResult::ok())
+            }
+            Admin::SetPassword {
+                user,
+                password,
+                is_hash,
+            } => {
+                let (u, h) = match user {
+                    Some((u, h)) => {
+                        if *u != me.user || *h != me.host {
+                            s.require_global(Priv::CREATE_USER)?;
+                        }
+                        (u.clone(), h.clone())
+                    }
+                    None => (me.user.clone(), me.host.clone()),
+                };
+                if db.accounts.read().exact(&u, &h).is_none() {
+                    return Err(sql_err(
+                        code::ER_PASSWORD_NO_MATCH,
+                        "Can't find any matching row in the user table",
+                    ));
+                }
+                let spec = UserSpec {
+                    user: u.clone(),
+                    host: h.clone(),
+                    password: Some(password.clone()),
+                    password_is_hash: *is_hash,
+                };
+                let pw = password_of(&spec)?.unwrap_or_default();
+                s.run_internal(&format!(
+                    "UPDATE mysql.onelog_user SET Password = {} WHERE Host = {} AND User = {}",
+                    quote(&pw),
+                    quote(&h),
+                    quote(&u)
+                ))?;
+                Ok(QueryResult::ok())
+            }
+            Admin::Grant {
+                privs,
+                level,
+                users,
+                grant_option,
+            } => {
+                let mut mask = 0u64;
+                for p in privs {
+                    mask |= Priv::parse(p).ok_or_else(|| crate::parser::syntax_error(p, 0))?;
+                }
+                let dbname = level_db(s, level)?;
+                // The granter must hold what it grants, with GRANT OPTION.
+                let holds = match &dbname {
+                    None => me.global & mask == mask,
+                    Some(d) => {
+                        let m = me.global
+                            | me.dbs
+                                .iter()
+                                .filter(|(x, _)| db_matches(x, d))
+                                .fold(0, |a, (_, m)| a | m);
+                        m & mask == mask
+                    }
+                };
+                if !holds || !me.grant_option {
+                    return Err(match &dbname {
+                        Some(d) => sql_err(
+                            code::ER_DBACCESS_DENIED_ERROR,
+                            format!(
+                                "Access denied for user '{}'@'{}' to database '{d}'",
+                                me.user, me.host
+                            ),
+                        ),
+                        None => sql_err(
+                            code::ER_ACCESS_DENIED_ERROR,
+                            format!(
+                                "Access denied for user '{}'@'{}' (using password: YES)",
+                                me.user, me.host
+                            ),
+                        ),
+                    });
+                }
+                for u in users {
+                    let existing = db.accounts.read().exact(&u.user, &u.host).cloned();
+                    let acc = match existing {
+                        Some(a) => a,
+                        None => {
+                            // NO_AUTO_CREATE_USER: only with a password.
+                            if u.password.is_none() {
+                                return Err(sql_err(
+                                    1133,
+                                    "Can't find any matching row in the user table",
+                                ));
+                            }
+                            s.run_internal(&format!(
+                                "INSERT INTO mysql.onelog_user VALUES ({}, {}, '', '', 0)",
+                                quote(&u.host),
+                                quote(&u.user)
+                            ))?;
+                            Account::nobody(&u.user, &u.host)
+                        }
+                    };
+                    if let Some(pw) = password_of(u)? {
+                        s.run_internal(&format!(
+                            "UPDATE mysql.onelog_user SET Password = {} WHERE Host = {} AND User = {}",
+                            quote(&pw),
+                            quote(&u.host),
+                            quote(&u.user)
+                        ))?;
+                    }
+                    match &dbname {
+                        None => {
+                            let m = acc.global | mask;
+                            s.run_internal(&format!(
+                                "UPDATE mysql.onelog_user SET Privileges = {}, Grant_option = {} WHERE Host = {} AND User = {}",
+                                quote(&store_mask(m)),
+                                (acc.grant_option || *grant_option) as i32,
+                                quote(&u.host),
+                                quote(&u.user)
+                            ))?;
+                        }
+                        Some(d) => {
+                            let cur = acc
+                                .dbs
+                                .iter()
+                                .find(|(x, _)| x == d)
+                                .map(|x| x.1)
+                                .unwrap_or(0);
+                            let m = (cur | mask) & ALL_DB;
+                            s.run_internal(&format!(
+                                "REPLACE INTO mysql.onelog_db VALUES ({}, {}, {}, {})",
+                                quote(&u.host),
+                                quote(d),
+                                quote(&u.user),
+                                quote(&store_mask(m))
+                            ))?;
+                            if mask & GLOBAL_ONLY != 0 && mask != ALL_GLOBAL {
+                                return Err(sql_err(
+                                    1221,
+                                    "Incorrect usage of DB GRANT and GLOBAL PRIVILEGES",
+                                ));
+                            }
+                        }
+                    }
+                }
+                Ok(QueryResult::ok())
+            }
+            Admin::Revoke {
+                privs,
+                level,
+                users,
+            } => {
+                let mut mask = 0u64;
+                for p in privs {
+                    if p == "GRANT OPTION" {
+                        continue;
+                    }
+                    mask |= Priv::parse(p).ok_or_else(|| crate::parser::syntax_error(p, 0))?;
+                }
+                let revoke_grant = privs
+                    .iter()
+                    .any(|p| p == "GRANT OPTION" || p == "ALL PRIVILEGES" || p == "ALL");
+                if !me.grant_option {
+                    s.require_global(Priv::CREATE_USER)?;
+                }
+                let dbname = level_db(s, level)?;
+                for (u, h) in users {
+                    let Some(acc) = db.accounts.read().exact(u, h).cloned() else {
+                        return Err(sql_err(
+                            code::ER_NONEXISTING_GRANT,
+                            format!("There is no such grant defined for user '{u}' on host '{h}'"),
+                        ));
+                    };
+                    match &dbname {
+                        None => {
+                            s.run_internal(&format!(
+                                "UPDATE mysql.onelog_user SET Privileges = {}, Grant_option = {} WHERE Host = {} AND User = {}",
+                                quote(&store_mask(acc.global & !mask)),
+                                (acc.grant_option && !revoke_grant) as i32,
+                                quote(h),
+                                quote(u)
+                            ))?;
+                        }
+                        Some(d) => {
+                            let Some(cur) = acc.dbs.iter().find(|(x, _)| x == d).map(|x| x.1)
+                            else {
+                                return Err(sql_err(
+                                    code::ER_NONEXISTING_GRANT,
+                                    format!("There is no such grant defined for user '{u}' on host '{h}'"),
+                                ));
+                            };
+                            let m = cur & !mask;
+                            if m == 0 {
+                                s.run_internal(&format!(
+                                    "DELETE FROM mysql.onelog_db WHERE Host = {} AND Db = {} AND User = {}",
+                                    quote(h),
+                                    quote(d),
+                                    quote(u)
+                                ))?;
+                            } else {
+                                s.run_internal(&format!(
+                                    "UPDATE mysql.onelog_db SET Privileges = {} WHERE Host = {} AND Db = {} AND User = {}",
+                                    quote(&store_mask(m)),
+                                    quote(h),
+                                    quote(d),
+                                    quote(u)
+                                ))?;
+                            }
+                        }
+                    }
+                }
+                Ok(QueryResult::ok())
+            }
+            _ => unreachable!(),
+        }
+    })();
+    reload(&db)?;
+    let r = result?;
+    let n = s.warnings.len();
+    Ok(match r {
+        QueryResult::Ok { .. } => QueryResult::Ok {
+            affected_rows: 0,
+            last_insert_id: 0,
+            warnings: n as u16,
+            info: String::new(),
+        },
+        other => other,
+    })
+}
+
+/// SHOW GRANTS lines for an account.
+pub fn grants_of(a: &Account) -> Vec<String> {
+    let mut out = Vec::new();
+    let pw = if a.password_hash.is_empty() {
+        String::new()
+    } else {
+        format!(" IDENTIFIED BY PASSWORD '{}'", a.password_hash)
+    };
+    out.push(format!(
+        "GRANT {} ON *.* TO `{}`@`{}`{pw}{}",
+        mask_names(a.global, ALL_GLOBAL),
+        a.user,
+        a.host,
+        if a.grant_option {
+            " WITH GRANT OPTION"
+        } else {
+            ""
+        }
+    ));
+    for (d, m) in &a.dbs {
+        out.push(format!(
+            "GRANT {} ON `{d}`.* TO `{}`@`{}`",
+            mask_names(*m, ALL_DB),
+            a.user,
+            a.host
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn native_password_round_trip() {
+        let stored = hash_password("secret");
+        assert_eq!(stored.len(), 41);
+        let scramble = b"12345678901234567890";
+        // Client side: SHA1(pw) XOR SHA1(scramble + SHA1(SHA1(pw)))
+        let h1 = Sha1::digest(b"secret");
+        let h2 = Sha1::digest(h1);
+        let mut hasher = Sha1::new();
+        hasher.update(scramble);
+        hasher.update(h2);
+        let x = hasher.finalize();
+        let resp: Vec<u8> = h1.iter().zip(x.iter()).map(|(a, b)| a ^ b).collect();
+        assert!(check_scramble(&stored, scramble, &resp));
+        assert!(!check_scramble(&stored, scramble, &[0u8; 20]));
+        assert!(check_scramble("", scramble, &[]));
+    }
+
+    #[test]
+    fn known_hash() {
+        // MariaDB: SELECT PASSWORD('password')
+        assert_eq!(
+            hash_password("password"),
+            "*2470C0C06DEE42FD1618BB99005ADCA2EC9D1E19"
+        );
+    }
+}

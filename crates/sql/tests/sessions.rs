@@ -1,0 +1,372 @@
+//! Multi-session behaviour of the embedded database: concurrency (counters and transfers
+//! end with exact totals, deadlocks reported as 1213 and not hung on), privileges,
+//! prepared statements, KILL, recovery of DDL and data after reopening.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use onelog_engine::EngineOptions;
+use onelog_sql::{Database, QueryResult, Session};
+use onelog_types::Value;
+
+fn open(dir: &std::path::Path) -> Arc<Database> {
+    Database::open(EngineOptions {
+        datadir: dir.to_path_buf(),
+        sync_binlog: 0,
+        lock_wait_timeout: Duration::from_secs(5),
+        block_cache_size: 8 << 20,
+        ..Default::default()
+    })
+    .expect("open")
+}
+
+fn root(db: &Arc<Database>) -> Session {
+    Session::new(
+        db.clone(),
+        "root".into(),
+        "localhost".into(),
+        db.next_connection_id(),
+    )
+}
+
+fn exec(s: &mut Session, sql: &str) -> QueryResult {
+    match s.query(sql) {
+        Ok(r) => r,
+        Err(e) => panic!("{sql}: {e}"),
+    }
+}
+
+fn scalar(s: &mut Session, sql: &str) -> Value {
+    match exec(s, sql) {
+        QueryResult::Rows { rows, .. } => rows[0][0].clone(),
+        other => panic!("{sql}: {other:?}"),
+    }
+}
+
+fn int(v: &Value) -> i64 {
+    match v {
+        Value::Int(i) => *i,
+        Value::UInt(u) => *u as i64,
+        Value::Decimal(d) => d.mantissa as i64 / 10i64.pow(d.scale as u32),
+        other => other.to_string().parse().unwrap(),
+    }
+}
+
+/// Retries a transaction body on deadlock / lock wait timeout, as sysbench does.
+fn retry(s: &mut Session, stmts: &[String]) -> u32 {
+    let mut deadlocks = 0;
+    'again: loop {
+        for st in stmts {
+            if let Err(e) = s.query(st) {
+                if e.code == 1213 || e.code == 1205 {
+                    if e.code == 1213 {
+                        deadlocks += 1;
+                    }
+                    let _ = s.query("ROLLBACK");
+                    continue 'again;
+                }
+                panic!("{st}: {e}");
+            }
+        }
+        return deadlocks;
+    }
+}
+
+#[test]
+fn concurrent_counters_and_transfers() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = root(&db);
+    exec(&mut s, "CREATE DATABASE bank");
+    exec(&mut s, "USE bank");
+    exec(
+        &mut s,
+        "CREATE TABLE counter (id INT PRIMARY KEY, n BIGINT NOT NULL)",
+    );
+    exec(&mut s, "INSERT INTO counter VALUES (1, 0)");
+    exec(
+        &mut s,
+        "CREATE TABLE acct (id INT PRIMARY KEY, bal BIGINT NOT NULL)",
+    );
+    let accounts = 10;
+    for i in 0..accounts {
+        exec(&mut s, &format!("INSERT INTO acct VALUES ({i}, 1000)"));
+    }
+    let threads = 8;
+    let per = 150;
+    let deadlocks = Arc::new(AtomicU64::new(0));
+    let mut hs = Vec::new();
+    for t in 0..threads {
+        let db = db.clone();
+        let deadlocks = deadlocks.clone();
+        hs.push(std::thread::spawn(move || {
+            let mut s = root(&db);
+            exec(&mut s, "USE bank");
+            let mut seed = t as u64 * 7919 + 1;
+            for i in 0..per {
+                // autocommit increment
+                exec(&mut s, "UPDATE counter SET n = n + 1 WHERE id = 1");
+                // a transfer between two accounts in an explicit transaction, locking in
+                // random order (deadlocks possible)
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let a = (seed >> 33) % accounts;
+                let b = (a + 1 + (seed >> 40) % (accounts - 1)) % accounts;
+                let amt = (i % 7) + 1;
+                let d = retry(
+                    &mut s,
+                    &[
+                        "BEGIN".into(),
+                        format!("UPDATE acct SET bal = bal - {amt} WHERE id = {a}"),
+                        format!("UPDATE acct SET bal = bal + {amt} WHERE id = {b}"),
+                        "COMMIT".into(),
+                    ],
+                );
+                deadlocks.fetch_add(d as u64, Ordering::Relaxed);
+            }
+        }));
+    }
+    for h in hs {
+        h.join().unwrap();
+    }
+    assert_eq!(
+        int(&scalar(&mut s, "SELECT n FROM counter WHERE id = 1")),
+        threads * per as i64
+    );
+    assert_eq!(
+        int(&scalar(&mut s, "SELECT SUM(bal) FROM acct")),
+        1000 * accounts as i64
+    );
+    eprintln!("deadlocks retried: {}", deadlocks.load(Ordering::Relaxed));
+}
+
+#[test]
+fn deadlock_is_reported_not_hung() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = root(&db);
+    exec(&mut s, "CREATE DATABASE d");
+    exec(&mut s, "CREATE TABLE d.t (id INT PRIMARY KEY, v INT)");
+    exec(&mut s, "INSERT INTO d.t VALUES (1, 0), (2, 0)");
+    let mut a = root(&db);
+    let mut b = root(&db);
+    exec(&mut a, "BEGIN");
+    exec(&mut b, "BEGIN");
+    exec(&mut a, "UPDATE d.t SET v = 1 WHERE id = 1");
+    exec(&mut b, "UPDATE d.t SET v = 2 WHERE id = 2");
+    let h = std::thread::spawn(move || {
+        let r = a.query("UPDATE d.t SET v = 1 WHERE id = 2");
+        (a, r)
+    });
+    std::thread::sleep(Duration::from_millis(200));
+    let rb = b.query("UPDATE d.t SET v = 2 WHERE id = 1");
+    let (mut a, ra) = h.join().unwrap();
+    let codes: Vec<u16> = [&ra, &rb]
+        .iter()
+        .filter_map(|r| r.as_ref().err().map(|e| e.code))
+        .collect();
+    assert_eq!(
+        codes,
+        vec![1213],
+        "exactly one deadlock victim: {ra:?} {rb:?}"
+    );
+    // The victim's transaction is gone; the other one commits.
+    let _ = a.query("COMMIT");
+    let _ = b.query("COMMIT");
+    let total = int(&scalar(&mut s, "SELECT COUNT(*) FROM d.t WHERE v <> 0"));
+    assert_eq!(total, 2);
+}
+
+#[test]
+fn privileges_are_enforced() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = root(&db);
+    exec(&mut s, "CREATE DATABASE app");
+    exec(&mut s, "CREATE DATABASE secret");
+    exec(&mut s, "CREATE TABLE app.t (id INT PRIMARY KEY)");
+    exec(&mut s, "CREATE TABLE secret.t (id INT PRIMARY KEY)");
+    exec(&mut s, "CREATE USER 'u1'@'%' IDENTIFIED BY 'pw'");
+    exec(&mut s, "GRANT SELECT, INSERT ON app.* TO 'u1'@'%'");
+    exec(&mut s, "GRANT REPLICATION SLAVE ON *.* TO 'u1'@'%'");
+    let grants = match exec(&mut s, "SHOW GRANTS FOR 'u1'@'%'") {
+        QueryResult::Rows { rows, .. } => rows,
+        _ => unreachable!(),
+    };
+    let g: Vec<String> = grants.iter().map(|r| r[0].to_string()).collect();
+    assert!(
+        g[0].starts_with("GRANT REPLICATION SLAVE ON *.* TO `u1`@`%` IDENTIFIED BY PASSWORD '*"),
+        "{g:?}"
+    );
+    assert_eq!(g[1], "GRANT SELECT, INSERT ON `app`.* TO `u1`@`%`");
+    // Authentication: right and wrong passwords.
+    let hash = db.password_hash("u1", "10.0.0.1").unwrap();
+    assert_eq!(hash.len(), 41);
+    assert!(db
+        .authenticate("u1", "10.0.0.1", b"01234567890123456789", b"")
+        .is_err());
+    assert_eq!(
+        db.authenticate("nobody", "localhost", b"x", b"")
+            .unwrap_err()
+            .code,
+        1045
+    );
+
+    let mut u = Session::new(
+        db.clone(),
+        "u1".into(),
+        "10.0.0.1".into(),
+        db.next_connection_id(),
+    );
+    exec(&mut u, "USE app");
+    exec(&mut u, "INSERT INTO t VALUES (1)");
+    exec(&mut u, "SELECT * FROM t");
+    assert_eq!(u.query("DELETE FROM t").unwrap_err().code, 1142);
+    assert_eq!(u.query("SELECT * FROM secret.t").unwrap_err().code, 1142);
+    assert_eq!(u.query("USE secret").unwrap_err().code, 1044);
+    assert_eq!(
+        u.query("CREATE TABLE app.x (a INT)").unwrap_err().code,
+        1044
+    );
+    assert_eq!(
+        u.query("SET GLOBAL sync_binlog = 0").unwrap_err().code,
+        1227
+    );
+    exec(&mut s, "REVOKE INSERT ON app.* FROM 'u1'@'%'");
+    assert_eq!(
+        u.query("INSERT INTO app.t VALUES (2)").unwrap_err().code,
+        1142
+    );
+    exec(&mut s, "DROP USER 'u1'@'%'");
+    assert_eq!(s.query("DROP USER 'u1'@'%'").unwrap_err().code, 1396);
+}
+
+#[test]
+fn prepared_statements() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = root(&db);
+    exec(&mut s, "CREATE DATABASE p");
+    exec(&mut s, "USE p");
+    exec(
+        &mut s,
+        "CREATE TABLE sbtest1 (id INT NOT NULL AUTO_INCREMENT PRIMARY KEY, k INT NOT NULL DEFAULT 0, c CHAR(120) NOT NULL DEFAULT '', pad CHAR(60) NOT NULL DEFAULT '')",
+    );
+    let ins = s
+        .prepare("INSERT INTO sbtest1 (id, k, c, pad) VALUES (?, ?, ?, ?)")
+        .unwrap();
+    assert_eq!(ins.params, 4);
+    for i in 1..=10 {
+        s.execute_prepared(
+            ins.id,
+            &[
+                Value::Int(i),
+                Value::Int(i * 10),
+                Value::str("c"),
+                Value::str("p"),
+            ],
+        )
+        .unwrap();
+    }
+    let sel = s.prepare("SELECT c FROM sbtest1 WHERE id=?").unwrap();
+    assert_eq!(sel.params, 1);
+    assert_eq!(sel.columns.len(), 1);
+    assert_eq!(sel.columns[0].name, "c");
+    match s.execute_prepared(sel.id, &[Value::Int(3)]).unwrap() {
+        QueryResult::Rows { rows, .. } => assert_eq!(rows, vec![vec![Value::str("c")]]),
+        other => panic!("{other:?}"),
+    }
+    let sum = s
+        .prepare("SELECT SUM(k) FROM sbtest1 WHERE id BETWEEN ? AND ?")
+        .unwrap();
+    match s
+        .execute_prepared(sum.id, &[Value::Int(1), Value::Int(4)])
+        .unwrap()
+    {
+        QueryResult::Rows { rows, .. } => assert_eq!(int(&rows[0][0]), 100),
+        other => panic!("{other:?}"),
+    }
+    let upd = s.prepare("UPDATE sbtest1 SET k=k+1 WHERE id=?").unwrap();
+    match s.execute_prepared(upd.id, &[Value::Int(2)]).unwrap() {
+        QueryResult::Ok { affected_rows, .. } => assert_eq!(affected_rows, 1),
+        other => panic!("{other:?}"),
+    }
+    s.close_prepared(upd.id);
+    assert_eq!(
+        s.execute_prepared(upd.id, &[Value::Int(2)])
+            .unwrap_err()
+            .code,
+        1243
+    );
+    assert_eq!(s.prepare("SELEC 1").unwrap_err().code, 1064);
+}
+
+#[test]
+fn data_and_ddl_survive_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = open(dir.path());
+        let mut s = root(&db);
+        exec(&mut s, "CREATE DATABASE r");
+        exec(
+            &mut s,
+            "CREATE TABLE r.t (id INT PRIMARY KEY AUTO_INCREMENT, v VARCHAR(10), KEY kv (v))",
+        );
+        exec(&mut s, "INSERT INTO r.t (v) VALUES ('a'), ('b')");
+        exec(&mut s, "ALTER TABLE r.t ADD COLUMN w INT DEFAULT 3");
+        exec(&mut s, "CREATE USER 'keep'@'localhost'");
+        drop(s);
+        db.shutdown().unwrap();
+    }
+    let db = open(dir.path());
+    let mut s = root(&db);
+    assert_eq!(
+        int(&scalar(&mut s, "SELECT COUNT(*) FROM r.t WHERE w = 3")),
+        2
+    );
+    assert_eq!(int(&scalar(&mut s, "SELECT id FROM r.t WHERE v = 'b'")), 2);
+    exec(&mut s, "INSERT INTO r.t (v) VALUES ('c')");
+    assert_eq!(int(&scalar(&mut s, "SELECT MAX(id) FROM r.t")), 3);
+    assert!(db.password_hash("keep", "localhost").is_some());
+}
+
+#[test]
+fn kill_and_processlist() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = root(&db);
+    let other = root(&db);
+    let id = other.connection_id();
+    let rows = match exec(&mut s, "SHOW PROCESSLIST") {
+        QueryResult::Rows { rows, .. } => rows,
+        _ => unreachable!(),
+    };
+    assert!(rows.len() >= 2);
+    exec(&mut s, &format!("KILL QUERY {id}"));
+    assert!(!other.is_killed());
+    exec(&mut s, &format!("KILL {id}"));
+    assert!(other.is_killed());
+    assert_eq!(s.query("KILL 999999").unwrap_err().code, 1094);
+    drop(other);
+    assert_eq!(db.threads_connected(), 1);
+}
+
+#[test]
+fn multi_statements_stop_at_first_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = root(&db);
+    let r = s.execute("CREATE DATABASE m; USE m; CREATE TABLE t (a INT); INSERT INTO t VALUES (1); SELECT nope FROM t; INSERT INTO t VALUES (2)");
+    assert_eq!(r.len(), 5);
+    assert_eq!(r[4].as_ref().unwrap_err().code, 1054);
+    assert_eq!(int(&scalar(&mut s, "SELECT COUNT(*) FROM m.t")), 1);
+    assert_eq!(s.execute("")[0].as_ref().unwrap_err().code, 1065);
+    // status flags
+    assert_eq!(s.status_flags() & 0x2, 0x2);
+    exec(&mut s, "BEGIN");
+    assert_eq!(s.status_flags() & 0x1, 0x1);
+    exec(&mut s, "COMMIT");
+    assert_eq!(s.status_flags() & 0x1, 0);
+}

@@ -1,0 +1,320 @@
+//! sqllogictest-style files under `tests/slt/*.slt`, run against the embedded engine and
+//! (same files, same expectations) against a private MariaDB 10.11 instance.
+//!
+//! Record syntax (a subset of sqllogictest, plus MariaDB error codes):
+//! ```text
+//! statement ok | statement count <affected> | statement error <code> [message prefix]
+//! <sql, up to an empty line>
+//!
+//! query <column letters> [rowsort]
+//! <sql>
+//! ----
+//! <rows: values separated by one space; NULL for null, (empty) for ''>
+//!
+//! query error <code> [message prefix]
+//! skipif onelog|mariadb   /   onlyif onelog|mariadb   (applies to the next record)
+//! ```
+//! Each file runs in a fresh database `slt_<file stem>`.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use onelog_engine::EngineOptions;
+use onelog_sql::{Database, QueryResult, Session};
+
+#[derive(Debug)]
+enum Outcome {
+    Ok { affected: u64 },
+    Rows(Vec<Vec<Option<String>>>),
+    Err { code: u16, message: String },
+}
+
+trait Backend {
+    fn name(&self) -> &'static str;
+    fn run(&mut self, sql: &str) -> Outcome;
+}
+
+struct Embedded {
+    s: Session,
+}
+
+impl Backend for Embedded {
+    fn name(&self) -> &'static str {
+        "onelog"
+    }
+    fn run(&mut self, sql: &str) -> Outcome {
+        match self.s.query(sql) {
+            Ok(QueryResult::Ok { affected_rows, .. }) => Outcome::Ok {
+                affected: affected_rows,
+            },
+            Ok(QueryResult::Rows { rows, .. }) => Outcome::Rows(
+                rows.into_iter()
+                    .map(|r| {
+                        r.into_iter()
+                            .map(|v| match v {
+                                onelog_types::Value::Null => None,
+                                onelog_types::Value::Bytes(b) => {
+                                    Some(String::from_utf8_lossy(&b).to_string())
+                                }
+                                other => Some(other.to_string()),
+                            })
+                            .collect()
+                    })
+                    .collect(),
+            ),
+            Err(e) => Outcome::Err {
+                code: e.code,
+                message: e.message,
+            },
+        }
+    }
+}
+
+struct Maria {
+    c: common::mariadb::Client,
+}
+
+impl Backend for Maria {
+    fn name(&self) -> &'static str {
+        "mariadb"
+    }
+    fn run(&mut self, sql: &str) -> Outcome {
+        match self.c.query(sql) {
+            common::mariadb::Reply::Ok { affected } => Outcome::Ok { affected },
+            common::mariadb::Reply::Rows(r) => Outcome::Rows(r),
+            common::mariadb::Reply::Err { code, message } => Outcome::Err { code, message },
+        }
+    }
+}
+
+#[derive(Debug)]
+enum Expect {
+    Ok,
+    Count(u64),
+    Error(u16, String),
+    Rows { sort: bool, rows: Vec<String> },
+}
+
+#[derive(Debug)]
+struct Record {
+    line: usize,
+    sql: String,
+    expect: Expect,
+    skip: Vec<String>,
+    only: Vec<String>,
+}
+
+fn parse_file(text: &str) -> Vec<Record> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut i = 0;
+    let mut out = Vec::new();
+    let mut skip = Vec::new();
+    let mut only = Vec::new();
+    while i < lines.len() {
+        let l = lines[i].trim_end();
+        if l.is_empty() || l.starts_with('#') {
+            i += 1;
+            continue;
+        }
+        let words: Vec<&str> = l.split_whitespace().collect();
+        if words[0] == "skipif" {
+            skip.push(words[1].to_string());
+            i += 1;
+            continue;
+        }
+        if words[0] == "onlyif" {
+            only.push(words[1].to_string());
+            i += 1;
+            continue;
+        }
+        if words[0] == "halt" {
+            break;
+        }
+        let line = i + 1;
+        let head = l.to_string();
+        i += 1;
+        let mut sql = Vec::new();
+        while i < lines.len() && !lines[i].trim().is_empty() && lines[i].trim() != "----" {
+            sql.push(lines[i]);
+            i += 1;
+        }
+        let sql = sql.join("\n");
+        let error_of = |ws: &[&str]| -> Expect {
+            let code: u16 = ws.get(2).and_then(|c| c.parse().ok()).unwrap_or(0);
+            let msg = head
+                .splitn(4, ' ')
+                .nth(3)
+                .map(str::to_string)
+                .unwrap_or_default();
+            Expect::Error(code, msg)
+        };
+        let expect = match (words[0], words.get(1).copied()) {
+            ("statement", Some("ok")) => Expect::Ok,
+            ("statement", Some("count")) => Expect::Count(words[2].parse().unwrap()),
+            ("statement", Some("error")) | ("query", Some("error")) => error_of(&words),
+            ("query", _) => {
+                let sort = words.contains(&"rowsort");
+                let mut rows = Vec::new();
+                if i < lines.len() && lines[i].trim() == "----" {
+                    i += 1;
+                    while i < lines.len() && !lines[i].trim().is_empty() {
+                        rows.push(lines[i].trim().to_string());
+                        i += 1;
+                    }
+                }
+                Expect::Rows { sort, rows }
+            }
+            _ => panic!("line {line}: bad record header: {l}"),
+        };
+        out.push(Record {
+            line,
+            sql,
+            expect,
+            skip: std::mem::take(&mut skip),
+            only: std::mem::take(&mut only),
+        });
+    }
+    out
+}
+
+fn render(rows: &[Vec<Option<String>>]) -> Vec<String> {
+    rows.iter()
+        .map(|r| {
+            r.iter()
+                .map(|v| match v {
+                    None => "NULL".to_string(),
+                    Some(s) if s.is_empty() => "(empty)".to_string(),
+                    Some(s) => s.clone(),
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect()
+}
+
+fn run_file(b: &mut dyn Backend, path: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let stem = path.file_stem().unwrap().to_string_lossy().to_string();
+    let dbname = format!("slt_{stem}");
+    for s in [
+        format!("DROP DATABASE IF EXISTS {dbname}"),
+        format!("CREATE DATABASE {dbname}"),
+        format!("USE {dbname}"),
+    ] {
+        if let Outcome::Err { message, .. } = b.run(&s) {
+            return vec![format!("{}: setup failed: {message}", b.name())];
+        }
+    }
+    let mut failures = Vec::new();
+    for r in parse_file(&text) {
+        if r.skip.iter().any(|s| s == b.name()) {
+            continue;
+        }
+        if !r.only.is_empty() && !r.only.iter().any(|s| s == b.name()) {
+            continue;
+        }
+        let got = b.run(&r.sql);
+        let where_ = format!("{}:{} [{}]", path.display(), r.line, b.name());
+        let fail = match (&r.expect, &got) {
+            (Expect::Ok, Outcome::Ok { .. }) => None,
+            (Expect::Ok, Outcome::Rows(_)) => None,
+            (Expect::Count(n), Outcome::Ok { affected }) if n == affected => None,
+            (Expect::Error(code, msg), Outcome::Err { code: c, message }) => {
+                if (*code == 0 || code == c) && message.starts_with(msg.as_str()) {
+                    None
+                } else {
+                    Some(format!(
+                        "expected error {code} {msg:?}, got {c} {message:?}"
+                    ))
+                }
+            }
+            (Expect::Rows { sort, rows }, Outcome::Rows(got)) => {
+                let mut g = render(got);
+                let mut e = rows.clone();
+                if *sort {
+                    g.sort();
+                    e.sort();
+                }
+                if g == e {
+                    None
+                } else {
+                    Some(format!(
+                        "expected rows:\n{}\ngot:\n{}",
+                        e.join("\n"),
+                        g.join("\n")
+                    ))
+                }
+            }
+            (e, g) => Some(format!("expected {e:?}, got {g:?}")),
+        };
+        if let Some(f) = fail {
+            failures.push(format!("{where_}: {}\n  {f}", r.sql));
+        }
+    }
+    failures
+}
+
+fn slt_files() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/slt");
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "slt"))
+        .collect();
+    v.sort();
+    v
+}
+
+fn open_embedded(dir: &Path) -> std::sync::Arc<Database> {
+    let opts = EngineOptions {
+        datadir: dir.to_path_buf(),
+        sync_binlog: 0,
+        lock_wait_timeout: std::time::Duration::from_secs(2),
+        block_cache_size: 8 << 20,
+        ..Default::default()
+    };
+    Database::open(opts).expect("open database")
+}
+
+#[test]
+fn slt_embedded() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open_embedded(dir.path());
+    let mut failures = Vec::new();
+    let files = slt_files();
+    assert!(!files.is_empty());
+    for f in &files {
+        let s = Session::new(
+            db.clone(),
+            "root".into(),
+            "localhost".into(),
+            db.next_connection_id(),
+        );
+        let mut b = Embedded { s };
+        failures.extend(run_file(&mut b, f));
+    }
+    if !failures.is_empty() {
+        panic!("{} slt failures:\n{}", failures.len(), failures.join("\n"));
+    }
+}
+
+#[test]
+fn slt_mariadb_cross_check() {
+    let Some(server) = common::mariadb::Server::start() else {
+        return;
+    };
+    let mut failures = Vec::new();
+    for f in &slt_files() {
+        let c = common::mariadb::Client::connect(&server.socket).expect("connect to mariadb");
+        let mut b = Maria { c };
+        failures.extend(run_file(&mut b, f));
+    }
+    if !failures.is_empty() {
+        panic!(
+            "{} slt expectations disagree with MariaDB:\n{}",
+            failures.len(),
+            failures.join("\n")
+        );
+    }
+}
