@@ -1,6 +1,6 @@
 //! Generic responses: OK, ERR and EOF packets, and the server status flags.
 
-use crate::codec::{put_lenenc_int, put_u16};
+use crate::codec::{put_lenenc_bytes, put_lenenc_int, put_u16};
 use crate::error::Result;
 use crate::packet::PacketStream;
 use onelog_types::SqlError;
@@ -47,11 +47,11 @@ impl OkPacket {
         }
     }
 
-    /// Encodes the payload (CLIENT_SESSION_TRACK is not announced, so info is the rest of
-    /// the packet).
+    /// Encodes the payload. The info string is length-encoded, as MariaDB's server writes
+    /// it (`net_store_data`) and libmariadb reads it, and omitted when empty.
     /// ```text
     /// 0x00 | affected_rows lenenc | last_insert_id lenenc | status u16 | warnings u16 |
-    /// info string<EOF>
+    /// [info lenenc string]
     /// ```
     pub fn encode(&self, buf: &mut Vec<u8>) {
         buf.push(0x00);
@@ -59,7 +59,9 @@ impl OkPacket {
         put_lenenc_int(buf, self.last_insert_id);
         put_u16(buf, self.status);
         put_u16(buf, self.warnings);
-        buf.extend_from_slice(self.info.as_bytes());
+        if !self.info.is_empty() {
+            put_lenenc_bytes(buf, self.info.as_bytes());
+        }
     }
 }
 

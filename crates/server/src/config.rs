@@ -150,10 +150,21 @@ impl Config {
             "ssl-key" => self.ssl_key = Some(PathBuf::from(val()?)),
             "require-secure-transport" => self.require_secure_transport = parse_bool(v)?,
             // Accepted for compatibility with MariaDB option files; no effect here.
-            "user" | "pid-file" | "log-error" | "basedir" | "tmpdir" | "lc-messages-dir"
-            | "skip-name-resolve" | "binlog-format" | "character-set-server"
-            | "collation-server" | "innodb-flush-log-at-trx-commit" | "default-storage-engine"
-            | "log-basename" | "binlog-checksum" | "binlog-row-image" => {}
+            "user"
+            | "pid-file"
+            | "log-error"
+            | "basedir"
+            | "tmpdir"
+            | "lc-messages-dir"
+            | "skip-name-resolve"
+            | "binlog-format"
+            | "character-set-server"
+            | "collation-server"
+            | "innodb-flush-log-at-trx-commit"
+            | "default-storage-engine"
+            | "log-basename"
+            | "binlog-checksum"
+            | "binlog-row-image" => {}
             _ if loose => {}
             _ => return Err(format!("unknown variable '{key}'")),
         }
@@ -230,3 +241,22 @@ mod tests {
         );
     }
 }
+
+pub const USAGE: &str = "\
+Usage: onelogd [OPTIONS]
+  --defaults-file=FILE        read [mariadbd]/[mysqld]/[server]/[onelogd] groups of FILE
+  --datadir=DIR               data directory (created and initialised if new)
+  --port=N                    TCP port (default 3306)
+  --bind-address=ADDR         address to listen on (default 127.0.0.1)
+  --socket=PATH               unix socket path
+  --skip-networking           no TCP listener
+  --server-id=N               server id written in binlog events
+  --gtid-domain-id=N          GTID domain of this server
+  --binlog-storage=engine|file  engine: the binlog is the WAL (default); file: classic 2PC
+  --skip-log-bin              no binlog; RocksDB WAL only
+  --sync-binlog=N             fdatasync every N group commits (0: never)
+  --max-binlog-size=SIZE      rotate binlog files at SIZE (default 1G)
+  --binlog-expire-logs-seconds=N  purge binlog files older than N seconds at rotation
+  --binlog-write-through      sync the binlog with O_DSYNC writes instead of fdatasync
+  --max-connections=N  --wait-timeout=SECS  --max-allowed-packet=SIZE
+  --innodb-lock-wait-timeout=SECS  --block-cache-size=SIZE";

@@ -1,1 +1,12 @@
+//! onelog-server: `onelogd`, the MariaDB-protocol server on the SQL layer.
+//!
+//! - `config.rs`: command-line and option-file settings (MariaDB names).
+//! - `listener.rs`: TCP and unix-socket listeners, one thread per connection, shutdown.
+//! - `conn.rs`: one connection: handshake, authentication, the command loop.
 
+pub mod config;
+mod conn;
+mod listener;
+
+pub use config::Config;
+pub use listener::{run, Server};

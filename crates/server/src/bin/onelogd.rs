@@ -1,0 +1,29 @@
+//! `onelogd`: the onelog server. Options follow MariaDB's (`--datadir`, `--port`,
+//! `--socket`, `--server-id`, `--binlog-storage=engine|file`, `--skip-log-bin`,
+//! `--sync-binlog`, `--defaults-file`, ...).
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "--help" || a == "-?") {
+        println!("{}", onelog_server::config::USAGE);
+        return;
+    }
+    if args.iter().any(|a| a == "--version" || a == "-V") {
+        println!(
+            "onelogd  Ver {}",
+            onelog_protocol::DEFAULT_SERVER_VERSION.trim_start_matches("5.5.5-")
+        );
+        return;
+    }
+    let cfg = match onelog_server::Config::from_args(&args) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("onelogd: [ERROR] {e}");
+            std::process::exit(1);
+        }
+    };
+    if let Err(e) = onelog_server::run(cfg) {
+        eprintln!("onelogd: [ERROR] {e}");
+        std::process::exit(1);
+    }
+}

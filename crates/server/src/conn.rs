@@ -1,0 +1,474 @@
+//! One client connection: handshake, authentication, then commands until COM_QUIT.
+//!
+//! Errors in a statement go back as ERR packets and the connection continues; malformed
+//! packets get an ERR (1835) and the connection continues where the protocol allows it;
+//! I/O errors and out-of-order packets close the connection. Dropping the session rolls
+//! back its open transaction and releases its locks.
+
+use std::collections::HashMap;
+use std::io::{self, Read, Write};
+use std::net::TcpStream;
+use std::os::unix::net::UnixStream;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use onelog_protocol::*;
+use onelog_sql::{QueryResult, ResultColumn, Session};
+use onelog_types::{code, SqlError};
+
+use crate::listener::Server;
+
+pub enum Stream {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+}
+
+impl Stream {
+    fn set_read_timeout(&self, d: Option<std::time::Duration>) {
+        let _ = match self {
+            Stream::Tcp(s) => s.set_read_timeout(d),
+            Stream::Unix(s) => s.set_read_timeout(d),
+        };
+    }
+}
+
+impl Read for Stream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.read(buf),
+            Stream::Unix(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.write(buf),
+            Stream::Unix(s) => s.write(buf),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.flush(),
+            Stream::Unix(s) => s.flush(),
+        }
+    }
+}
+
+/// Counts a connection for max_connections while it lives.
+struct Slot<'a>(&'a Server);
+
+impl Drop for Slot<'_> {
+    fn drop(&mut self) {
+        self.0.connections.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+pub fn serve(server: &Arc<Server>, stream: Stream, host: String) {
+    let n = server.connections.fetch_add(1, Ordering::Relaxed) + 1;
+    let _slot = Slot(server);
+    let mut ps = PacketStream::new(stream);
+    if n > server.cfg.max_connections + 1 {
+        let _ = ps.write_err(&SqlError::from_code(
+            code::ER_CON_COUNT_ERROR,
+            "Too many connections",
+        ));
+        let _ = ps.flush();
+        return;
+    }
+    let _ = Conn::handshake(server, ps, host).map(|c| c.run());
+}
+
+struct Prepared {
+    params: u16,
+    columns: Vec<ColumnInfo>,
+    wire: Vec<WireType>,
+    types: ParamTypes,
+    long_data: HashMap<u16, Vec<u8>>,
+}
+
+struct Conn<'a> {
+    server: &'a Server,
+    ps: PacketStream<Stream>,
+    session: Session,
+    scramble: [u8; 20],
+    host: String,
+    caps: u64,
+    prepared: HashMap<u32, Prepared>,
+}
+
+/// A SQL-layer result column as a protocol column definition.
+fn column_info(c: &ResultColumn) -> ColumnInfo {
+    let mut w = wire_type(&c.ty);
+    w.length = c.length;
+    w.decimals = c.decimals;
+    w.flags |= c.flags;
+    ColumnInfo {
+        db: c.db.clone(),
+        table: c.table.clone(),
+        org_table: c.org_table.clone(),
+        name: c.name.clone(),
+        org_name: c.org_name.clone(),
+        ty: FieldType::Raw(w),
+        nullable: c.nullable,
+        flags: c.flags,
+    }
+}
+
+impl<'a> Conn<'a> {
+    fn handshake(
+        server: &'a Server,
+        mut ps: PacketStream<Stream>,
+        host: String,
+    ) -> Result<Conn<'a>> {
+        let db = &server.db;
+        let conn_id = db.next_connection_id();
+        ps.set_max_allowed_packet(server.cfg.max_allowed_packet);
+        let scramble = new_scramble();
+        let hs = InitialHandshake {
+            server_version: DEFAULT_SERVER_VERSION,
+            connection_id: conn_id,
+            scramble,
+            capabilities: server_capabilities(false),
+            collation: 45,
+            status: status::SERVER_STATUS_AUTOCOMMIT,
+            auth_plugin: NATIVE_PASSWORD_PLUGIN,
+        };
+        ps.write_packet_with(|b| hs.encode(b))?;
+        ps.flush()?;
+        // A client that never answers must not hold a thread forever.
+        ps.get_ref()
+            .set_read_timeout(Some(std::time::Duration::from_secs(10)));
+        let resp = match parse_handshake_response(&ps.read_packet()?) {
+            Ok(ClientHello::Response(r)) => r,
+            Ok(ClientHello::SslRequest { .. }) => {
+                ps.write_err(&SqlError::from_code(
+                    code::ER_NOT_SUPPORTED_AUTH_MODE,
+                    "SSL connection error: TLS is not enabled on this server",
+                ))?;
+                ps.flush()?;
+                return Err(ProtocolError::Malformed("TLS not enabled"));
+            }
+            Err(e) => {
+                ps.write_err(&SqlError::from_code(
+                    code::ER_HANDSHAKE_ERROR,
+                    "Bad handshake",
+                ))?;
+                ps.flush()?;
+                return Err(e);
+            }
+        };
+        let mut token = resp.auth_response.clone();
+        if resp.needs_auth_switch() {
+            ps.write_packet(&native_auth_switch_request(&scramble))?;
+            ps.flush()?;
+            token = ps.read_packet()?;
+        }
+        if let Err(e) = db.authenticate(&resp.user, &host, &scramble, &token) {
+            ps.write_err(&e)?;
+            ps.flush()?;
+            return Err(ProtocolError::Malformed("access denied"));
+        }
+        let mut session = Session::new(db.clone(), resp.user.clone(), host.clone(), conn_id);
+        if let Some(d) = resp.database.as_deref().filter(|d| !d.is_empty()) {
+            if let Err(e) = session.use_database(d) {
+                ps.write_err(&e)?;
+                ps.flush()?;
+                return Err(ProtocolError::Malformed("bad database"));
+            }
+        }
+        ps.write_ok(&OkPacket::with_status(session.status_flags()))?;
+        ps.flush()?;
+        ps.set_skip_oversized(true);
+        ps.get_ref().set_read_timeout(Some(server.cfg.wait_timeout));
+        Ok(Conn {
+            server,
+            ps,
+            session,
+            scramble,
+            host,
+            caps: resp.capabilities,
+            prepared: HashMap::new(),
+        })
+    }
+
+    fn run(mut self) {
+        let mut buf = Vec::new();
+        loop {
+            if self.server.stopping.load(Ordering::Relaxed) {
+                let _ = self.ps.write_err(&SqlError::from_code(
+                    code::ER_SERVER_SHUTDOWN,
+                    "Server shutdown in progress",
+                ));
+                let _ = self.ps.flush();
+                return;
+            }
+            self.ps.reset_seq();
+            match self.ps.read_packet_into(&mut buf) {
+                Ok(()) => {}
+                Err(e) if e.is_recoverable() => {
+                    let _ = self.ps.write_err(&e.to_sql_error());
+                    if self.ps.flush().is_err() {
+                        return;
+                    }
+                    continue;
+                }
+                Err(_) => return,
+            }
+            if self.session.is_killed() {
+                return;
+            }
+            match self.command(&buf) {
+                Ok(true) => {}
+                Ok(false) => return,
+                Err(_) => return,
+            }
+            if self.ps.flush().is_err() {
+                return;
+            }
+        }
+    }
+
+    fn status(&self) -> u16 {
+        self.session.status_flags()
+    }
+
+    fn ok(&mut self) -> Result<()> {
+        let st = self.status();
+        self.ps.write_ok(&OkPacket::with_status(st))
+    }
+
+    /// Writes one statement's result; `more` sets SERVER_MORE_RESULTS_EXISTS.
+    fn write_result(
+        &mut self,
+        r: QueryResult,
+        more: bool,
+        binary: Option<&[WireType]>,
+    ) -> Result<()> {
+        let mut st = self.status();
+        if more {
+            st |= status::SERVER_MORE_RESULTS_EXISTS;
+        }
+        match r {
+            QueryResult::Ok {
+                affected_rows,
+                last_insert_id,
+                warnings,
+                info,
+            } => self.ps.write_ok(&OkPacket {
+                affected_rows,
+                last_insert_id,
+                status: st,
+                warnings,
+                info,
+            }),
+            QueryResult::Rows { columns, rows } => {
+                let cols: Vec<ColumnInfo> = columns.iter().map(column_info).collect();
+                let wire = wire_types(&cols);
+                self.ps.write_result_header(&cols, st)?;
+                for row in &rows {
+                    if binary.is_some() {
+                        self.ps.write_binary_row(row, &wire)?;
+                    } else {
+                        self.ps.write_text_row(row, &wire)?;
+                    }
+                }
+                let w = self.session.warning_count();
+                self.ps.write_eof(w, st)
+            }
+        }
+    }
+
+    /// Handles one command; Ok(false) ends the connection.
+    fn command(&mut self, payload: &[u8]) -> Result<bool> {
+        let cmd = match parse_command(payload, self.caps) {
+            Ok(c) => c,
+            Err(e) => {
+                self.ps.write_err(&e.to_sql_error())?;
+                return Ok(true);
+            }
+        };
+        match cmd {
+            Command::Quit => return Ok(false),
+            Command::Ping => self.ok()?,
+            Command::InitDb(db) => {
+                let db = String::from_utf8_lossy(db).into_owned();
+                match self.session.use_database(&db) {
+                    Ok(()) => self.ok()?,
+                    Err(e) => self.ps.write_err(&e)?,
+                }
+            }
+            Command::Query(q) => {
+                let sql = String::from_utf8_lossy(q).into_owned();
+                let results = self.session.execute(&sql);
+                let n = results.len();
+                for (i, r) in results.into_iter().enumerate() {
+                    match r {
+                        Ok(r) => self.write_result(r, i + 1 < n, None)?,
+                        Err(e) => {
+                            self.ps.write_err(&e)?;
+                            break;
+                        }
+                    }
+                }
+                if n == 0 {
+                    self.ps.write_err(&SqlError::from_code(code::ER_EMPTY_QUERY, "Query was empty"))?;
+                }
+            }
+            Command::Statistics => {
+                let db = &self.server.db;
+                let st = db.engine().status();
+                let text = format!(
+                    "Uptime: {}  Threads: {}  Slow queries: 0  Opens: 0  Open tables: {}  Queries per second avg: 0.000  Binlog commits: {}  Log syncs: {}",
+                    db.uptime(),
+                    db.threads_connected(),
+                    db.engine().catalog().tables.len(),
+                    st.binlog_commits,
+                    st.log_syncs,
+                );
+                self.ps.write_packet(text.as_bytes())?;
+            }
+            Command::ProcessKill(id) => {
+                if self.server.db.kill(id, false) {
+                    self.ok()?
+                } else {
+                    self.ps.write_err(&SqlError::from_code(
+                        code::ER_NO_SUCH_THREAD,
+                        format!("Unknown thread id: {id}"),
+                    ))?
+                }
+            }
+            Command::SetOption(_) => {
+                let st = self.status();
+                self.ps.write_eof(0, st)?
+            }
+            Command::ResetConnection => {
+                self.session.reset();
+                self.prepared.clear();
+                self.ok()?
+            }
+            Command::ChangeUser(cu) => {
+                let db = self.server.db.clone();
+                match db.authenticate(&cu.user, &self.host, &self.scramble, &cu.auth_response) {
+                    Ok(_) => {
+                        let id = self.session.connection_id();
+                        self.session = Session::new(db, cu.user.clone(), self.host.clone(), id);
+                        self.prepared.clear();
+                        if let Some(d) = cu.database.as_deref().filter(|d| !d.is_empty()) {
+                            if let Err(e) = self.session.use_database(d) {
+                                self.ps.write_err(&e)?;
+                                return Ok(true);
+                            }
+                        }
+                        self.ok()?
+                    }
+                    Err(e) => {
+                        self.ps.write_err(&e)?;
+                        return Ok(false);
+                    }
+                }
+            }
+            Command::FieldList { table, .. } => self.field_list(table)?,
+            Command::StmtPrepare(q) => {
+                let sql = String::from_utf8_lossy(q).into_owned();
+                match self.session.prepare(&sql) {
+                    Ok(info) => {
+                        let cols: Vec<ColumnInfo> = info.columns.iter().map(column_info).collect();
+                        let wire = wire_types(&cols);
+                        let st = self.status();
+                        self.ps.write_prepare_ok(info.id, info.params, &cols, 0, st)?;
+                        self.prepared.insert(
+                            info.id,
+                            Prepared {
+                                params: info.params,
+                                columns: cols,
+                                wire,
+                                types: Vec::new(),
+                                long_data: HashMap::new(),
+                            },
+                        );
+                    }
+                    Err(e) => self.ps.write_err(&e)?,
+                }
+            }
+            Command::StmtExecute { stmt_id, .. } => self.execute(stmt_id, payload)?,
+            Command::StmtSendLongData {
+                stmt_id,
+                param_id,
+                data,
+            } => {
+                if let Some(p) = self.prepared.get_mut(&stmt_id) {
+                    p.long_data.entry(param_id).or_default().extend_from_slice(data);
+                }
+            }
+            Command::StmtClose(id) => {
+                self.prepared.remove(&id);
+                self.session.close_prepared(id);
+            }
+            Command::StmtReset(id) => {
+                if let Some(p) = self.prepared.get_mut(&id) {
+                    p.long_data.clear();
+                }
+                self.ok()?
+            }
+            Command::RegisterSlave(_) | Command::BinlogDump { .. } | Command::BinlogDumpGtid { .. } => {
+                self.ps.write_err(&SqlError::from_code(
+                    code::ER_MASTER_FATAL_ERROR_READING_BINLOG,
+                    "Got fatal error 1236 from master when reading data from binary log: replication from onelogd is not available yet",
+                ))?
+            }
+            _ => self.ps.write_err(&SqlError::from_code(
+                code::ER_UNKNOWN_COM_ERROR,
+                "Unknown command",
+            ))?,
+        }
+        Ok(true)
+    }
+
+    fn execute(&mut self, stmt_id: u32, payload: &[u8]) -> Result<()> {
+        let Some(p) = self.prepared.get_mut(&stmt_id) else {
+            return self.ps.write_err(&SqlError::from_code(
+                code::ER_UNKNOWN_STMT_HANDLER,
+                format!(
+                    "Unknown prepared statement handler ({stmt_id}) given to mysqld_stmt_execute"
+                ),
+            ));
+        };
+        let params = match decode_execute_params(payload, p.params, &mut p.types, &mut p.long_data)
+        {
+            Ok(v) => v,
+            Err(e) => return self.ps.write_err(&e.to_sql_error()),
+        };
+        let wire = p.wire.clone();
+        let _ = &p.columns;
+        match self.session.execute_prepared(stmt_id, &params) {
+            Ok(r) => self.write_result(r, false, Some(&wire)),
+            Err(e) => self.ps.write_err(&e),
+        }
+    }
+
+    fn field_list(&mut self, table: &[u8]) -> Result<()> {
+        let table = String::from_utf8_lossy(table).into_owned();
+        let Some(db) = self.session.current_db().map(str::to_string) else {
+            return self.ps.write_err(&SqlError::from_code(
+                code::ER_NO_DB_ERROR,
+                "No database selected",
+            ));
+        };
+        let cat = self.server.db.engine().catalog();
+        let Some(t) = cat.table(&db, &table) else {
+            return self.ps.write_err(&SqlError::from_code(
+                code::ER_NO_SUCH_TABLE,
+                format!("Table '{db}.{table}' doesn't exist"),
+            ));
+        };
+        for c in &t.columns {
+            let ci = ColumnInfo::table_column(&db, &t.name, &c.name, c.ty, c.nullable);
+            self.ps
+                .write_packet_with(|b| ci.encode_definition(b, true))?;
+        }
+        let st = self.status();
+        self.ps.write_eof(0, st)
+    }
+}

@@ -1,0 +1,100 @@
+//! Listeners and the server's life cycle.
+//!
+//! Each accepted connection gets its own thread (the engine's calls block; MariaDB does the
+//! same with its one-thread-per-connection scheduler). SIGTERM or SIGINT stops accepting,
+//! flushes the engine (a clean shutdown needs no recovery) and exits.
+
+use std::net::TcpListener;
+use std::os::unix::net::UnixListener;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use onelog_sql::Database;
+
+use crate::config::Config;
+use crate::conn::{self, Stream};
+
+pub struct Server {
+    pub cfg: Config,
+    pub db: Arc<Database>,
+    pub connections: AtomicUsize,
+    pub stopping: AtomicBool,
+}
+
+fn spawn_conn(server: &Arc<Server>, stream: Stream, host: String) {
+    let s = server.clone();
+    let _ = std::thread::Builder::new()
+        .name("onelog-conn".into())
+        .spawn(move || conn::serve(&s, stream, host));
+}
+
+/// Opens the database, listens, serves until SIGTERM/SIGINT.
+pub fn run(cfg: Config) -> Result<(), String> {
+    let db = Database::open(cfg.engine.clone()).map_err(|e| e.message)?;
+    let server = Arc::new(Server {
+        cfg,
+        db,
+        connections: AtomicUsize::new(0),
+        stopping: AtomicBool::new(false),
+    });
+    let cfg = &server.cfg;
+    if !cfg.skip_networking {
+        let addr = format!("{}:{}", cfg.bind_address, cfg.port);
+        let l = TcpListener::bind(&addr).map_err(|e| format!("can't bind {addr}: {e}"))?;
+        let s = server.clone();
+        std::thread::spawn(move || {
+            for c in l.incoming() {
+                if s.stopping.load(Ordering::Relaxed) {
+                    break;
+                }
+                let Ok(c) = c else { continue };
+                let _ = c.set_nodelay(true);
+                let host = match c.peer_addr() {
+                    Ok(a) if a.ip().is_loopback() => "localhost".to_string(),
+                    Ok(a) => a.ip().to_string(),
+                    Err(_) => "unknown".into(),
+                };
+                spawn_conn(&s, Stream::Tcp(c), host);
+            }
+        });
+    }
+    if let Some(path) = &cfg.socket {
+        let _ = std::fs::remove_file(path);
+        let l = UnixListener::bind(path).map_err(|e| format!("can't bind {path:?}: {e}"))?;
+        let s = server.clone();
+        std::thread::spawn(move || {
+            for c in l.incoming() {
+                if s.stopping.load(Ordering::Relaxed) {
+                    break;
+                }
+                let Ok(c) = c else { continue };
+                spawn_conn(&s, Stream::Unix(c), "localhost".into());
+            }
+        });
+    }
+    eprintln!(
+        "onelogd: ready for connections. Version: '{}'  socket: '{}'  port: {}  binlog: {:?}",
+        onelog_protocol::DEFAULT_SERVER_VERSION.trim_start_matches("5.5.5-"),
+        cfg.socket
+            .as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default(),
+        if cfg.skip_networking { 0 } else { cfg.port },
+        cfg.engine.mode,
+    );
+    let mut signals = signal_hook::iterator::Signals::new([
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGINT,
+    ])
+    .map_err(|e| e.to_string())?;
+    if let Some(sig) = signals.forever().next() {
+        eprintln!("onelogd: got signal {sig}, shutting down");
+    }
+    server.stopping.store(true, Ordering::Relaxed);
+    let r = server.db.shutdown().map_err(|e| e.message);
+    if let Some(path) = &server.cfg.socket {
+        let _ = std::fs::remove_file(path);
+    }
+    eprintln!("onelogd: shutdown complete");
+    r
+}
