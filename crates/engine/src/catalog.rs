@@ -32,6 +32,41 @@ pub struct ColumnDef {
     pub comment: String,
 }
 
+/// The value a new column takes in existing rows: its DEFAULT, else NULL for a nullable
+/// column, else the type's zero value (MariaDB's implicit default).
+pub fn implicit_default(c: &ColumnDef) -> Value {
+    if let Some(d) = &c.default {
+        return d.clone();
+    }
+    if c.nullable {
+        return Value::Null;
+    }
+    use onelog_types::{Date, DateTime, Decimal, Time};
+    let zero_date = Date {
+        year: 0,
+        month: 0,
+        day: 0,
+    };
+    match c.ty {
+        ColumnType::Int { unsigned: true, .. } => Value::UInt(0),
+        ColumnType::Int { .. } => Value::Int(0),
+        ColumnType::Float | ColumnType::Double => Value::Double(0.0),
+        ColumnType::Decimal { scale, .. } => Value::Decimal(Decimal::new(0, scale)),
+        ColumnType::Char { .. } | ColumnType::Varchar { .. } | ColumnType::Blob { .. } => {
+            Value::Bytes(Vec::new())
+        }
+        ColumnType::Date => Value::Date(zero_date),
+        ColumnType::DateTime { .. } | ColumnType::Timestamp { .. } => Value::DateTime(DateTime {
+            date: zero_date,
+            hour: 0,
+            minute: 0,
+            second: 0,
+            micro: 0,
+        }),
+        ColumnType::Time { .. } => Value::Time(Time::from_micros(0)),
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct IndexDef {
     pub id: IndexId,

@@ -214,6 +214,7 @@ pub(crate) fn run(
                     &name,
                     Mode::Exclusive,
                     engine.lock_timeout(),
+                    None,
                 )? {
                     held.push(name);
                 }
@@ -276,9 +277,7 @@ fn apply(engine: &Engine, ch: &mut Change, ddl: Ddl) -> Result<()> {
         Ddl::DropDatabase { name, if_exists } => {
             if !ch.cat.has_database(&name) {
                 if !if_exists {
-                    return Err(EngineError::Other(format!(
-                        "Can't drop database '{name}'; database doesn't exist"
-                    )));
+                    return Err(EngineError::DropMissingDatabase(name));
                 }
                 ch.note(
                     code::ER_DB_DROP_EXISTS,
@@ -582,7 +581,7 @@ fn build_indexes(
                     .zip(&new.columns)
                     .map(|(o, c)| match o {
                         Some(i) => old_row[*i].clone(),
-                        None => c.default.clone().unwrap_or(Value::Null),
+                        None => crate::catalog::implicit_default(c),
                     })
                     .collect()
             } else {

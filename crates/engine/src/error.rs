@@ -14,6 +14,8 @@ pub enum EngineError {
     NoSuchDatabase(String),
     #[error("Can't create database '{0}'; database exists")]
     DatabaseExists(String),
+    #[error("Can't drop database '{0}'; database doesn't exist")]
+    DropMissingDatabase(String),
     #[error("Table '{db}.{table}' doesn't exist")]
     NoSuchTable { db: String, table: String },
     #[error("Table '{0}' already exists")]
@@ -68,6 +70,7 @@ impl EngineError {
             EngineError::Deadlock => code::ER_LOCK_DEADLOCK,
             EngineError::NoSuchDatabase(_) => code::ER_BAD_DB_ERROR,
             EngineError::DatabaseExists(_) => code::ER_DB_CREATE_EXISTS,
+            EngineError::DropMissingDatabase(_) => code::ER_DB_DROP_EXISTS,
             EngineError::NoSuchTable { .. } => code::ER_NO_SUCH_TABLE,
             EngineError::TableExists(_) => code::ER_TABLE_EXISTS_ERROR,
             EngineError::UnknownTable(_) => code::ER_BAD_TABLE_ERROR,

@@ -11,6 +11,7 @@
 //! deadlock, and the requester is chosen as the victim (error 1213).
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
@@ -77,7 +78,14 @@ impl LockManager {
     /// Acquires `key` in `mode` for `txn`; returns true if newly acquired (the caller
     /// remembers it to release later), false if `txn` already held it in that mode or
     /// stronger.
-    pub fn acquire(&self, txn: TxnId, key: &[u8], mode: Mode, timeout: Duration) -> Result<bool> {
+    pub fn acquire(
+        &self,
+        txn: TxnId,
+        key: &[u8],
+        mode: Mode,
+        timeout: Duration,
+        interrupt: Option<&AtomicBool>,
+    ) -> Result<bool> {
         let s = self.shard(key);
         {
             let mut st = self.shards[s].lock();
@@ -95,7 +103,7 @@ impl LockManager {
                 return Ok(true);
             }
         }
-        self.wait(txn, key, mode, s, timeout)
+        self.wait(txn, key, mode, s, timeout, interrupt)
     }
 
     fn wait(
@@ -105,6 +113,7 @@ impl LockManager {
         mode: Mode,
         s: usize,
         timeout: Duration,
+        interrupt: Option<&AtomicBool>,
     ) -> Result<bool> {
         let deadline = Instant::now() + timeout;
         let mut guard = self.wait_lock.lock();
@@ -134,6 +143,9 @@ impl LockManager {
             }
             if self.deadlocked(txn) {
                 break Err(EngineError::Deadlock);
+            }
+            if interrupt.is_some_and(|i| i.load(Ordering::Relaxed)) {
+                break Err(EngineError::Interrupted);
             }
             let now = Instant::now();
             if now >= deadline {
@@ -230,15 +242,15 @@ mod tests {
     fn shared_and_exclusive() {
         let lm = LockManager::new();
         let t = Duration::from_millis(50);
-        assert!(lm.acquire(1, b"a", Mode::Shared, t).unwrap());
-        assert!(lm.acquire(2, b"a", Mode::Shared, t).unwrap());
+        assert!(lm.acquire(1, b"a", Mode::Shared, t, None).unwrap());
+        assert!(lm.acquire(2, b"a", Mode::Shared, t, None).unwrap());
         assert!(matches!(
-            lm.acquire(3, b"a", Mode::Exclusive, t),
+            lm.acquire(3, b"a", Mode::Exclusive, t, None),
             Err(EngineError::LockWaitTimeout)
         ));
         lm.release_all(1, &[b"a".to_vec()]);
         lm.release_all(2, &[b"a".to_vec()]);
-        assert!(lm.acquire(3, b"a", Mode::Exclusive, t).unwrap());
+        assert!(lm.acquire(3, b"a", Mode::Exclusive, t, None).unwrap());
         lm.release_all(3, &[b"a".to_vec()]);
         assert_eq!(lm.len(), 0);
     }
@@ -247,12 +259,12 @@ mod tests {
     fn deadlock_is_detected() {
         let lm = Arc::new(LockManager::new());
         let t = Duration::from_secs(5);
-        lm.acquire(1, b"x", Mode::Exclusive, t).unwrap();
-        lm.acquire(2, b"y", Mode::Exclusive, t).unwrap();
+        lm.acquire(1, b"x", Mode::Exclusive, t, None).unwrap();
+        lm.acquire(2, b"y", Mode::Exclusive, t, None).unwrap();
         let lm2 = lm.clone();
-        let h = std::thread::spawn(move || lm2.acquire(1, b"y", Mode::Exclusive, t));
+        let h = std::thread::spawn(move || lm2.acquire(1, b"y", Mode::Exclusive, t, None));
         std::thread::sleep(Duration::from_millis(100));
-        let r = lm.acquire(2, b"x", Mode::Exclusive, t);
+        let r = lm.acquire(2, b"x", Mode::Exclusive, t, None);
         assert!(matches!(r, Err(EngineError::Deadlock)));
         lm.release_all(2, &[b"y".to_vec()]);
         assert!(h.join().unwrap().unwrap());

@@ -110,6 +110,8 @@ pub struct RowCursor {
     snap: Option<Arc<Snap>>,
     txn_id: TxnId,
     held: Arc<Mutex<Vec<Vec<u8>>>>,
+    lock_timeout: std::time::Duration,
+    interrupt: Option<Arc<std::sync::atomic::AtomicBool>>,
     pk_types: Vec<ColumnType>,
     idx_types: Vec<ColumnType>,
     done: bool,
@@ -198,6 +200,8 @@ pub(crate) fn open_cursor(
         snap,
         txn_id: txn.txn_id(),
         held: txn.held.clone(),
+        lock_timeout: txn.lock_wait_timeout(),
+        interrupt: txn.interrupt_flag(),
         table,
         done: false,
     })
@@ -282,11 +286,13 @@ impl RowCursor {
         };
         let mut name = vec![b'r'];
         name.extend_from_slice(pk_key);
-        match self
-            .engine
-            .locks
-            .acquire(self.txn_id, &name, mode, self.engine.lock_timeout())
-        {
+        match self.engine.locks.acquire(
+            self.txn_id,
+            &name,
+            mode,
+            self.lock_timeout,
+            self.interrupt.as_deref(),
+        ) {
             Ok(true) => {
                 self.held.lock().push(name);
                 Ok(())

@@ -117,6 +117,8 @@ pub struct Txn {
     savepoint: Option<(usize, usize)>,
     undo: Vec<(Vec<u8>, Option<Option<Vec<u8>>>)>,
     finished: bool,
+    lock_timeout: std::time::Duration,
+    interrupt: Option<Arc<std::sync::atomic::AtomicBool>>,
 }
 
 fn lock_name(kind: u8, key: &[u8]) -> Vec<u8> {
@@ -137,6 +139,7 @@ pub(crate) fn mdl_name(db: &str, table: &str) -> Vec<u8> {
 impl Txn {
     pub(crate) fn new(engine: Arc<Engine>, id: TxnId, isolation: Isolation) -> Txn {
         let catalog = engine.catalog();
+        let engine_timeout = engine.lock_timeout();
         Txn {
             engine,
             id,
@@ -150,6 +153,8 @@ impl Txn {
             savepoint: None,
             undo: Vec::new(),
             finished: false,
+            lock_timeout: engine_timeout,
+            interrupt: None,
         }
     }
 
@@ -159,6 +164,25 @@ impl Txn {
 
     pub fn isolation(&self) -> Isolation {
         self.isolation
+    }
+
+    /// `innodb_lock_wait_timeout` for this transaction's lock waits.
+    pub fn set_lock_wait_timeout(&mut self, d: std::time::Duration) {
+        self.lock_timeout = d;
+    }
+
+    pub(crate) fn lock_wait_timeout(&self) -> std::time::Duration {
+        self.lock_timeout
+    }
+
+    /// A flag that, when set (KILL QUERY), makes a blocked lock wait fail with
+    /// [`EngineError::Interrupted`].
+    pub fn set_interrupt(&mut self, flag: Arc<std::sync::atomic::AtomicBool>) {
+        self.interrupt = Some(flag);
+    }
+
+    pub(crate) fn interrupt_flag(&self) -> Option<Arc<std::sync::atomic::AtomicBool>> {
+        self.interrupt.clone()
     }
 
     /// The catalog as this transaction sees it (refreshed at each statement start).
@@ -182,11 +206,13 @@ impl Txn {
     }
 
     fn lock(&self, name: Vec<u8>, mode: Mode) -> Result<()> {
-        match self
-            .engine
-            .locks
-            .acquire(self.id, &name, mode, self.engine.lock_timeout())
-        {
+        match self.engine.locks.acquire(
+            self.id,
+            &name,
+            mode,
+            self.lock_timeout,
+            self.interrupt.as_deref(),
+        ) {
             Ok(true) => {
                 self.held.lock().push(name);
                 Ok(())
@@ -333,19 +359,34 @@ impl Txn {
         }
     }
 
-    /// Adds the secondary index entries of `row` (checking unique indexes).
+    /// Locks and checks the unique secondary key `idx` would get for `row` (`ignore`: the
+    /// row's own current entry). Writes nothing.
+    fn check_unique(
+        &mut self,
+        t: &TableDef,
+        idx: &crate::catalog::IndexDef,
+        row: &[Value],
+        ignore: Option<&[u8]>,
+    ) -> Result<()> {
+        let vals = keys::secondary_values(t, idx, row);
+        if vals.iter().any(Value::is_null) {
+            return Ok(());
+        }
+        let prefix = keys::encode_tuple(idx.id, &keys::index_types(t, idx), &vals)?;
+        self.lock(lock_name(b'u', &prefix), Mode::Exclusive)?;
+        if self.prefix_exists_latest(&prefix, ignore)? {
+            return Err(Self::dup_error(t, &idx.name, &vals));
+        }
+        Ok(())
+    }
+
+    /// Adds the secondary index entries of `row` (unique ones checked first: on a
+    /// duplicate nothing has been written).
     fn add_secondary(&mut self, t: &TableDef, row: &[Value], pk: &[Value]) -> Result<()> {
+        for idx in t.indexes[1..].iter().filter(|i| i.unique) {
+            self.check_unique(t, idx, row, None)?;
+        }
         for idx in &t.indexes[1..] {
-            if idx.unique {
-                let vals = keys::secondary_values(t, idx, row);
-                if !vals.iter().any(Value::is_null) {
-                    let prefix = keys::encode_tuple(idx.id, &keys::index_types(t, idx), &vals)?;
-                    self.lock(lock_name(b'u', &prefix), Mode::Exclusive)?;
-                    if self.prefix_exists_latest(&prefix, None)? {
-                        return Err(Self::dup_error(t, &idx.name, &vals));
-                    }
-                }
-            }
             let key = keys::secondary_key(t, idx, row, pk)?;
             self.put(key, Some(Vec::new()));
         }
@@ -418,25 +459,21 @@ impl Txn {
             }
         }
         let old_vis = &old[..t.columns.len()];
-        // Secondary entries: remove the old ones, add the new ones (unique checks ignore
-        // the row's own old entry, removed first).
+        // Secondary entries that change: check the unique ones first (nothing is written
+        // on a duplicate), then remove the old entries and add the new ones.
+        let mut changed = Vec::new();
         for idx in &t.indexes[1..] {
             let ok = keys::secondary_key(t, idx, old_vis, &old_pk)?;
             let nk = keys::secondary_key(t, idx, &new, &new_pk)?;
-            if ok == nk {
-                continue;
-            }
-            self.put(ok, None);
-            if idx.unique {
-                let vals = keys::secondary_values(t, idx, &new);
-                if !vals.iter().any(Value::is_null) {
-                    let prefix = keys::encode_tuple(idx.id, &keys::index_types(t, idx), &vals)?;
-                    self.lock(lock_name(b'u', &prefix), Mode::Exclusive)?;
-                    if self.prefix_exists_latest(&prefix, None)? {
-                        return Err(Self::dup_error(t, &idx.name, &vals));
-                    }
+            if ok != nk {
+                if idx.unique {
+                    self.check_unique(t, idx, &new, Some(&ok))?;
                 }
+                changed.push((ok, nk));
             }
+        }
+        for (ok, nk) in changed {
+            self.put(ok, None);
             self.put(nk, Some(Vec::new()));
         }
         if new_key != old_key {
@@ -609,7 +646,7 @@ pub(crate) fn decode_stored_row(t: &TableDef, raw: &[u8], pk: &[Value]) -> Resul
     let mut row = rowcodec::decode_row(raw)?;
     if row.len() < t.columns.len() {
         for c in &t.columns[row.len()..] {
-            row.push(c.default.clone().unwrap_or(Value::Null));
+            row.push(crate::catalog::implicit_default(c));
         }
     }
     row.truncate(t.columns.len());

@@ -496,7 +496,51 @@ impl<'a> Binder<'a> {
         if b <= a || b > self.sql.len() {
             return None;
         }
+        let b = self.complete_span(a, b);
         Some(self.sql[a..b].trim().to_string())
+    }
+
+    /// sqlparser's spans of function calls stop early (`COUNT(*)` spans `COUNT`,
+    /// `SUM(price)` spans `SUM(price`): extends `a..b` to close every parenthesis it opens
+    /// and to include an argument list that directly follows a trailing name.
+    fn complete_span(&self, a: usize, b: usize) -> usize {
+        let bytes = self.sql.as_bytes();
+        let mut depth = 0i32;
+        let mut quote: Option<u8> = None;
+        let mut i = a;
+        while i < bytes.len() {
+            if i >= b && depth <= 0 && quote.is_none() {
+                let last = bytes[i - 1];
+                let mut k = i;
+                while k < bytes.len() && bytes[k].is_ascii_whitespace() {
+                    k += 1;
+                }
+                let call = (last.is_ascii_alphanumeric() || last == b'_')
+                    && k < bytes.len()
+                    && bytes[k] == b'(';
+                if !call {
+                    return i;
+                }
+                i = k;
+            }
+            let c = bytes[i];
+            match quote {
+                Some(q) if c == q => quote = None,
+                Some(_) => {}
+                None => match c {
+                    b'\'' | b'"' | b'`' => quote = Some(c),
+                    b'(' => depth += 1,
+                    b')' => depth -= 1,
+                    _ => {}
+                },
+            }
+            i += 1;
+        }
+        if depth == 0 && quote.is_none() {
+            bytes.len()
+        } else {
+            b
+        }
     }
 
     pub fn db_or_current(&self, db: Option<String>) -> Result<String, SqlError> {

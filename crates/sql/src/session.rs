@@ -562,7 +562,17 @@ impl Session {
                 .next_isolation
                 .take()
                 .unwrap_or_else(|| self.isolation());
-            self.txn = Some(self.db.engine.begin(iso));
+            let mut txn = self.db.engine.begin(iso);
+            txn.set_interrupt(self.interrupt.clone());
+            if let Ok(v) = self.get_var(None, "innodb_lock_wait_timeout") {
+                let secs = match v {
+                    Value::Int(i) => i.max(0) as u64,
+                    Value::UInt(u) => u,
+                    _ => 50,
+                };
+                txn.set_lock_wait_timeout(std::time::Duration::from_secs(secs));
+            }
+            self.txn = Some(txn);
         }
         self.txn.as_mut().unwrap()
     }

@@ -53,6 +53,7 @@ pub mod code {
     pub const ER_WRONG_FIELD_WITH_GROUP: u16 = 1055;
     pub const ER_WRONG_GROUP_FIELD: u16 = 1056;
     pub const ER_WRONG_VALUE_COUNT: u16 = 1058;
+    pub const ER_WRONG_VALUE_COUNT_ON_ROW: u16 = 1136;
     pub const ER_DUP_FIELDNAME: u16 = 1060;
     pub const ER_DUP_KEYNAME: u16 = 1061;
     pub const ER_DUP_ENTRY: u16 = 1062;
@@ -204,7 +205,9 @@ pub fn sqlstate(code: u16) -> &'static str {
         ER_LOCK_DEADLOCK => "40001",
         ER_OPERAND_COLUMNS => "21000",
         ER_SUBQUERY_NO_1_ROW => "21000",
-        ER_WARN_DATA_OUT_OF_RANGE | ER_DATA_TOO_LONG => "22001",
+        ER_WARN_DATA_OUT_OF_RANGE => "22003",
+        ER_DATA_TOO_LONG => "22001",
+        ER_WRONG_VALUE_COUNT_ON_ROW => "21S01",
         ER_TRUNCATED_WRONG_VALUE | ER_TRUNCATED_WRONG_VALUE_FOR_FIELD => "22007",
         ER_DIVISION_BY_ZERO => "22012",
         ER_INVALID_USE_OF_NULL => "22004",
