@@ -155,9 +155,9 @@ impl Engine {
             },
         };
         let no = b.file_no(&name).ok_or_else(|| {
-            EngineError::Other(format!(
-                "Error when executing command SHOW BINLOG EVENTS: Could not find target log"
-            ))
+            EngineError::Other(
+                "Error when executing command SHOW BINLOG EVENTS: Could not find target log".into(),
+            )
         })?;
         if !b.list_files().iter().any(|(n, _)| *n == name) {
             return Err(EngineError::Other(

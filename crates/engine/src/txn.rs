@@ -101,6 +101,7 @@ pub(crate) struct Statement {
 }
 
 pub(crate) type Overlay = BTreeMap<Vec<u8>, Option<Vec<u8>>>;
+type UndoEntry = (Vec<u8>, Option<Option<Vec<u8>>>);
 
 pub struct Txn {
     engine: Arc<Engine>,
@@ -115,7 +116,8 @@ pub struct Txn {
     pub(crate) held: Arc<Mutex<Vec<Vec<u8>>>>,
     /// Statement savepoint: (undo position, changes length).
     savepoint: Option<(usize, usize)>,
-    undo: Vec<(Vec<u8>, Option<Option<Vec<u8>>>)>,
+    /// Statement undo log: (key, overlay entry before the statement changed it).
+    undo: Vec<UndoEntry>,
     finished: bool,
     lock_timeout: std::time::Duration,
     interrupt: Option<Arc<std::sync::atomic::AtomicBool>>,
@@ -331,17 +333,13 @@ impl Txn {
         Ok(false)
     }
 
-    fn dup_error(t: &TableDef, index_name: &str, vals: &[Value]) -> EngineError {
+    fn dup_error(index_name: &str, vals: &[Value]) -> EngineError {
         let value = vals
             .iter()
             .map(|v| v.to_string())
             .collect::<Vec<_>>()
             .join("-");
-        let key = if index_name == "PRIMARY" || t.db.is_empty() {
-            index_name.to_string()
-        } else {
-            index_name.to_string()
-        };
+        let key = index_name.to_string();
         EngineError::DuplicateKey { key, value }
     }
 
@@ -375,7 +373,7 @@ impl Txn {
         let prefix = keys::encode_tuple(idx.id, &keys::index_types(t, idx), &vals)?;
         self.lock(lock_name(b'u', &prefix), Mode::Exclusive)?;
         if self.prefix_exists_latest(&prefix, ignore)? {
-            return Err(Self::dup_error(t, &idx.name, &vals));
+            return Err(Self::dup_error(&idx.name, &vals));
         }
         Ok(())
     }
@@ -426,7 +424,7 @@ impl Txn {
         let key = self.pk_key(t, &pk)?;
         self.lock_row(&key, LockMode::Exclusive)?;
         if !t.hidden_pk && self.exists_latest(&key)? {
-            return Err(Self::dup_error(t, "PRIMARY", &pk));
+            return Err(Self::dup_error("PRIMARY", &pk));
         }
         self.add_secondary(t, &row, &pk)?;
         self.put(key, Some(rowcodec::encode_row(&row)));
@@ -455,7 +453,7 @@ impl Txn {
         if new_key != old_key {
             self.lock_row(&new_key, LockMode::Exclusive)?;
             if self.exists_latest(&new_key)? {
-                return Err(Self::dup_error(t, "PRIMARY", &new_pk));
+                return Err(Self::dup_error("PRIMARY", &new_pk));
             }
         }
         let old_vis = &old[..t.columns.len()];
