@@ -48,6 +48,8 @@ pub struct EngineOptions {
     pub server_version: String,
     /// Sync the binlog with O_DSYNC write-through instead of write + fdatasync.
     pub binlog_write_through: bool,
+    /// How engine-mode binlog files reserve space (see `onelog_binlog::Preallocate`).
+    pub binlog_preallocate: onelog_binlog::Preallocate,
 }
 
 impl Default for EngineOptions {
@@ -64,6 +66,7 @@ impl Default for EngineOptions {
             block_cache_size: 128 << 20,
             server_version: "10.11.99-MariaDB-onelog".into(),
             binlog_write_through: false,
+            binlog_preallocate: onelog_binlog::Preallocate::ZeroFill,
         }
     }
 }

@@ -38,5 +38,6 @@ pub use catalog::{Catalog, ColumnDef, DatabaseDef, IndexDef, IndexId, TableDef, 
 pub use ddl::{AlterOp, Ddl, DdlOutcome};
 pub use engine::{DdlReplayer, Engine, EngineOptions, EngineStatus, LogMode};
 pub use error::{EngineError, Result};
+pub use onelog_binlog::Preallocate;
 pub use scan::{KeyRange, RowCursor, ScanOptions};
 pub use txn::{CommitInfo, Isolation, LockMode, Row, Txn};

@@ -121,6 +121,7 @@ impl Wal {
                 };
                 bo.max_binlog_size = opts.max_binlog_size.clamp(4096, u32::MAX as u64);
                 bo.server_id = opts.server_id;
+                bo.preallocate = opts.binlog_preallocate;
                 bo.domain_id = opts.gtid_domain_id;
                 bo.server_version = opts.server_version.clone();
                 bo.sync_method = if opts.binlog_write_through {

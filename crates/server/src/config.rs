@@ -143,6 +143,14 @@ impl Config {
                 e.block_cache_size = num()? as usize
             }
             "binlog-write-through" => e.binlog_write_through = parse_bool(v)?,
+            "binlog-preallocate" => e.binlog_preallocate = match val()? {
+                "zerofill" => onelog_engine::Preallocate::ZeroFill,
+                "fallocate" => onelog_engine::Preallocate::Fallocate,
+                "off" => onelog_engine::Preallocate::Off,
+                other => return Err(format!(
+                    "invalid --binlog-preallocate '{other}' (expected zerofill, fallocate or off)"
+                )),
+            },
             "max-connections" => self.max_connections = num()? as usize,
             "wait-timeout" => self.wait_timeout = Duration::from_secs(num()?),
             "max-allowed-packet" => self.max_allowed_packet = num()? as usize,
@@ -258,5 +266,6 @@ Usage: onelogd [OPTIONS]
   --max-binlog-size=SIZE      rotate binlog files at SIZE (default 1G)
   --binlog-expire-logs-seconds=N  purge binlog files older than N seconds at rotation
   --binlog-write-through      sync the binlog with O_DSYNC writes instead of fdatasync
+  --binlog-preallocate=zerofill|fallocate|off  how binlog files reserve space (default zerofill)
   --max-connections=N  --wait-timeout=SECS  --max-allowed-packet=SIZE
   --innodb-lock-wait-timeout=SECS  --block-cache-size=SIZE";

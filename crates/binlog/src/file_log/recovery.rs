@@ -280,6 +280,7 @@ pub(super) fn open(fs: Arc<dyn FileSystem>, opts: BinlogOptions) -> Result<Binlo
         poison: Mutex::new(None),
         counters: Counters::default(),
         recovery: RecoveryReport::default(),
+        runway: parking_lot::Mutex::new((u32::MAX, 0)),
     };
 
     let Some(&last) = nos.last() else {
@@ -341,7 +342,7 @@ pub(super) fn open(fs: Arc<dyn FileSystem>, opts: BinlogOptions) -> Result<Binlo
             }
             report.truncated_bytes = high - scan.end;
         }
-        if len < opts.max_binlog_size && opts.preallocate == Preallocate::Fallocate {
+        if len < opts.max_binlog_size && opts.preallocate != Preallocate::Off {
             file.preallocate(opts.max_binlog_size)
                 .map_err(io_err("fallocate", &path))?;
         }

@@ -456,3 +456,25 @@ fn reader_follows_limit() {
     let rest: Vec<_> = r.map(|g| g.unwrap().gtid.seq).collect();
     assert_eq!(rest, vec![2, 3]);
 }
+
+#[test]
+fn zero_fill_keeps_a_runway_of_written_zeros() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = BinlogOptions::new(dir.path());
+    o.max_binlog_size = 32 << 20;
+    o.preallocate = Preallocate::ZeroFill;
+    let b = Binlog::open(o.clone()).unwrap();
+    let mut groups: Vec<EventGroup> = (0..200).map(|i| trx(i, 1000)).collect();
+    b.append(&mut groups).unwrap();
+    b.sync().unwrap();
+    let end = b.end_pos().offset;
+    let path = dir.path().join(b.active_file());
+    let meta = std::fs::metadata(&path).unwrap();
+    assert_eq!(meta.len(), 32 << 20, "space reserved up front");
+    // The runway holds real (allocated, written) blocks: check with the block count.
+    use std::os::unix::fs::MetadataExt;
+    assert!(meta.blocks() * 512 >= end + RUNWAY, "runway written");
+    drop(b);
+    let b = Binlog::open(o).unwrap();
+    assert_eq!(ids(&b).len(), 200);
+}
