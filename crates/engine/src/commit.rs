@@ -98,6 +98,14 @@ impl Committer {
             failed: Mutex::new(None),
             stopped: AtomicBool::new(false),
         });
+        let (tx, rx) = std::sync::mpsc::sync_channel(4);
+        let fin = {
+            let (shared, db) = (shared.clone(), db.clone());
+            std::thread::Builder::new()
+                .name("onelog-applier".into())
+                .spawn(move || finisher(shared, db, rx))
+                .expect("spawn applier")
+        };
         let writer = Writer {
             shared: shared.clone(),
             db,
@@ -105,10 +113,15 @@ impl Committer {
             mode,
             counters,
             groups_since_sync: 0,
+            finisher: tx,
         };
         let thread = std::thread::Builder::new()
             .name("onelog-log-writer".into())
-            .spawn(move || writer.run())
+            .spawn(move || {
+                writer.run();
+                // The writer is gone (its sender dropped): the applier drains and ends.
+                let _ = fin.join();
+            })
             .expect("spawn log writer");
         Committer {
             shared,
@@ -177,6 +190,61 @@ struct Writer {
     mode: LogMode,
     counters: Arc<Counters>,
     groups_since_sync: u32,
+    /// Durable groups on their way to be applied and answered (engine mode).
+    finisher: std::sync::mpsc::SyncSender<Finish>,
+}
+
+/// A processed group on its way to the finisher: batches to apply (engine mode, in binlog
+/// order), then answers.
+struct Finish {
+    reqs: Vec<Request>,
+    result: Result<Vec<CommitInfo>>,
+    apply: Vec<WriteBatch>,
+}
+
+/// The finisher thread: applies durable groups to RocksDB (WAL off) in log order and
+/// answers their sessions. Running it beside the writer lets group N+1 be written and
+/// synced while group N is applied (ordering rule: a group is applied only after it is
+/// durable, and groups are applied in log order).
+fn finisher(shared: Arc<Shared>, db: Arc<DB>, rx: std::sync::mpsc::Receiver<Finish>) {
+    let wo = write_opts(LogMode::Engine);
+    for mut f in rx {
+        if f.result.is_ok() {
+            for batch in f.apply.drain(..) {
+                if let Err(e) = db.write_opt(batch, &wo) {
+                    let why = format!("applying a durable commit to RocksDB failed: {e}");
+                    let mut failed = shared.failed.lock();
+                    if failed.is_none() {
+                        eprintln!("onelog: log failure, refusing further commits: {why}");
+                        *failed = Some(why.clone());
+                    }
+                    f.result = Err(EngineError::LogFailed(why));
+                    break;
+                }
+            }
+        }
+        answer(f.reqs, f.result);
+    }
+}
+
+fn answer(reqs: Vec<Request>, result: Result<Vec<CommitInfo>>) {
+    match result {
+        Ok(infos) => {
+            for (r, info) in reqs.into_iter().zip(infos) {
+                r.reply.set(Ok(info));
+            }
+        }
+        Err(e) => {
+            let msg = e.to_string();
+            for r in reqs {
+                r.reply.set(Err(match &e {
+                    EngineError::DiskFull(s) => EngineError::DiskFull(s.clone()),
+                    EngineError::LogFailed(s) => EngineError::LogFailed(s.clone()),
+                    _ => EngineError::Storage(msg.clone()),
+                }));
+            }
+        }
+    }
 }
 
 impl Writer {
@@ -216,31 +284,24 @@ impl Writer {
         let work: Vec<usize> = (0..reqs.len())
             .filter(|&i| reqs[i].batch.is_some())
             .collect();
+        let mut apply = Vec::new();
         let result = if work.is_empty() {
             Ok(vec![CommitInfo::default(); reqs.len()])
         } else {
             match self.mode {
-                LogMode::Engine => self.commit_engine(&mut reqs, &work),
+                LogMode::Engine => self.commit_engine(&mut reqs, &work, &mut apply),
                 LogMode::File => self.commit_file(&mut reqs, &work),
                 LogMode::Off => self.commit_off(&mut reqs, &work),
             }
         };
-        match result {
-            Ok(infos) => {
-                for (r, info) in reqs.into_iter().zip(infos) {
-                    r.reply.set(Ok(info));
-                }
-            }
-            Err(e) => {
-                let msg = e.to_string();
-                for r in reqs {
-                    r.reply.set(Err(match &e {
-                        EngineError::DiskFull(s) => EngineError::DiskFull(s.clone()),
-                        EngineError::LogFailed(s) => EngineError::LogFailed(s.clone()),
-                        _ => EngineError::Storage(msg.clone()),
-                    }));
-                }
-            }
+        // Everything, barriers included, is answered by the finisher, in order.
+        let f = Finish {
+            reqs,
+            result,
+            apply,
+        };
+        if let Err(std::sync::mpsc::SendError(f)) = self.finisher.send(f) {
+            answer(f.reqs, Err(EngineError::ShuttingDown));
         }
     }
 
@@ -287,15 +348,19 @@ impl Writer {
         infos
     }
 
-    fn commit_engine(&mut self, reqs: &mut [Request], work: &[usize]) -> Result<Vec<CommitInfo>> {
+    /// Appends and syncs; the batches (each carrying its applied position) go to the
+    /// finisher, which applies them after this group is durable.
+    fn commit_engine(
+        &mut self,
+        reqs: &mut [Request],
+        work: &[usize],
+        apply: &mut Vec<WriteBatch>,
+    ) -> Result<Vec<CommitInfo>> {
         let appended = self.append_and_sync(reqs, work)?;
-        let wo = write_opts(LogMode::Engine);
         for (&i, a) in work.iter().zip(&appended) {
             let mut batch = reqs[i].batch.take().unwrap();
             batch.put(keys::APPLIED, a.end.encode());
-            if let Err(e) = self.db.write_opt(batch, &wo) {
-                return Err(self.fail(format!("applying a durable commit to RocksDB failed: {e}")));
-            }
+            apply.push(batch);
         }
         Ok(Self::infos(reqs, work, &appended))
     }
