@@ -143,14 +143,18 @@ impl Config {
                 e.block_cache_size = num()? as usize
             }
             "binlog-write-through" => e.binlog_write_through = parse_bool(v)?,
-            "binlog-preallocate" => e.binlog_preallocate = match val()? {
-                "zerofill" => onelog_engine::Preallocate::ZeroFill,
-                "fallocate" => onelog_engine::Preallocate::Fallocate,
-                "off" => onelog_engine::Preallocate::Off,
-                other => return Err(format!(
+            "binlog-preallocate" => {
+                e.binlog_preallocate = match val()? {
+                    "zerofill" => onelog_engine::Preallocate::ZeroFill,
+                    "fallocate" => onelog_engine::Preallocate::Fallocate,
+                    "off" => onelog_engine::Preallocate::Off,
+                    other => {
+                        return Err(format!(
                     "invalid --binlog-preallocate '{other}' (expected zerofill, fallocate or off)"
-                )),
-            },
+                ))
+                    }
+                }
+            }
             "max-connections" => self.max_connections = num()? as usize,
             "wait-timeout" => self.wait_timeout = Duration::from_secs(num()?),
             "max-allowed-packet" => self.max_allowed_packet = num()? as usize,
@@ -213,6 +217,26 @@ fn read_option_file(path: &str) -> Result<Vec<(String, Option<String>)>, String>
     Ok(out)
 }
 
+pub const USAGE: &str = "\
+Usage: onelogd [OPTIONS]
+  --defaults-file=FILE        read [mariadbd]/[mysqld]/[server]/[onelogd] groups of FILE
+  --datadir=DIR               data directory (created and initialised if new)
+  --port=N                    TCP port (default 3306)
+  --bind-address=ADDR         address to listen on (default 127.0.0.1)
+  --socket=PATH               unix socket path
+  --skip-networking           no TCP listener
+  --server-id=N               server id written in binlog events
+  --gtid-domain-id=N          GTID domain of this server
+  --binlog-storage=engine|file  engine: the binlog is the WAL (default); file: classic 2PC
+  --skip-log-bin              no binlog; RocksDB WAL only
+  --sync-binlog=N             fdatasync every N group commits (0: never)
+  --max-binlog-size=SIZE      rotate binlog files at SIZE (default 1G)
+  --binlog-expire-logs-seconds=N  purge binlog files older than N seconds at rotation
+  --binlog-write-through      sync the binlog with O_DSYNC writes instead of fdatasync
+  --binlog-preallocate=zerofill|fallocate|off  how binlog files reserve space (default zerofill)
+  --max-connections=N  --wait-timeout=SECS  --max-allowed-packet=SIZE
+  --innodb-lock-wait-timeout=SECS  --block-cache-size=SIZE";
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -249,23 +273,3 @@ mod tests {
         );
     }
 }
-
-pub const USAGE: &str = "\
-Usage: onelogd [OPTIONS]
-  --defaults-file=FILE        read [mariadbd]/[mysqld]/[server]/[onelogd] groups of FILE
-  --datadir=DIR               data directory (created and initialised if new)
-  --port=N                    TCP port (default 3306)
-  --bind-address=ADDR         address to listen on (default 127.0.0.1)
-  --socket=PATH               unix socket path
-  --skip-networking           no TCP listener
-  --server-id=N               server id written in binlog events
-  --gtid-domain-id=N          GTID domain of this server
-  --binlog-storage=engine|file  engine: the binlog is the WAL (default); file: classic 2PC
-  --skip-log-bin              no binlog; RocksDB WAL only
-  --sync-binlog=N             fdatasync every N group commits (0: never)
-  --max-binlog-size=SIZE      rotate binlog files at SIZE (default 1G)
-  --binlog-expire-logs-seconds=N  purge binlog files older than N seconds at rotation
-  --binlog-write-through      sync the binlog with O_DSYNC writes instead of fdatasync
-  --binlog-preallocate=zerofill|fallocate|off  how binlog files reserve space (default zerofill)
-  --max-connections=N  --wait-timeout=SECS  --max-allowed-packet=SIZE
-  --innodb-lock-wait-timeout=SECS  --block-cache-size=SIZE";

@@ -300,7 +300,7 @@ impl<'a> Conn<'a> {
                 }
             }
             Command::Query(q) => {
-                let sql = String::from_utf8_lossy(q).into_owned();
+                let sql = onelog_sql::decode_query(q).into_owned();
                 let results = self.session.execute(&sql);
                 let n = results.len();
                 for (i, r) in results.into_iter().enumerate() {
@@ -371,7 +371,7 @@ impl<'a> Conn<'a> {
             }
             Command::FieldList { table, .. } => self.field_list(table)?,
             Command::StmtPrepare(q) => {
-                let sql = String::from_utf8_lossy(q).into_owned();
+                let sql = onelog_sql::decode_query(q).into_owned();
                 match self.session.prepare(&sql) {
                     Ok(info) => {
                         let cols: Vec<ColumnInfo> = info.columns.iter().map(column_info).collect();

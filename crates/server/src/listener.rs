@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use onelog_sql::Database;
+use onelog_types::Value;
 
 use crate::config::Config;
 use crate::conn::{self, Stream};
@@ -31,6 +32,19 @@ fn spawn_conn(server: &Arc<Server>, stream: Stream, host: String) {
 /// Opens the database, listens, serves until SIGTERM/SIGINT.
 pub fn run(cfg: Config) -> Result<(), String> {
     let db = Database::open(cfg.engine.clone()).map_err(|e| e.message)?;
+    // The read-only globals that describe this server (`@@port`, `@@socket`, ...); clients
+    // read some of them (the Rust mysql crate sizes its packets by @@max_allowed_packet).
+    let socket = cfg.socket.as_ref().map(|p| p.display().to_string());
+    let port = if cfg.skip_networking { 0 } else { cfg.port };
+    db.set_server_variable("port", Value::UInt(port as u64));
+    db.set_server_variable("socket", Value::str(socket.as_deref().unwrap_or("")));
+    db.set_server_variable("skip_networking", Value::Int(cfg.skip_networking as i64));
+    db.set_server_variable("max_connections", Value::UInt(cfg.max_connections as u64));
+    db.set_server_variable(
+        "max_allowed_packet",
+        Value::UInt(cfg.max_allowed_packet as u64),
+    );
+    db.set_server_variable("wait_timeout", Value::UInt(cfg.wait_timeout.as_secs()));
     let server = Arc::new(Server {
         cfg,
         db,

@@ -526,6 +526,7 @@ impl<'a> Binder<'a> {
             let c = bytes[i];
             match quote {
                 Some(q) if c == q => quote = None,
+                Some(b'\'') | Some(b'"') if c == b'\\' => i += 1,
                 Some(_) => {}
                 None => match c {
                     b'\'' | b'"' | b'`' => quote = Some(c),
@@ -875,6 +876,17 @@ impl<'a> Binder<'a> {
     }
 
     fn const_u64(&mut self, e: &sq::Expr) -> Result<u64, SqlError> {
+        // `LIMIT ?` while the statement is prepared (parameters are all NULL then): the
+        // value comes with each execute. (A NULL bound at execute also reads as 0.)
+        if let sq::Expr::Value(v) = e {
+            if let sq::Value::Placeholder(p) = &v.value {
+                let i: usize = p.trim_start_matches('?').parse().unwrap_or(0);
+                let bound = self.env.params().get(i.wrapping_sub(1));
+                if bound.is_none_or(|v| v.is_null()) {
+                    return Ok(0);
+                }
+            }
+        }
         let b = self.bind_expr(e, Clause::Field)?;
         if !b.is_const() {
             return Err(crate::parser::syntax_error(&e.to_string(), 0));
@@ -1167,7 +1179,7 @@ impl<'a> Binder<'a> {
             | sq::Value::NationalStringLiteral(s)
             | sq::Value::EscapedStringLiteral(s)
             | sq::Value::TripleSingleQuotedString(s)
-            | sq::Value::TripleDoubleQuotedString(s) => Value::Bytes(s.as_bytes().to_vec()),
+            | sq::Value::TripleDoubleQuotedString(s) => Value::Bytes(crate::literal_bytes(s)),
             sq::Value::SingleQuotedByteStringLiteral(s)
             | sq::Value::DoubleQuotedByteStringLiteral(s) => {
                 // b'0101'
@@ -2348,7 +2360,9 @@ fn default_value(
     let v = match e {
         sq::Expr::Value(v) => match &v.value {
             sq::Value::Number(n, _) => parse_number(n),
-            sq::Value::SingleQuotedString(s) | sq::Value::DoubleQuotedString(s) => Value::str(s),
+            sq::Value::SingleQuotedString(s) | sq::Value::DoubleQuotedString(s) => {
+                Value::Bytes(crate::literal_bytes(s))
+            }
             sq::Value::Null => Value::Null,
             sq::Value::Boolean(b) => Value::Int(*b as i64),
             sq::Value::HexStringLiteral(_) => return Err(unsupported("hex DEFAULT")),

@@ -150,13 +150,41 @@ pub fn result_type(f: Func, args: &[ColumnType]) -> ColumnType {
         Sha1 => varchar(40),
         DateFn => ColumnType::Date,
         FromUnixtime => ColumnType::DateTime { fsp: 0 },
-        Coalesce | IfNull | Greatest | Least => args.first().copied().unwrap_or(varchar(255)),
-        If => args.get(1).copied().unwrap_or(varchar(255)),
+        Coalesce | IfNull | Greatest | Least => merged_type(args).unwrap_or(varchar(255)),
+        If => merged_type(args.get(1..).unwrap_or(&[])).unwrap_or(varchar(255)),
         NullIf => args.first().copied().unwrap_or(varchar(255)),
         _ => ColumnType::Varchar {
             len: 255,
             binary: false,
         },
+    }
+}
+
+/// The type of a function that returns one of `args` (COALESCE, IFNULL, IF's branches):
+/// NULL literals (typed `VARBINARY(0)`) don't count, and strings merge to the longest,
+/// binary only if every one is binary (`COALESCE(NULL, 'x')` is text, as in MariaDB).
+fn merged_type(args: &[ColumnType]) -> Option<ColumnType> {
+    let null = ColumnType::Varchar {
+        len: 0,
+        binary: true,
+    };
+    let typed: Vec<ColumnType> = args.iter().copied().filter(|t| *t != null).collect();
+    let Some(first) = typed.first().copied() else {
+        return args.first().copied();
+    };
+    let str_len = |t: &ColumnType| match *t {
+        ColumnType::Char { len, binary } | ColumnType::Varchar { len, binary } => {
+            Some((len, binary))
+        }
+        _ => None,
+    };
+    let strs: Option<Vec<(u32, bool)>> = typed.iter().map(str_len).collect();
+    match strs {
+        Some(v) if v.len() > 1 => Some(ColumnType::Varchar {
+            len: v.iter().map(|x| x.0).max().unwrap_or(0),
+            binary: v.iter().all(|x| x.1),
+        }),
+        _ => Some(first),
     }
 }
 

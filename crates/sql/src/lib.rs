@@ -205,3 +205,93 @@ pub mod codes {
     pub const ER_TABLE_DEF_CHANGED: u16 = 1412;
     pub const ER_CANT_DROP_DB: u16 = 1008;
 }
+
+/// First of the 256 code points (U+10FF00..=U+10FFFF, supplementary private use area B)
+/// that stand for the bytes of a query that are not valid UTF-8.
+const RAW_BYTE_BASE: u32 = 0x10FF00;
+
+/// Turns a query's bytes into text for the parser without losing binary data: connectors
+/// (mysqlclient, PyMySQL, libmariadb's `mysql_real_escape_string`) send BLOB values as
+/// `_binary'...'` literals whose bytes need not be UTF-8. Valid UTF-8 is kept; every
+/// other byte, and every byte of a valid character in U+10FF00..=U+10FFFF itself, becomes
+/// the code point U+10FF00 + byte, which [`literal_bytes`] maps back when a string literal
+/// becomes a value, so every literal's bytes survive exactly.
+pub fn decode_query(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
+    let is_raw = |c: char| c as u32 >= RAW_BYTE_BASE;
+    if let Ok(s) = std::str::from_utf8(bytes) {
+        if !s.chars().any(is_raw) {
+            return std::borrow::Cow::Borrowed(s);
+        }
+    }
+    let raw = |out: &mut String, bs: &[u8]| {
+        for &b in bs {
+            out.push(char::from_u32(RAW_BYTE_BASE + b as u32).unwrap());
+        }
+    };
+    let good = |out: &mut String, s: &str| {
+        let mut buf = [0u8; 4];
+        for c in s.chars() {
+            if is_raw(c) {
+                raw(out, c.encode_utf8(&mut buf).as_bytes());
+            } else {
+                out.push(c);
+            }
+        }
+    };
+    let mut rest = bytes;
+    let mut out = String::with_capacity(bytes.len() + 16);
+    while !rest.is_empty() {
+        match std::str::from_utf8(rest) {
+            Ok(s) => {
+                good(&mut out, s);
+                break;
+            }
+            Err(e) => {
+                let ok = e.valid_up_to();
+                good(&mut out, std::str::from_utf8(&rest[..ok]).unwrap());
+                let bad = e.error_len().unwrap_or(rest.len() - ok);
+                raw(&mut out, &rest[ok..ok + bad]);
+                rest = &rest[ok + bad..];
+            }
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// The bytes of a string literal's text, undoing [`decode_query`].
+pub fn literal_bytes(s: &str) -> Vec<u8> {
+    if !s.chars().any(|c| c as u32 >= RAW_BYTE_BASE) {
+        return s.as_bytes().to_vec();
+    }
+    let mut out = Vec::with_capacity(s.len());
+    let mut buf = [0u8; 4];
+    for c in s.chars() {
+        let n = c as u32;
+        if n >= RAW_BYTE_BASE {
+            out.push((n - RAW_BYTE_BASE) as u8);
+        } else {
+            out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod raw_bytes_tests {
+    #[test]
+    fn binary_query_bytes_round_trip() {
+        let q: &[u8] = b"INSERT INTO t VALUES (_binary'\xff\xfe\x00a\xc3\xa9\xe2\x82')";
+        let s = super::decode_query(q);
+        let lit = &s[s.find('\'').unwrap() + 1..s.rfind('\'').unwrap()];
+        assert_eq!(
+            super::literal_bytes(lit),
+            b"\xff\xfe\x00a\xc3\xa9\xe2\x82".to_vec()
+        );
+        assert_eq!(super::decode_query(b"SELECT 1"), "SELECT 1");
+        // A valid character from the escape range itself survives too.
+        let q = "SELECT '\u{10FF41}\u{e9}'";
+        let s = super::decode_query(q.as_bytes());
+        let lit = &s[s.find('\'').unwrap() + 1..s.rfind('\'').unwrap()];
+        assert_eq!(super::literal_bytes(lit), "\u{10FF41}\u{e9}".as_bytes());
+    }
+}
