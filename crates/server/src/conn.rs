@@ -21,6 +21,8 @@ use crate::listener::Server;
 pub enum Stream {
     Tcp(TcpStream),
     Unix(UnixStream),
+    /// TLS over TCP, after the client's SSLRequest.
+    Tls(Box<rustls::StreamOwned<rustls::ServerConnection, Stream>>),
 }
 
 impl Stream {
@@ -28,6 +30,10 @@ impl Stream {
         let _ = match self {
             Stream::Tcp(s) => s.set_read_timeout(d),
             Stream::Unix(s) => s.set_read_timeout(d),
+            Stream::Tls(s) => {
+                s.sock.set_read_timeout(d);
+                Ok(())
+            }
         };
     }
 }
@@ -37,6 +43,7 @@ impl Read for Stream {
         match self {
             Stream::Tcp(s) => s.read(buf),
             Stream::Unix(s) => s.read(buf),
+            Stream::Tls(s) => s.read(buf),
         }
     }
 }
@@ -46,12 +53,14 @@ impl Write for Stream {
         match self {
             Stream::Tcp(s) => s.write(buf),
             Stream::Unix(s) => s.write(buf),
+            Stream::Tls(s) => s.write(buf),
         }
     }
     fn flush(&mut self) -> io::Result<()> {
         match self {
             Stream::Tcp(s) => s.flush(),
             Stream::Unix(s) => s.flush(),
+            Stream::Tls(s) => s.flush(),
         }
     }
 }
@@ -130,7 +139,7 @@ impl<'a> Conn<'a> {
             server_version: DEFAULT_SERVER_VERSION,
             connection_id: conn_id,
             scramble,
-            capabilities: server_capabilities(false),
+            capabilities: server_capabilities(server.tls.is_some()),
             collation: 45,
             status: status::SERVER_STATUS_AUTOCOMMIT,
             auth_plugin: NATIVE_PASSWORD_PLUGIN,
@@ -140,7 +149,21 @@ impl<'a> Conn<'a> {
         // A client that never answers must not hold a thread forever.
         ps.get_ref()
             .set_read_timeout(Some(std::time::Duration::from_secs(10)));
-        let resp = match parse_handshake_response(&ps.read_packet()?) {
+        let mut hello = parse_handshake_response(&ps.read_packet()?);
+        if let (Ok(ClientHello::SslRequest { .. }), Some(cfg)) = (&hello, &server.tls) {
+            // TLS handshake on the same socket; the real response comes inside it.
+            let cfg = cfg.clone();
+            ps = ps.map_stream(|s, unread| {
+                let mut conn = rustls::ServerConnection::new(cfg).map_err(io::Error::other)?;
+                let mut unread = unread;
+                while !unread.is_empty() {
+                    conn.read_tls(&mut unread)?;
+                }
+                Ok(Stream::Tls(Box::new(rustls::StreamOwned::new(conn, s))))
+            })?;
+            hello = parse_handshake_response(&ps.read_packet()?);
+        }
+        let resp = match hello {
             Ok(ClientHello::Response(r)) => r,
             Ok(ClientHello::SslRequest { .. }) => {
                 ps.write_err(&SqlError::from_code(
@@ -159,6 +182,14 @@ impl<'a> Conn<'a> {
                 return Err(e);
             }
         };
+        if server.cfg.require_secure_transport && matches!(ps.get_ref(), Stream::Tcp(_)) {
+            ps.write_err(&SqlError::from_code(
+                code::ER_SECURE_TRANSPORT_REQUIRED,
+                "Connections using insecure transport are prohibited while --require_secure_transport=ON.",
+            ))?;
+            ps.flush()?;
+            return Err(ProtocolError::Malformed("insecure transport"));
+        }
         let mut token = resp.auth_response.clone();
         if resp.needs_auth_switch() {
             ps.write_packet(&native_auth_switch_request(&scramble))?;

@@ -3,10 +3,12 @@
 //! - `config.rs`: command-line and option-file settings (MariaDB names).
 //! - `listener.rs`: TCP and unix-socket listeners, one thread per connection, shutdown.
 //! - `conn.rs`: one connection: handshake, authentication, the command loop.
+//! - `tls.rs`: TLS with rustls (`--ssl-cert`, `--ssl-key`, `require_secure_transport`).
 
 pub mod config;
 mod conn;
 mod listener;
+mod tls;
 
 pub use config::Config;
 pub use listener::{run, Server};

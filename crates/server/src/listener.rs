@@ -20,6 +20,8 @@ pub struct Server {
     pub db: Arc<Database>,
     pub connections: AtomicUsize,
     pub stopping: AtomicBool,
+    /// TLS configuration when `--ssl-cert` and `--ssl-key` are given.
+    pub tls: Option<Arc<rustls::ServerConfig>>,
 }
 
 fn spawn_conn(server: &Arc<Server>, stream: Stream, host: String) {
@@ -31,6 +33,11 @@ fn spawn_conn(server: &Arc<Server>, stream: Stream, host: String) {
 
 /// Opens the database, listens, serves until SIGTERM/SIGINT.
 pub fn run(cfg: Config) -> Result<(), String> {
+    let tls = match (&cfg.ssl_cert, &cfg.ssl_key) {
+        (Some(c), Some(k)) => Some(crate::tls::server_config(c, k)?),
+        (None, None) => None,
+        _ => return Err("--ssl-cert and --ssl-key must be given together".into()),
+    };
     let db = Database::open(cfg.engine.clone()).map_err(|e| e.message)?;
     // The read-only globals that describe this server (`@@port`, `@@socket`, ...); clients
     // read some of them (the Rust mysql crate sizes its packets by @@max_allowed_packet).
@@ -45,11 +52,16 @@ pub fn run(cfg: Config) -> Result<(), String> {
         Value::UInt(cfg.max_allowed_packet as u64),
     );
     db.set_server_variable("wait_timeout", Value::UInt(cfg.wait_timeout.as_secs()));
+    db.set_server_variable(
+        "have_ssl",
+        Value::str(if tls.is_some() { "YES" } else { "DISABLED" }),
+    );
     let server = Arc::new(Server {
         cfg,
         db,
         connections: AtomicUsize::new(0),
         stopping: AtomicBool::new(false),
+        tls,
     });
     let cfg = &server.cfg;
     if !cfg.skip_networking {
