@@ -1,1 +1,4 @@
+//! onelog tools: the `onelog` binary's subcommands (benchmarks, binlog dump/export).
 
+pub mod bench;
+pub mod binlog_cmd;

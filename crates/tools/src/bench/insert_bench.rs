@@ -1,0 +1,527 @@
+//! `insert-benchmark`: the steps of the Insert Benchmark (mdcallag's iibench.py), one table
+//! and one set of connections per client, plain text SQL, autocommit.
+//!
+//! Steps: l.i0 (load in PK order, 100-row inserts), l.x (three secondary indexes), l.i1 (50
+//! rows per commit, deletes of the oldest rows at the same rate), l.i2 (5 rows per commit,
+//! same), then qr100, qp100, qr500, qp500, qr1000, qp1000: range queries on a covering
+//! secondary index (qr) or PK point queries (qp) as fast as possible while a second
+//! connection inserts and a third deletes at 100/500/1000 rows/s per client.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+
+use mysql::prelude::Queryable;
+use mysql::Conn;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+use super::systems::{Delta, Server, SystemKind};
+
+#[derive(Clone, Debug)]
+pub struct IbOpts {
+    pub clients: usize,
+    pub rows_i0: u64,
+    pub rows_i1: u64,
+    pub rows_i2: u64,
+    pub query_secs: f64,
+    pub rates: Vec<u64>,
+    /// Rows per insert statement in the query steps' background inserts.
+    pub bg_rows_per_commit: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct StepResult {
+    pub system: SystemKind,
+    pub delay_us: u64,
+    pub clients: usize,
+    pub step: String,
+    /// Rows inserted (l.i0, l.i1, l.i2), rows indexed (l.x), or queries (qr*, qp*).
+    pub ops: u64,
+    pub secs: f64,
+    /// Background insert target per client (query steps).
+    pub target_rate: Option<u64>,
+    /// Achieved background insert rate per client (query steps).
+    pub bg_insert_rate: Option<f64>,
+    pub delta: Delta,
+}
+
+impl StepResult {
+    pub fn rate(&self) -> f64 {
+        self.ops as f64 / self.secs.max(1e-9)
+    }
+    /// The background insert rate met 95% of its target.
+    pub fn sla_met(&self) -> Option<bool> {
+        match (self.target_rate, self.bg_insert_rate) {
+            (Some(t), Some(r)) => Some(r >= 0.95 * t as f64),
+            _ => None,
+        }
+    }
+    pub fn fsyncs_per_op(&self) -> f64 {
+        self.delta.fsyncs as f64 / self.ops.max(1) as f64
+    }
+    pub fn cpu_us_per_op(&self) -> f64 {
+        self.delta.cpu_secs * 1e6 / self.ops.max(1) as f64
+    }
+    pub fn kb_written_per_op(&self) -> f64 {
+        self.delta.write_bytes as f64 / 1024.0 / self.ops.max(1) as f64
+    }
+}
+
+/// The step names in order.
+pub fn step_names(rates: &[u64]) -> Vec<String> {
+    let mut v: Vec<String> = ["l.i0", "l.x", "l.i1", "l.i2"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    for r in rates {
+        v.push(format!("qr{r}"));
+        v.push(format!("qp{r}"));
+    }
+    v
+}
+
+/// iibench-style row values for `n` rows.
+pub fn row_values(rng: &mut impl Rng, n: u64) -> String {
+    let mut s = String::with_capacity(n as usize * 64);
+    for i in 0..n {
+        if i > 0 {
+            s.push(',');
+        }
+        let data: String = (0..10)
+            .map(|_| (b'a' + rng.gen_range(0..26u8)) as char)
+            .collect();
+        s.push_str(&format!(
+            "(NOW(),{},{},{},{},'{}')",
+            rng.gen_range(0..1000),
+            rng.gen_range(0..100_000),
+            rng.gen_range(0..10_000),
+            rng.gen_range(0..500_000),
+            data
+        ));
+    }
+    s
+}
+
+fn insert_sql(t: usize, rng: &mut impl Rng, n: u64) -> String {
+    format!(
+        "INSERT INTO ib{t} (dateandtime, cashregisterid, customerid, productid, price, data) VALUES {}",
+        row_values(rng, n)
+    )
+}
+
+/// Inserts one batch; returns the largest id it created.
+fn insert_batch(c: &mut Conn, t: usize, rng: &mut impl Rng, n: u64) -> Result<u64, String> {
+    c.query_drop(insert_sql(t, rng, n))
+        .map_err(|e| format!("insert into ib{t}: {e}"))?;
+    Ok(c.last_insert_id() + n - 1)
+}
+
+/// Per-table shared state between the inserter, the deleter and the querier.
+struct TableState {
+    max_id: AtomicU64,
+    min_id: AtomicU64,
+    inserted_batches: AtomicU64,
+    inserted_rows: AtomicU64,
+    inserter_done: AtomicBool,
+}
+
+fn progress(label: &str, done: &AtomicU64, total: Option<u64>, start: Instant, last: &mut Instant) {
+    if last.elapsed() >= Duration::from_secs(5) {
+        *last = Instant::now();
+        let d = done.load(Ordering::Relaxed);
+        let rate = d as f64 / start.elapsed().as_secs_f64().max(1e-9);
+        match total {
+            Some(t) => eprintln!("    {label}: {d}/{t} rows, {rate:.0}/s"),
+            None => eprintln!("    {label}: {d} ops, {rate:.0}/s"),
+        }
+    }
+}
+
+/// Runs every step on a fresh set of tables.
+pub fn run(server: &mut Server, o: &IbOpts) -> Result<Vec<StepResult>, String> {
+    for t in 0..o.clients {
+        server.exec(&format!("DROP TABLE IF EXISTS bench.ib{t}"))?;
+        server.exec(&format!(
+            "CREATE TABLE bench.ib{t} (transactionid BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, \
+             dateandtime DATETIME, cashregisterid INT, customerid INT, productid INT, price INT, \
+             data VARCHAR(4000))"
+        ))?;
+    }
+    let states: Vec<Arc<TableState>> = (0..o.clients)
+        .map(|_| {
+            Arc::new(TableState {
+                max_id: AtomicU64::new(0),
+                min_id: AtomicU64::new(1),
+                inserted_batches: AtomicU64::new(0),
+                inserted_rows: AtomicU64::new(0),
+                inserter_done: AtomicBool::new(false),
+            })
+        })
+        .collect();
+    let mut out = Vec::new();
+    let kind = server.kind;
+    let delay = server.delay_us;
+    let mk =
+        |step: &str, ops: u64, delta: Delta, target: Option<u64>, bg: Option<f64>| StepResult {
+            system: kind,
+            delay_us: delay,
+            clients: o.clients,
+            step: step.to_string(),
+            ops,
+            secs: delta.secs,
+            target_rate: target,
+            bg_insert_rate: bg,
+            delta,
+        };
+    let say = |r: &StepResult| {
+        let extra = match (r.bg_insert_rate, r.sla_met()) {
+            (Some(b), Some(ok)) => format!(
+                " bg inserts {b:.0}/s/client (SLA {})",
+                if ok { "met" } else { "FAILED" }
+            ),
+            _ => String::new(),
+        };
+        eprintln!(
+            "  insert-bench {:<16} delay={}us clients={} {:<7} {:>9.0}/s fsync/op={:.3} cpu_us/op={:.0} KB/op={:.2}{extra}",
+            kind.name(),
+            delay,
+            r.clients,
+            r.step,
+            r.rate(),
+            r.fsyncs_per_op(),
+            r.cpu_us_per_op(),
+            r.kb_written_per_op()
+        );
+    };
+
+    // l.i0
+    {
+        let done = Arc::new(AtomicU64::new(0));
+        let (before, after) = parallel(
+            server,
+            o.clients,
+            |t, mut c, _| {
+                let st = states[t].clone();
+                let done = done.clone();
+                let rows = o.rows_i0;
+                move || -> Result<(), String> {
+                    let mut rng = StdRng::seed_from_u64(t as u64);
+                    let mut n = 0;
+                    while n < rows {
+                        let b = (rows - n).min(100);
+                        let max = insert_batch(&mut c, t, &mut rng, b)?;
+                        st.max_id.store(max, Ordering::Relaxed);
+                        n += b;
+                        done.fetch_add(b, Ordering::Relaxed);
+                    }
+                    Ok(())
+                }
+            },
+            Some((&*done, o.rows_i0 * o.clients as u64, "l.i0")),
+        )?;
+        let r = mk(
+            "l.i0",
+            done.load(Ordering::Relaxed),
+            Delta::between(&before, &after),
+            None,
+            None,
+        );
+        say(&r);
+        out.push(r);
+    }
+    for (t, st) in states.iter().enumerate() {
+        let mut c = server.conn()?;
+        let min: Option<u64> = c
+            .query_first(format!("SELECT MIN(transactionid) FROM ib{t}"))
+            .map_err(|e| e.to_string())?
+            .flatten();
+        st.min_id.store(min.unwrap_or(1), Ordering::Relaxed);
+    }
+
+    // l.x
+    {
+        let (before, after) = parallel(
+            server,
+            o.clients,
+            |t, mut c, _| {
+                move || -> Result<(), String> {
+                    for sql in [
+                    format!("CREATE INDEX marketsegment ON ib{t} (productid, customerid, price)"),
+                    format!("CREATE INDEX registersegment ON ib{t} (cashregisterid, customerid, price)"),
+                    format!("CREATE INDEX pdc ON ib{t} (price, dateandtime, customerid)"),
+                ] {
+                    c.query_drop(&sql).map_err(|e| format!("{sql}: {e}"))?;
+                }
+                    Ok(())
+                }
+            },
+            None,
+        )?;
+        let r = mk(
+            "l.x",
+            o.rows_i0 * o.clients as u64,
+            Delta::between(&before, &after),
+            None,
+            None,
+        );
+        say(&r);
+        out.push(r);
+    }
+
+    // l.i1, l.i2
+    for (step, rows, per) in [("l.i1", o.rows_i1, 50u64), ("l.i2", o.rows_i2, 5u64)] {
+        let done = Arc::new(AtomicU64::new(0));
+        for st in &states {
+            st.inserted_batches.store(0, Ordering::Relaxed);
+            st.inserter_done.store(false, Ordering::Relaxed);
+        }
+        let (before, after) = parallel(
+            server,
+            o.clients * 2,
+            |i, mut c, _| {
+                let t = i / 2;
+                let st = states[t].clone();
+                let done = done.clone();
+                move || -> Result<(), String> {
+                    if i % 2 == 0 {
+                        let mut rng = StdRng::seed_from_u64(1000 + i as u64);
+                        let mut n = 0;
+                        while n < rows {
+                            let max = insert_batch(&mut c, t, &mut rng, per)?;
+                            st.max_id.store(max, Ordering::Relaxed);
+                            st.inserted_batches.fetch_add(1, Ordering::Relaxed);
+                            n += per;
+                            done.fetch_add(per, Ordering::Relaxed);
+                        }
+                        st.inserter_done.store(true, Ordering::Relaxed);
+                        Ok(())
+                    } else {
+                        deleter(&mut c, t, &st, per, None)
+                    }
+                }
+            },
+            Some((&*done, rows * o.clients as u64, step)),
+        )?;
+        let r = mk(
+            step,
+            done.load(Ordering::Relaxed),
+            Delta::between(&before, &after),
+            None,
+            None,
+        );
+        say(&r);
+        out.push(r);
+    }
+
+    // Query steps.
+    for &rate in &o.rates {
+        for kindq in ["qr", "qp"] {
+            let step = format!("{kindq}{rate}");
+            let queries = Arc::new(AtomicU64::new(0));
+            let stop = Arc::new(AtomicBool::new(false));
+            for st in &states {
+                st.inserted_batches.store(0, Ordering::Relaxed);
+                st.inserted_rows.store(0, Ordering::Relaxed);
+                st.inserter_done.store(false, Ordering::Relaxed);
+            }
+            let per = o.bg_rows_per_commit.max(1);
+            let secs = o.query_secs;
+            let (before, after) = parallel(
+                server,
+                o.clients * 3,
+                |i, mut c, start| {
+                    let t = i / 3;
+                    let st = states[t].clone();
+                    let queries = queries.clone();
+                    let stop = stop.clone();
+                    let point = kindq == "qp";
+                    move || -> Result<(), String> {
+                        let mut rng = StdRng::seed_from_u64(7000 + i as u64);
+                        match i % 3 {
+                            0 => {
+                                // Queries as fast as possible until the time is up.
+                                let deadline = start + Duration::from_secs_f64(secs);
+                                while Instant::now() < deadline {
+                                    let sql = if point {
+                                        let lo = st.min_id.load(Ordering::Relaxed);
+                                        let hi = st.max_id.load(Ordering::Relaxed).max(lo);
+                                        format!(
+                                            "SELECT * FROM ib{t} WHERE transactionid = {}",
+                                            rng.gen_range(lo..=hi)
+                                        )
+                                    } else {
+                                        format!(
+                                        "SELECT price, dateandtime, customerid FROM ib{t} FORCE INDEX (pdc) \
+                                         WHERE price >= {} ORDER BY price, dateandtime, customerid LIMIT 10",
+                                        rng.gen_range(0..500_000)
+                                    )
+                                    };
+                                    let _rows: Vec<mysql::Row> =
+                                        c.query(&sql).map_err(|e| format!("{sql}: {e}"))?;
+                                    queries.fetch_add(1, Ordering::Relaxed);
+                                }
+                                stop.store(true, Ordering::Relaxed);
+                                Ok(())
+                            }
+                            1 => {
+                                // Rate-limited inserts: batch k is due at start + k*per/rate.
+                                let mut k: u64 = 0;
+                                let end = start + Duration::from_secs_f64(secs);
+                                loop {
+                                    let due = start
+                                        + Duration::from_secs_f64(
+                                            k as f64 * per as f64 / rate as f64,
+                                        );
+                                    if due >= end || stop.load(Ordering::Relaxed) {
+                                        break;
+                                    }
+                                    let now = Instant::now();
+                                    if due > now {
+                                        std::thread::sleep(due - now);
+                                    }
+                                    let max = insert_batch(&mut c, t, &mut rng, per)?;
+                                    st.max_id.store(max, Ordering::Relaxed);
+                                    st.inserted_batches.fetch_add(1, Ordering::Relaxed);
+                                    st.inserted_rows.fetch_add(per, Ordering::Relaxed);
+                                    k += 1;
+                                }
+                                st.inserter_done.store(true, Ordering::Relaxed);
+                                Ok(())
+                            }
+                            _ => deleter(&mut c, t, &st, per, Some(&stop)),
+                        }
+                    }
+                },
+                Some((&*queries, 0, &step)),
+            )?;
+            let delta = Delta::between(&before, &after);
+            let ins: u64 = states
+                .iter()
+                .map(|s| s.inserted_rows.load(Ordering::Relaxed))
+                .sum();
+            // The inserters' window is the step's nominal duration.
+            let bg = ins as f64 / o.query_secs.max(1e-9) / o.clients as f64;
+            let r = mk(
+                &step,
+                queries.load(Ordering::Relaxed),
+                delta,
+                Some(rate),
+                Some(bg),
+            );
+            say(&r);
+            out.push(r);
+        }
+    }
+    Ok(out)
+}
+
+/// Deletes the oldest rows, one batch of `per` per inserted batch, until the inserter is done
+/// and the deleter has caught up (or `stop` is set).
+fn deleter(
+    c: &mut Conn,
+    t: usize,
+    st: &TableState,
+    per: u64,
+    stop: Option<&AtomicBool>,
+) -> Result<(), String> {
+    let mut deleted: u64 = 0;
+    loop {
+        let ins = st.inserted_batches.load(Ordering::Relaxed);
+        if deleted < ins {
+            let lo = st.min_id.load(Ordering::Relaxed);
+            let sql = format!(
+                "DELETE FROM ib{t} WHERE transactionid >= {lo} AND transactionid < {}",
+                lo + per
+            );
+            c.query_drop(&sql).map_err(|e| format!("{sql}: {e}"))?;
+            st.min_id.store(lo + per, Ordering::Relaxed);
+            deleted += 1;
+            continue;
+        }
+        if st.inserter_done.load(Ordering::Relaxed)
+            || stop.is_some_and(|s| s.load(Ordering::Relaxed))
+        {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    }
+}
+
+/// Runs `n` workers, each with its own connection, from a common start; returns the server
+/// snapshots taken just before the start and after the last worker finished.
+fn parallel<F, W>(
+    server: &mut Server,
+    n: usize,
+    make: F,
+    progress_of: Option<(&AtomicU64, u64, &str)>,
+) -> Result<(super::systems::Snapshot, super::systems::Snapshot), String>
+where
+    F: Fn(usize, Conn, Instant) -> W,
+    W: FnOnce() -> Result<(), String> + Send + 'static,
+{
+    let barrier = Arc::new(Barrier::new(n + 1));
+    let mut conns = Vec::new();
+    for _ in 0..n {
+        conns.push(server.conn()?);
+    }
+    // Workers learn the common start through the barrier; give them a start slightly ahead.
+    let start = Instant::now() + Duration::from_millis(20);
+    let mut handles = Vec::new();
+    for (i, c) in conns.into_iter().enumerate() {
+        let w = make(i, c, start);
+        let b = barrier.clone();
+        handles.push(std::thread::spawn(move || {
+            b.wait();
+            let now = Instant::now();
+            if start > now {
+                std::thread::sleep(start - now);
+            }
+            w()
+        }));
+    }
+    let before = server.snapshot();
+    barrier.wait();
+    let t0 = Instant::now();
+    let mut last = Instant::now();
+    while !handles.iter().all(|h| h.is_finished()) {
+        std::thread::sleep(Duration::from_millis(20));
+        if let Some((done, total, label)) = progress_of {
+            progress(label, done, (total > 0).then_some(total), t0, &mut last);
+        }
+    }
+    let mut err = None;
+    for h in handles {
+        match h.join() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => err = Some(e),
+            Err(_) => err = Some("worker thread panicked".into()),
+        }
+    }
+    let after = server.snapshot();
+    match err {
+        Some(e) => Err(e),
+        None => Ok((before, after)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn steps_in_order() {
+        assert_eq!(
+            step_names(&[100, 500]),
+            vec!["l.i0", "l.x", "l.i1", "l.i2", "qr100", "qp100", "qr500", "qp500"]
+        );
+    }
+
+    #[test]
+    fn values_shape() {
+        let mut rng = StdRng::seed_from_u64(1);
+        let v = row_values(&mut rng, 3);
+        assert_eq!(v.matches("(NOW(),").count(), 3);
+        assert_eq!(v.matches("),(").count(), 2);
+    }
+}

@@ -1,0 +1,445 @@
+//! `onelog bench`: benchmarks of onelogd against MariaDB 10.11 on the same machine, with an
+//! fsync-delay shim preloaded into every server.
+
+pub mod group_commit;
+pub mod insert_bench;
+pub mod markdown;
+pub mod report;
+pub mod shim;
+pub mod sync_binlog;
+pub mod sync_limit;
+pub mod systems;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use systems::{Env, Server, SystemKind};
+
+const USAGE: &str = "\
+Usage: onelog bench <workload> [options]
+  all               every workload below, then a Markdown report (--out)
+  group-commit      single-row autocommit inserts at 1..64 clients
+  sync-binlog       4 clients inserting 35 KB rows with sync_binlog=0..4
+  insert-benchmark  the Insert Benchmark steps (l.i0 l.x l.i1 l.i2 qr/qp 100/500/1000)
+  sync-limit        8 KiB write + fdatasync rounds per second of one thread (L)
+Options:
+  --quick                 small sizes and short durations (about 10 minutes for `all`)
+  --out FILE              write a Markdown report there (charts go to DIR(FILE)/bench/*.svg)
+  --delay-us LIST         fsync delays in microseconds, e.g. 0,1000 (default 0,1000)
+  --system LIST           systems (default: all); names: onelog-engine onelog-file
+                          onelog-nobinlog mariadb-binlog mariadb-nobinlog mariadb-nosync
+  --clients LIST          group-commit client counts / insert-benchmark tables (one list each
+                          per workload; for `all` use --gc-clients and --ib-clients)
+  --seconds S             duration of each measured point (group-commit, sync-binlog)
+  --rows N                insert-benchmark l.i0 rows per table (l.i1 = N/4, l.i2 = N/16)
+  --query-seconds S       insert-benchmark duration of each qr/qp step
+  --repeat N              repeat group-commit points, keep the median (default 1)
+  --workdir DIR           scratch directory (default: $TMPDIR/onelog-bench-PID)
+  --onelogd PATH          onelogd binary (default: next to this binary)";
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub quick: bool,
+    pub delays: Vec<u64>,
+    pub systems: Vec<SystemKind>,
+    pub run_gc: bool,
+    pub run_sb: bool,
+    pub run_ib: bool,
+    pub gc_clients: Vec<usize>,
+    pub gc_secs: f64,
+    pub sb_values: Vec<u32>,
+    pub sb_secs: f64,
+    pub ib_clients: Vec<usize>,
+    pub ib: insert_bench::IbOpts,
+    pub repeat: usize,
+    pub limit_secs: f64,
+    pub workdir: PathBuf,
+    pub out: Option<PathBuf>,
+    pub onelogd: Option<PathBuf>,
+    pub command_line: String,
+}
+
+impl Config {
+    fn new(quick: bool) -> Config {
+        Config {
+            quick,
+            delays: vec![0, 1000],
+            systems: SystemKind::ALL.to_vec(),
+            run_gc: true,
+            run_sb: true,
+            run_ib: true,
+            gc_clients: vec![1, 2, 4, 8, 16, 32, 64],
+            gc_secs: if quick { 1.0 } else { 10.0 },
+            sb_values: vec![0, 1, 2, 3, 4],
+            sb_secs: if quick { 1.0 } else { 10.0 },
+            ib_clients: if quick { vec![1] } else { vec![1, 16] },
+            ib: insert_bench::IbOpts {
+                clients: 1,
+                rows_i0: if quick { 20_000 } else { 1_000_000 },
+                rows_i1: if quick { 5_000 } else { 250_000 },
+                rows_i2: if quick { 1_250 } else { 62_500 },
+                query_secs: if quick { 1.5 } else { 60.0 },
+                rates: vec![100, 500, 1000],
+                bg_rows_per_commit: 10,
+            },
+            repeat: 1,
+            limit_secs: if quick { 1.0 } else { 5.0 },
+            workdir: std::env::temp_dir().join(format!("onelog-bench-{}", std::process::id())),
+            out: None,
+            onelogd: None,
+            command_line: String::new(),
+        }
+    }
+}
+
+/// Everything measured in one run.
+#[derive(Default)]
+pub struct Results {
+    /// (delay in µs, L in rounds per second)
+    pub limits: Vec<(u64, f64)>,
+    pub gc: Vec<group_commit::GcPoint>,
+    pub sb: Vec<sync_binlog::SbPoint>,
+    pub ib: Vec<insert_bench::StepResult>,
+    pub errors: Vec<String>,
+    pub started: String,
+    pub elapsed_secs: f64,
+}
+
+impl Results {
+    pub fn limit(&self, delay: u64) -> f64 {
+        self.limits
+            .iter()
+            .find(|(d, _)| *d == delay)
+            .map(|x| x.1)
+            .unwrap_or(f64::NAN)
+    }
+}
+
+fn parse_list<T: std::str::FromStr>(s: &str, what: &str) -> Result<Vec<T>, String> {
+    s.split(',')
+        .filter(|x| !x.trim().is_empty())
+        .map(|x| {
+            x.trim()
+                .parse::<T>()
+                .map_err(|_| format!("bad {what} '{x}'"))
+        })
+        .collect()
+}
+
+/// Parses `--key value` / `--key=value` options (flags: --quick, --raw).
+pub fn parse_opts(args: &[String]) -> Result<HashMap<String, String>, String> {
+    let mut m = HashMap::new();
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        let Some(body) = a.strip_prefix("--") else {
+            return Err(format!("unexpected argument '{a}'"));
+        };
+        if let Some((k, v)) = body.split_once('=') {
+            m.insert(k.to_string(), v.to_string());
+        } else if matches!(body, "quick" | "raw") {
+            m.insert(body.to_string(), "1".into());
+        } else {
+            let v = args
+                .get(i + 1)
+                .ok_or_else(|| format!("option --{body} needs a value"))?;
+            m.insert(body.to_string(), v.clone());
+            i += 1;
+        }
+        i += 1;
+    }
+    Ok(m)
+}
+
+fn config_from(workload: &str, args: &[String]) -> Result<Config, String> {
+    let o = parse_opts(args)?;
+    let mut c = Config::new(o.contains_key("quick"));
+    c.command_line = std::iter::once("onelog bench".to_string())
+        .chain(std::iter::once(workload.to_string()))
+        .chain(args.iter().cloned())
+        .collect::<Vec<_>>()
+        .join(" ");
+    match workload {
+        "all" => {}
+        "group-commit" => (c.run_sb, c.run_ib) = (false, false),
+        "sync-binlog" => (c.run_gc, c.run_ib) = (false, false),
+        "insert-benchmark" => (c.run_gc, c.run_sb) = (false, false),
+        _ => return Err(format!("unknown workload '{workload}'\n{USAGE}")),
+    }
+    for (k, v) in &o {
+        match k.as_str() {
+            "quick" => {}
+            "out" => c.out = Some(PathBuf::from(v)),
+            "delay-us" => c.delays = parse_list(v, "delay")?,
+            "system" | "systems" => {
+                c.systems = v
+                    .split(',')
+                    .map(|s| SystemKind::parse(s).ok_or_else(|| format!("unknown system '{s}'")))
+                    .collect::<Result<_, _>>()?
+            }
+            "clients" => {
+                let l: Vec<usize> = parse_list(v, "client count")?;
+                c.gc_clients = l.clone();
+                c.ib_clients = l;
+            }
+            "gc-clients" => c.gc_clients = parse_list(v, "client count")?,
+            "ib-clients" => c.ib_clients = parse_list(v, "client count")?,
+            "seconds" => {
+                let s: f64 = v.parse().map_err(|_| "bad --seconds")?;
+                c.gc_secs = s;
+                c.sb_secs = s;
+            }
+            "sync-binlog-values" => c.sb_values = parse_list(v, "sync_binlog value")?,
+            "rows" => {
+                let n: u64 = v.parse().map_err(|_| "bad --rows")?;
+                c.ib.rows_i0 = n;
+                c.ib.rows_i1 = (n / 4).max(50);
+                c.ib.rows_i2 = (n / 16).max(5);
+            }
+            "query-seconds" => c.ib.query_secs = v.parse().map_err(|_| "bad --query-seconds")?,
+            "rates" => c.ib.rates = parse_list(v, "rate")?,
+            "repeat" => c.repeat = v.parse().map_err(|_| "bad --repeat")?,
+            "workdir" => c.workdir = PathBuf::from(v),
+            "onelogd" => c.onelogd = Some(PathBuf::from(v)),
+            "limit-seconds" => c.limit_secs = v.parse().map_err(|_| "bad --limit-seconds")?,
+            _ => return Err(format!("unknown option --{k}\n{USAGE}")),
+        }
+    }
+    Ok(c)
+}
+
+/// Entry point of `onelog bench ...`; `args` are the arguments after `bench`.
+pub fn main(args: &[String]) -> i32 {
+    let Some(workload) = args.first() else {
+        eprintln!("{USAGE}");
+        return 2;
+    };
+    if matches!(workload.as_str(), "help" | "-h" | "--help") {
+        println!("{USAGE}");
+        return 0;
+    }
+    if workload == "sync-limit" {
+        return sync_limit_cmd(&args[1..]);
+    }
+    let cfg = match config_from(workload, &args[1..]) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("onelog bench: {e}");
+            return 2;
+        }
+    };
+    match run(&cfg) {
+        Ok(res) => {
+            let md = markdown::render(&cfg, &res);
+            if let Some(out) = &cfg.out {
+                let charts_dir = out
+                    .parent()
+                    .map(|p| p.join("bench"))
+                    .unwrap_or_else(|| PathBuf::from("bench"));
+                if let Err(e) = markdown::write(out, &charts_dir, &md, &res) {
+                    eprintln!("onelog bench: writing the report: {e}");
+                    return 1;
+                }
+                eprintln!("report written to {}", out.display());
+            } else {
+                println!("{}", md.text);
+            }
+            if res.errors.is_empty() {
+                0
+            } else {
+                1
+            }
+        }
+        Err(e) => {
+            eprintln!("onelog bench: {e}");
+            1
+        }
+    }
+}
+
+fn sync_limit_cmd(args: &[String]) -> i32 {
+    let o = match parse_opts(args) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("onelog bench sync-limit: {e}");
+            return 2;
+        }
+    };
+    let dir = o
+        .get("dir")
+        .map(PathBuf::from)
+        .unwrap_or_else(std::env::temp_dir);
+    let secs: f64 = o.get("seconds").and_then(|s| s.parse().ok()).unwrap_or(3.0);
+    match sync_limit::measure(&dir, secs) {
+        Ok(r) if o.contains_key("raw") => {
+            println!("{r:.1}");
+            0
+        }
+        Ok(r) => {
+            println!(
+                "L = {r:.0} rounds/s (8 KiB write + fdatasync, one thread, {})",
+                dir.display()
+            );
+            0
+        }
+        Err(e) => {
+            eprintln!("onelog bench sync-limit: {e}");
+            1
+        }
+    }
+}
+
+/// Runs the configured workloads on every (delay, system).
+pub fn run(cfg: &Config) -> Result<Results, String> {
+    let t0 = Instant::now();
+    let mut res = Results {
+        started: now_utc(),
+        ..Default::default()
+    };
+    std::fs::create_dir_all(&cfg.workdir).map_err(|e| format!("{}: {e}", cfg.workdir.display()))?;
+    let shim = shim::build(&cfg.workdir.join("shim"))?;
+    let env = Env::new(cfg.workdir.clone(), shim.clone(), cfg.onelogd.clone());
+    for &d in &cfg.delays {
+        let l = sync_limit::measure_under_shim(&shim, &cfg.workdir, d, cfg.limit_secs)?;
+        eprintln!("single-sync limit L at delay {d}us: {l:.0} rounds/s");
+        res.limits.push((d, l));
+    }
+    for &d in &cfg.delays {
+        for &k in &cfg.systems {
+            let want_gc = cfg.run_gc && k.durable();
+            let want_sb = cfg.run_sb && k.has_binlog() && k.durable();
+            if !(want_gc || want_sb || cfg.run_ib) {
+                continue;
+            }
+            eprintln!(
+                "== {} (fsync delay {d}us) [{:.0}s elapsed]",
+                k.name(),
+                t0.elapsed().as_secs_f64()
+            );
+            let step =
+                |res: &mut Results,
+                 what: &str,
+                 f: &mut dyn FnMut(&mut Results) -> Result<(), String>| {
+                    if let Err(e) = f(res) {
+                        let msg = format!("{} delay {d}us {what}: {e}", k.name());
+                        eprintln!("  ERROR {msg}");
+                        res.errors.push(msg);
+                    }
+                };
+            // One server per (system, delay); each workload uses its own tables.
+            let mut server = match Server::start(&env, k, d) {
+                Ok(s) => s,
+                Err(e) => {
+                    let msg = format!("{} delay {d}us: {e}", k.name());
+                    eprintln!("  ERROR {msg}");
+                    res.errors.push(msg);
+                    continue;
+                }
+            };
+            if want_gc {
+                step(&mut res, "group-commit", &mut |res| {
+                    res.gc.extend(group_commit::run(
+                        &mut server,
+                        &cfg.gc_clients,
+                        cfg.gc_secs,
+                        cfg.repeat,
+                    )?);
+                    Ok(())
+                });
+            }
+            if want_sb {
+                step(&mut res, "sync-binlog", &mut |res| {
+                    res.sb.extend(sync_binlog::run(
+                        &mut server,
+                        &cfg.sb_values,
+                        4,
+                        cfg.sb_secs,
+                    )?);
+                    Ok(())
+                });
+            }
+            if cfg.run_ib {
+                for &c in &cfg.ib_clients {
+                    step(&mut res, "insert-benchmark", &mut |res| {
+                        let mut o = cfg.ib.clone();
+                        o.clients = c;
+                        res.ib.extend(insert_bench::run(&mut server, &o)?);
+                        Ok(())
+                    });
+                }
+            }
+            drop(server);
+        }
+    }
+    let _ = std::fs::remove_dir_all(&cfg.workdir);
+    res.elapsed_secs = t0.elapsed().as_secs_f64();
+    Ok(res)
+}
+
+/// The current UTC time as `YYYY-MM-DD HH:MM:SS UTC`.
+pub fn now_utc() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    format_utc(secs)
+}
+
+/// Formats seconds since the epoch as a UTC date and time.
+pub fn format_utc(secs: u64) -> String {
+    let days = (secs / 86400) as i64;
+    let rem = secs % 86400;
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = if m <= 2 { y + 1 } else { y };
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utc_dates() {
+        assert_eq!(format_utc(0), "1970-01-01 00:00:00 UTC");
+        assert_eq!(format_utc(951_782_400), "2000-02-29 00:00:00 UTC");
+        assert_eq!(format_utc(1_700_000_000), "2023-11-14 22:13:20 UTC");
+    }
+
+    #[test]
+    fn options() {
+        let a: Vec<String> = [
+            "--quick",
+            "--delay-us",
+            "0,1000",
+            "--system=onelog-engine,mariadb",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let c = config_from("group-commit", &a).unwrap();
+        assert!(c.quick && c.run_gc && !c.run_ib && !c.run_sb);
+        assert_eq!(c.delays, vec![0, 1000]);
+        assert_eq!(
+            c.systems,
+            vec![SystemKind::OnelogEngine, SystemKind::MariadbBinlog]
+        );
+        assert!(config_from("nope", &[]).is_err());
+        assert!(config_from("all", &["--bogus=1".to_string()]).is_err());
+    }
+}
