@@ -25,7 +25,7 @@ run: build
 
 test: deps
 	$(CARGO) build --release --workspace --bins
-	$(CARGO) test --release --workspace
+	$(CARGO) test --release --workspace --no-fail-fast
 
 fmt:
 	$(CARGO) fmt --all -- --check

@@ -130,7 +130,8 @@ mod tests {
             info: "Rows matched: 1".into(),
         }
         .encode(&mut b);
-        let mut want = vec![0x00, 0xFC, 0x2C, 0x01, 0x01, 0x03, 0x00, 0x01, 0x00];
+        // The info string is length-encoded (15 bytes).
+        let mut want = vec![0x00, 0xFC, 0x2C, 0x01, 0x01, 0x03, 0x00, 0x01, 0x00, 15];
         want.extend_from_slice(b"Rows matched: 1");
         assert_eq!(b, want);
     }
