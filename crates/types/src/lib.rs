@@ -51,6 +51,27 @@ pub mod type_code {
     pub const GEOMETRY: u8 = 255;
 }
 
+/// Column definition flags (`*_FLAG` in mysql_com.h), sent in result-set column
+/// definitions.
+pub mod column_flag {
+    pub const NOT_NULL: u16 = 1;
+    pub const PRI_KEY: u16 = 2;
+    pub const UNIQUE_KEY: u16 = 4;
+    pub const MULTIPLE_KEY: u16 = 8;
+    pub const BLOB: u16 = 16;
+    pub const UNSIGNED: u16 = 32;
+    pub const ZEROFILL: u16 = 64;
+    pub const BINARY: u16 = 128;
+    pub const ENUM: u16 = 256;
+    pub const AUTO_INCREMENT: u16 = 512;
+    pub const TIMESTAMP: u16 = 1024;
+    pub const SET: u16 = 2048;
+    pub const NO_DEFAULT_VALUE: u16 = 4096;
+    pub const ON_UPDATE_NOW: u16 = 8192;
+    pub const PART_KEY: u16 = 16384;
+    pub const NUM: u16 = 32768;
+}
+
 /// A column's declared type.
 ///
 /// Character types are utf8mb4 (`binary == false`, up to 4 bytes per character) or binary
