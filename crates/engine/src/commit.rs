@@ -79,6 +79,8 @@ struct Shared {
     sync_binlog: AtomicU32,
     failed: Mutex<Option<String>>,
     stopped: AtomicBool,
+    /// Groups handed to the applier and not finished yet.
+    in_flight: std::sync::atomic::AtomicUsize,
 }
 
 pub(crate) struct Committer {
@@ -97,6 +99,7 @@ impl Committer {
             sync_binlog: AtomicU32::new(1),
             failed: Mutex::new(None),
             stopped: AtomicBool::new(false),
+            in_flight: std::sync::atomic::AtomicUsize::new(0),
         });
         let (tx, rx) = std::sync::mpsc::sync_channel(4);
         let fin = {
@@ -207,24 +210,30 @@ struct Finish {
 /// synced while group N is applied (ordering rule: a group is applied only after it is
 /// durable, and groups are applied in log order).
 fn finisher(shared: Arc<Shared>, db: Arc<DB>, rx: std::sync::mpsc::Receiver<Finish>) {
+    for f in rx {
+        finish(&shared, &db, f);
+        shared.in_flight.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// Applies a durable group's batches in order, then answers its sessions.
+fn finish(shared: &Shared, db: &DB, mut f: Finish) {
     let wo = write_opts(LogMode::Engine);
-    for mut f in rx {
-        if f.result.is_ok() {
-            for batch in f.apply.drain(..) {
-                if let Err(e) = db.write_opt(batch, &wo) {
-                    let why = format!("applying a durable commit to RocksDB failed: {e}");
-                    let mut failed = shared.failed.lock();
-                    if failed.is_none() {
-                        eprintln!("onelog: log failure, refusing further commits: {why}");
-                        *failed = Some(why.clone());
-                    }
-                    f.result = Err(EngineError::LogFailed(why));
-                    break;
+    if f.result.is_ok() {
+        for batch in f.apply.drain(..) {
+            if let Err(e) = db.write_opt(batch, &wo) {
+                let why = format!("applying a durable commit to RocksDB failed: {e}");
+                let mut failed = shared.failed.lock();
+                if failed.is_none() {
+                    eprintln!("onelog: log failure, refusing further commits: {why}");
+                    *failed = Some(why.clone());
                 }
+                f.result = Err(EngineError::LogFailed(why));
+                break;
             }
         }
-        answer(f.reqs, f.result);
     }
+    answer(f.reqs, f.result);
 }
 
 fn answer(reqs: Vec<Request>, result: Result<Vec<CommitInfo>>) {
@@ -294,13 +303,23 @@ impl Writer {
                 LogMode::Off => self.commit_off(&mut reqs, &work),
             }
         };
-        // Everything, barriers included, is answered by the finisher, in order.
         let f = Finish {
             reqs,
             result,
             apply,
         };
+        // Nothing waiting to be written and nothing ahead in the applier: finish here and
+        // save a thread hand-off (the single-client case). Otherwise the applier finishes
+        // it, in order, while the next group is written and synced.
+        if self.shared.in_flight.load(Ordering::Acquire) == 0
+            && self.shared.queue.lock().pending.is_empty()
+        {
+            finish(&self.shared, &self.db, f);
+            return;
+        }
+        self.shared.in_flight.fetch_add(1, Ordering::AcqRel);
         if let Err(std::sync::mpsc::SendError(f)) = self.finisher.send(f) {
+            self.shared.in_flight.fetch_sub(1, Ordering::AcqRel);
             answer(f.reqs, Err(EngineError::ShuttingDown));
         }
     }
