@@ -323,6 +323,33 @@ impl Binlog {
         BinlogError::io(op, name, e)
     }
 
+    /// Where the next file's space is reserved ahead of rotation (preallocated files only).
+    fn reserved_path(&self, no: u32) -> PathBuf {
+        self.opts.dir.join(format!(".{}.new", self.file_name(no)))
+    }
+
+    /// Creates and preallocates the next file under a temporary name. A failure (a full
+    /// disk) removes it and does not poison the binlog: nothing of the log was touched.
+    fn reserve_next(&self, inner: &Inner) -> Result<()> {
+        if !self.opts.preallocates() {
+            return Ok(());
+        }
+        let fs = &self.loc.fs;
+        let tmp = self.reserved_path(inner.active.no + 1);
+        if fs.exists(&tmp) {
+            return Ok(());
+        }
+        let name = tmp.display().to_string();
+        let r = fs
+            .open(&tmp, OpenMode::CREATE)
+            .and_then(|f| f.preallocate(self.opts.max_binlog_size));
+        if let Err(e) = r {
+            let _ = fs.remove(&tmp);
+            return Err(BinlogError::io("fallocate", name, e));
+        }
+        Ok(())
+    }
+
     /// Creates the file at `path` with its header (and preallocation), durably (rule 1).
     fn create_file(
         &self,
@@ -333,8 +360,18 @@ impl Binlog {
         let fs = &self.loc.fs;
         let wt = self.opts.sync_method == SyncMethod::WriteThrough;
         let name = path.display().to_string();
+        // A file reserved by `reserve_next` is moved into place (the old file is already
+        // complete and durable here, rule 2) and reused.
+        let reserved = path
+            .file_name()
+            .map(|n| self.opts.dir.join(format!(".{}.new", n.to_string_lossy())))
+            .filter(|r| self.opts.preallocates() && fs.exists(r));
+        let mode = match &reserved {
+            Some(r) if fs.rename(r, path).is_ok() => OpenMode::WRITE,
+            _ => OpenMode::CREATE,
+        };
         let file = fs
-            .open(path, OpenMode::CREATE.write_through(wt))
+            .open(path, mode.write_through(wt))
             .map_err(|e| BinlogError::io("create", &name, e))?;
         let header = file_header(
             self.opts.server_id,
@@ -397,8 +434,10 @@ impl Binlog {
     /// file touched. Rotates first when a group would not fit the current file. Not
     /// durable until [`sync`](Self::sync) (unless write-through).
     ///
-    /// On error the binlog is poisoned, and the groups of this call are in doubt: some may
-    /// be in the log after recovery (e.g. written before a rotation that failed).
+    /// If the next file's space cannot be reserved (a full disk), the call fails before
+    /// writing anything and the binlog stays usable. On any other error the binlog is
+    /// poisoned, and the groups of this call are in doubt: some may be in the log after
+    /// recovery (e.g. written before a rotation that failed).
     pub fn append(&self, groups: &mut [EventGroup]) -> Result<AppendInfo> {
         self.check_poison()?;
         for g in groups.iter() {
@@ -415,6 +454,16 @@ impl Binlog {
             }
         }
         let mut inner = self.inner.lock();
+        // A rotation this call may need: reserve the next file's space before anything is
+        // written, so that a full disk fails the whole call cleanly (nothing written, the
+        // binlog not poisoned) and appends work again once space is back.
+        let total: u64 = groups.iter().map(|g| g.finalized_len(true) as u64).sum();
+        let reserve = rotate_len(&self.file_name(inner.active.no + 1));
+        if inner.active.end + total + reserve > self.opts.max_binlog_size
+            && inner.active.end > inner.active.header_end
+        {
+            self.reserve_next(&inner)?;
+        }
         // Groups committed together share a commit id (MariaDB's group commit id: the seq of
         // the first), which lets parallel replicas apply them concurrently.
         let first_seq = inner.state.next_seq(self.opts.domain_id);

@@ -478,3 +478,42 @@ fn zero_fill_keeps_a_runway_of_written_zeros() {
     let b = Binlog::open(o).unwrap();
     assert_eq!(ids(&b).len(), 200);
 }
+
+#[test]
+fn full_disk_at_rotation_fails_cleanly_and_recovers() {
+    let fs = SimFs::new();
+    let o = opts(Naming::Engine, 16 << 10);
+    let b = open(&fs, &o);
+    fs.set_disk_full(true);
+    let mut acked = Vec::new();
+    let mut failed = None;
+    for id in 0..100 {
+        match b.append(&mut [trx(id, 500)]) {
+            Ok(_) => {
+                b.sync().unwrap();
+                acked.push(id as u64 + 1); // GTID seq numbers start at 1
+            }
+            Err(e) => {
+                failed = Some((id, e));
+                break;
+            }
+        }
+    }
+    let (id, e) = failed.expect("the first file fills up");
+    assert!(e.to_string().contains("No space left"), "{e}");
+    assert!(
+        b.poisoned().is_none(),
+        "a full disk must not poison the binlog"
+    );
+    assert_eq!(ids(&b), acked, "nothing of the failed call was written");
+    // Space is back: the same group goes in, in a new file.
+    fs.set_disk_full(false);
+    b.append(&mut [trx(id, 500)]).unwrap();
+    b.sync().unwrap();
+    acked.push(id as u64 + 1);
+    assert_eq!(b.list_files().len(), 2);
+    drop(b);
+    fs.crash();
+    let b = open(&fs, &o);
+    assert_eq!(ids(&b), acked);
+}
