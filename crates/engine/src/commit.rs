@@ -444,13 +444,7 @@ pub(crate) fn commit_txn(txn: &Txn) -> Result<CommitInfo> {
     if let Some(why) = engine.committer.failure() {
         return Err(EngineError::LogFailed(why));
     }
-    let mut batch = WriteBatch::default();
-    for (k, v) in &txn.overlay {
-        match v {
-            Some(v) => batch.put(k, v),
-            None => batch.delete(k),
-        }
-    }
+    let batch = txn.overlay_batch();
     let xid = engine.wal.next_xid();
     let group = engine.wal.txn_group(txn, xid)?;
     engine.committer.submit(Some(batch), group, xid)

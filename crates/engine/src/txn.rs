@@ -655,10 +655,8 @@ pub(crate) fn decode_stored_row(t: &TableDef, raw: &[u8], pk: &[Value]) -> Resul
 }
 
 impl Txn {
-    /// Recovery: applies the transaction's writes directly (its events are already in the
-    /// binlog), recording `end` as the applied position.
-    pub(crate) fn commit_replayed(mut self, end: crate::wal::LogPos) -> Result<()> {
-        self.finished = true;
+    /// The transaction's buffered changes as one RocksDB batch.
+    pub(crate) fn overlay_batch(&self) -> rocksdb::WriteBatch {
         let mut batch = rocksdb::WriteBatch::default();
         for (k, v) in &self.overlay {
             match v {
@@ -666,6 +664,14 @@ impl Txn {
                 None => batch.delete(k),
             }
         }
+        batch
+    }
+
+    /// Recovery: applies the transaction's writes directly (its events are already in the
+    /// binlog), recording `end` as the applied position.
+    pub(crate) fn commit_replayed(mut self, end: crate::wal::LogPos) -> Result<()> {
+        self.finished = true;
+        let mut batch = self.overlay_batch();
         batch.put(keys::APPLIED, end.encode());
         let r = self.engine.write_direct(batch);
         self.release();
