@@ -235,6 +235,15 @@ fn render_targets(s: &mut String, cfg: &Config, res: &Results) {
                 }
             }
         }
+        if cfg.run_ib && !cfg.ib_clients.contains(&16) {
+            rows.push(vec![
+                dl.clone(),
+                "l.i0/l.i1/l.i2, 16 clients: engine ≥ 4x mariadb-binlog".into(),
+                "not measured in this run (use `--ib-clients 1,16`, the `make bench` default)"
+                    .into(),
+                "not measured".into(),
+            ]);
+        }
         let mut worst: Option<(usize, f64)> = None;
         let mut all = true;
         let mut any = false;
@@ -637,6 +646,18 @@ fn render_ib(s: &mut String, charts: &mut Vec<(String, String)>, cfg: &Config, r
     }
 }
 
+/// Everything after this line in an existing report is hand-written and kept on regeneration.
+pub const KEEP_MARKER: &str =
+    "<!-- hand-written below: kept when onelog bench regenerates this file -->";
+
+/// The new report text followed by the hand-written tail (from `KEEP_MARKER` on) of `old`.
+pub fn merge_kept(new: &str, old: Option<&str>) -> String {
+    match old.and_then(|o| o.find(KEEP_MARKER).map(|i| &o[i..])) {
+        Some(tail) => format!("{}\n{tail}", new.trim_end()),
+        None => new.to_string(),
+    }
+}
+
 /// Writes the report and its charts.
 pub fn write(out: &Path, charts_dir: &Path, r: &Rendered, _res: &Results) -> Result<(), String> {
     if let Some(p) = out.parent() {
@@ -648,7 +669,8 @@ pub fn write(out: &Path, charts_dir: &Path, r: &Rendered, _res: &Results) -> Res
     for (name, svg) in &r.charts {
         std::fs::write(charts_dir.join(name), svg).map_err(|e| e.to_string())?;
     }
-    std::fs::write(out, &r.text).map_err(|e| e.to_string())
+    let old = std::fs::read_to_string(out).ok();
+    std::fs::write(out, merge_kept(&r.text, old.as_deref())).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
@@ -656,6 +678,18 @@ mod tests {
     use super::super::group_commit::GcPoint;
     use super::super::systems::Delta;
     use super::*;
+
+    #[test]
+    fn keeps_hand_written_tail() {
+        let old = format!("# old\nold numbers\n{KEEP_MARKER}\n## Notes\nmine\n");
+        let m = merge_kept("# new\nnew numbers\n", Some(&old));
+        assert_eq!(
+            m,
+            format!("# new\nnew numbers\n{KEEP_MARKER}\n## Notes\nmine\n")
+        );
+        assert_eq!(merge_kept("# new\n", Some("# old\n")), "# new\n");
+        assert_eq!(merge_kept("# new\n", None), "# new\n");
+    }
 
     #[test]
     fn renders_tables_and_charts() {
