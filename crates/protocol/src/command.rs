@@ -254,17 +254,7 @@ fn parse_change_user(r: &mut Reader<'_>, caps: u64) -> Result<ChangeUser> {
     } else {
         None
     };
-    let mut attributes = Vec::new();
-    if caps & CLIENT_CONNECT_ATTRS != 0 && !r.is_empty() {
-        let total = r.lenenc_int()?;
-        if total > r.remaining() as u64 {
-            return Err(ProtocolError::Malformed("truncated connection attributes"));
-        }
-        let mut a = Reader::new(r.take(total as usize)?);
-        while !a.is_empty() {
-            attributes.push((lossy(a.lenenc_bytes()?), lossy(a.lenenc_bytes()?)));
-        }
-    }
+    let attributes = crate::handshake::connect_attributes(r, caps)?;
     Ok(ChangeUser {
         user,
         auth_response,

@@ -195,6 +195,25 @@ pub enum ClientHello {
     Response(HandshakeResponse),
 }
 
+/// Reads the connection attributes that end a handshake response or COM_CHANGE_USER
+/// (`lenenc total | (lenenc key, lenenc value)*`), when the client announced them.
+pub(crate) fn connect_attributes(r: &mut Reader<'_>, caps: u64) -> Result<Vec<(String, String)>> {
+    let mut attributes = Vec::new();
+    if caps & CLIENT_CONNECT_ATTRS != 0 && !r.is_empty() {
+        let total = r.lenenc_int()?;
+        if total > r.remaining() as u64 {
+            return Err(ProtocolError::Malformed("truncated connection attributes"));
+        }
+        let mut a = Reader::new(r.take(total as usize)?);
+        while !a.is_empty() {
+            let k = lossy(a.lenenc_bytes()?);
+            let v = lossy(a.lenenc_bytes()?);
+            attributes.push((k, v));
+        }
+    }
+    Ok(attributes)
+}
+
 /// Parses an SSLRequest or a HandshakeResponse41.
 /// ```text
 /// capabilities u32 | max_packet_size u32 | collation u8 | 19 x filler |
@@ -252,19 +271,7 @@ pub fn parse_handshake_response(payload: &[u8]) -> Result<ClientHello> {
     } else {
         None
     };
-    let mut attributes = Vec::new();
-    if caps & CLIENT_CONNECT_ATTRS != 0 && !r.is_empty() {
-        let total = r.lenenc_int()?;
-        if total > r.remaining() as u64 {
-            return Err(ProtocolError::Malformed("truncated connection attributes"));
-        }
-        let mut a = Reader::new(r.take(total as usize)?);
-        while !a.is_empty() {
-            let k = lossy(a.lenenc_bytes()?);
-            let v = lossy(a.lenenc_bytes()?);
-            attributes.push((k, v));
-        }
-    }
+    let attributes = connect_attributes(&mut r, caps)?;
     Ok(ClientHello::Response(HandshakeResponse {
         capabilities: caps,
         max_packet_size,
