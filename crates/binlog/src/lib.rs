@@ -23,7 +23,7 @@ pub mod rows;
 pub use error::{BinlogError, Result};
 pub use event::{Event, EventHeader};
 pub use file_log::{
-    AppendInfo, AppendedGroup, Binlog, BinlogOptions, BinlogStats, EventReader, FileEvents,
+    AppendInfo, AppendedGroup, Binlog, BinlogOptions, BinlogStats, Chunk, EventReader, FileEvents,
     GroupReader, LogPos, Naming, Preallocate, ReadEvent, ReadGroup, RecoveryReport, SyncMethod,
 };
 pub use fs::{FileSystem, LogFile, OpenMode, RealFs, SimFs};

@@ -32,7 +32,11 @@ use crate::engine::{write_opts, Counters, LogMode};
 use crate::error::{EngineError, Result};
 use crate::keys;
 use crate::txn::{CommitInfo, Txn};
-use crate::wal::{Group, Wal};
+use crate::wal::{Appended, Chunk, Group, LogPos, Wal};
+
+/// Unsynced binlog bytes kept as tail records beyond which the writer syncs anyway
+/// (`sync_binlog` = 0 or N: bounds the records and what a power loss can take).
+const TAIL_LIMIT: u64 = 16 << 20;
 
 pub(crate) struct Reply {
     slot: Mutex<Option<Result<CommitInfo>>>,
@@ -116,6 +120,8 @@ impl Committer {
             mode,
             counters,
             groups_since_sync: 0,
+            tail: Vec::new(),
+            tail_bytes: 0,
             finisher: tx,
         };
         let thread = std::thread::Builder::new()
@@ -193,6 +199,10 @@ struct Writer {
     mode: LogMode,
     counters: Arc<Counters>,
     groups_since_sync: u32,
+    /// Tail records in RocksDB (key, end of their bytes in the log, length) whose bytes
+    /// are not known to be durable in the binlog yet (`sync_binlog` != 1).
+    tail: Vec<(Vec<u8>, LogPos, u64)>,
+    tail_bytes: u64,
     /// Durable groups on their way to be applied and answered (engine mode).
     finisher: std::sync::mpsc::SyncSender<Finish>,
 }
@@ -324,24 +334,33 @@ impl Writer {
         }
     }
 
-    /// Appends the groups of `work` to the binlog and syncs per `sync_binlog`.
+    /// Appends the groups of `work` to the binlog and syncs per `sync_binlog`. With
+    /// `capture`, also returns the bytes written (for tail records), and syncs anyway once
+    /// more than [`TAIL_LIMIT`] bytes would be unsynced.
     fn append_and_sync(
         &mut self,
         reqs: &mut [Request],
         work: &[usize],
-    ) -> Result<Vec<crate::wal::Appended>> {
+        capture: bool,
+    ) -> Result<(Vec<Appended>, Vec<Chunk>)> {
         let mut groups: Vec<Group> = work
             .iter()
             .map(|&i| reqs[i].group.take().expect("binlog group"))
             .collect();
-        let appended = match self.wal.append(&mut groups) {
+        let r = if capture {
+            self.wal.append_capture(&mut groups)
+        } else {
+            self.wal.append(&mut groups).map(|a| (a, Vec::new()))
+        };
+        let (appended, chunks) = match r {
             Ok(a) => a,
             Err(EngineError::DiskFull(s)) => return Err(EngineError::DiskFull(s)),
             Err(e) => return Err(self.fail(format!("binlog write failed: {e}"))),
         };
         self.groups_since_sync += 1;
         let n = self.shared.sync_binlog.load(Ordering::Relaxed);
-        if n != 0 && self.groups_since_sync >= n {
+        let unsynced = self.tail_bytes + chunks.iter().map(|c| c.1.len() as u64).sum::<u64>();
+        if (n != 0 && self.groups_since_sync >= n) || (capture && unsynced > TAIL_LIMIT) {
             if let Err(e) = self.wal.sync() {
                 return Err(self.fail(format!("binlog sync failed: {e}")));
             }
@@ -352,14 +371,42 @@ impl Writer {
         self.counters
             .binlog_commits
             .fetch_add(work.len() as u64, Ordering::Relaxed);
-        Ok(appended)
+        Ok((appended, chunks))
     }
 
-    fn infos(
-        reqs: &[Request],
-        work: &[usize],
-        appended: &[crate::wal::Appended],
-    ) -> Vec<CommitInfo> {
+    /// Tail records for the first batch of an append: deletes for the records whose bytes
+    /// are durable now, and the bytes of this append that are not (as one record per
+    /// chunk). The first batch, because RocksDB persists a prefix of the batches applied:
+    /// whatever of this append it persists comes with these records.
+    fn tail_records(&mut self, batch: &mut WriteBatch, chunks: Vec<Chunk>) {
+        let synced = self.wal.synced_pos();
+        let mut freed = 0;
+        self.tail.retain(|(key, end, len)| {
+            if *end <= synced {
+                batch.delete(key);
+                freed += len;
+                false
+            } else {
+                true
+            }
+        });
+        self.tail_bytes -= freed;
+        for (pos, bytes) in chunks {
+            let len = bytes.len() as u64;
+            let end = LogPos {
+                file: pos.file,
+                offset: pos.offset + len,
+            };
+            if end > synced {
+                let key = keys::tail_key(pos.file, pos.offset);
+                batch.put(&key, &bytes);
+                self.tail.push((key, end, len));
+                self.tail_bytes += len;
+            }
+        }
+    }
+
+    fn infos(reqs: &[Request], work: &[usize], appended: &[Appended]) -> Vec<CommitInfo> {
         let mut infos = vec![CommitInfo::default(); reqs.len()];
         for (&i, a) in work.iter().zip(appended) {
             infos[i].gtid = Some(a.gtid.clone());
@@ -375,9 +422,16 @@ impl Writer {
         work: &[usize],
         apply: &mut Vec<WriteBatch>,
     ) -> Result<Vec<CommitInfo>> {
-        let appended = self.append_and_sync(reqs, work)?;
+        // sync_binlog != 1: appended bytes may stay unsynced while RocksDB (WAL off) flushes
+        // the changes; keep the bytes beside the changes (see `tail_records`).
+        let capture = self.shared.sync_binlog.load(Ordering::Relaxed) != 1 || !self.tail.is_empty();
+        let (appended, chunks) = self.append_and_sync(reqs, work, capture)?;
+        let mut chunks = capture.then_some(chunks);
         for (&i, a) in work.iter().zip(&appended) {
             let mut batch = reqs[i].batch.take().unwrap();
+            if let Some(chunks) = chunks.take() {
+                self.tail_records(&mut batch, chunks);
+            }
             batch.put(keys::APPLIED, a.end.encode());
             apply.push(batch);
         }
@@ -398,7 +452,7 @@ impl Writer {
         }
         self.counters.log_syncs.fetch_add(1, Ordering::Relaxed);
         // 2. The binlog decides: a transaction whose XID is in the binlog is committed.
-        let appended = match self.append_and_sync(reqs, work) {
+        let (appended, _) = match self.append_and_sync(reqs, work, false) {
             Ok(a) => a,
             Err(e) => {
                 // Roll the prepared records back.

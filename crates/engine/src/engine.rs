@@ -50,6 +50,27 @@ pub struct EngineOptions {
     pub binlog_write_through: bool,
     /// How engine-mode binlog files reserve space (see `onelog_binlog::Preallocate`).
     pub binlog_preallocate: onelog_binlog::Preallocate,
+    /// The file layer under the binlog: the real file system, or a simulated disk in
+    /// power-loss tests.
+    pub binlog_fs: BinlogFs,
+    /// RocksDB memtable size in bytes (small values force frequent flushes in tests).
+    pub write_buffer_size: usize,
+}
+
+/// The binlog's file layer (a newtype so that [`EngineOptions`] stays `Debug`).
+#[derive(Clone)]
+pub struct BinlogFs(pub Arc<dyn onelog_binlog::FileSystem>);
+
+impl Default for BinlogFs {
+    fn default() -> Self {
+        BinlogFs(Arc::new(onelog_binlog::RealFs))
+    }
+}
+
+impl std::fmt::Debug for BinlogFs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("BinlogFs")
+    }
 }
 
 impl Default for EngineOptions {
@@ -67,6 +88,8 @@ impl Default for EngineOptions {
             server_version: "10.11.99-MariaDB-onelog".into(),
             binlog_write_through: false,
             binlog_preallocate: onelog_binlog::Preallocate::ZeroFill,
+            binlog_fs: BinlogFs::default(),
+            write_buffer_size: 64 << 20,
         }
     }
 }
@@ -128,6 +151,21 @@ pub(crate) fn write_opts(mode: LogMode) -> WriteOptions {
     wo
 }
 
+extern "C" {
+    // Part of RocksDB's C API (linked in through librocksdb-sys), not wrapped by the
+    // `rocksdb` crate.
+    fn rocksdb_options_set_avoid_flush_during_shutdown(opt: *mut std::ffi::c_void, v: u8);
+}
+
+fn set_avoid_flush_during_shutdown(o: &mut Options) {
+    use rocksdb::AsRawPtr;
+    // SAFETY: `o` is a live Options object; the call sets one field of it.
+    unsafe {
+        let p = o.as_raw_ptr() as *mut std::ffi::c_void;
+        rocksdb_options_set_avoid_flush_during_shutdown(p, 1);
+    }
+}
+
 impl Engine {
     pub fn open(opts: EngineOptions, replayer: &dyn DdlReplayer) -> Result<Arc<Engine>> {
         std::fs::create_dir_all(&opts.datadir)
@@ -135,7 +173,8 @@ impl Engine {
         let mut o = Options::default();
         o.create_if_missing(true);
         o.set_max_background_jobs(2);
-        o.set_write_buffer_size(64 << 20);
+        o.set_write_buffer_size(opts.write_buffer_size);
+
         o.set_max_write_buffer_number(4);
         o.set_compression_type(rocksdb::DBCompressionType::Lz4);
         o.set_bottommost_compression_type(rocksdb::DBCompressionType::Lz4);
@@ -146,7 +185,12 @@ impl Engine {
         bbo.set_cache_index_and_filter_blocks(true);
         o.set_block_based_table_factory(&bbo);
         o.set_manual_wal_flush(false);
+        // With the WAL off, memtables hold data that only the binlog can bring back; a
+        // close that is not a clean shutdown must not flush them (that could persist
+        // changes ahead of what the binlog has made durable). `shutdown` flushes itself.
+        set_avoid_flush_during_shutdown(&mut o);
         let db = Arc::new(DB::open(&o, opts.datadir.join("rocksdb"))?);
+
         let catalog = crate::ddl::load_catalog(&db)?;
         let counters = Arc::new(Counters::default());
         let wal = Arc::new(Wal::open(&opts, &db)?);

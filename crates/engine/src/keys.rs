@@ -8,6 +8,7 @@
 //! | `C` `t` table-id u32 BE               | TableDef (JSON)                         |
 //! | `C` `n`                               | next table id u32 LE, next index id u32 LE |
 //! | `P` xid u64 BE                        | prepared transaction (file mode): its WriteBatch |
+//! | `T` file u32 BE offset u64 BE         | binlog bytes written there and not yet synced (`sync_binlog` != 1) |
 //! | `I` index-id u32 BE key...            | primary: the row (rowcodec); secondary: empty |
 //!
 //! Index keys: primary `I id enc(pk cols)`; secondary `I id enc(index cols) enc(pk cols)`,
@@ -24,6 +25,27 @@ pub const APPLIED: &[u8] = b"Mapplied";
 pub const CATALOG_NEXT: &[u8] = b"Cn";
 pub const PREPARED_PREFIX: u8 = b'P';
 pub const INDEX_PREFIX: u8 = b'I';
+pub const TAIL_PREFIX: u8 = b'T';
+
+/// Key of a binlog tail record: the unsynced log bytes starting at `file`/`offset`.
+pub fn tail_key(file: u32, offset: u64) -> Vec<u8> {
+    let mut k = Vec::with_capacity(13);
+    k.push(TAIL_PREFIX);
+    k.extend_from_slice(&file.to_be_bytes());
+    k.extend_from_slice(&offset.to_be_bytes());
+    k
+}
+
+/// The position a tail record's key names.
+pub fn decode_tail_key(k: &[u8]) -> Option<(u32, u64)> {
+    if k.len() != 13 || k[0] != TAIL_PREFIX {
+        return None;
+    }
+    Some((
+        u32::from_be_bytes(k[1..5].try_into().ok()?),
+        u64::from_be_bytes(k[5..13].try_into().ok()?),
+    ))
+}
 
 /// Type of the hidden row id of tables without a primary key.
 pub const ROWID_TYPE: ColumnType = ColumnType::Int {

@@ -15,6 +15,7 @@ use rocksdb::DB;
 use crate::catalog::TableDef;
 use crate::engine::{EngineOptions, LogMode};
 use crate::error::{EngineError, Result};
+use crate::keys;
 use crate::txn::{ChangeKind, Row, Txn};
 
 pub(crate) type Group = binlog::EventGroup;
@@ -59,6 +60,9 @@ impl LogPos {
         }
     }
 }
+
+/// Bytes written to the log starting at a position.
+pub(crate) type Chunk = (LogPos, Vec<u8>);
 
 /// Where one group landed.
 pub(crate) struct Appended {
@@ -109,10 +113,11 @@ fn now() -> u32 {
 }
 
 impl Wal {
-    pub fn open(opts: &EngineOptions, _db: &DB) -> Result<Wal> {
+    pub fn open(opts: &EngineOptions, db: &DB) -> Result<Wal> {
         let binlog = match opts.mode {
             LogMode::Off => None,
             mode => {
+                let fs = opts.binlog_fs.0.clone();
                 let mut bo = binlog::BinlogOptions::new(opts.datadir.clone());
                 bo.naming = if mode == LogMode::Engine {
                     binlog::Naming::Engine
@@ -129,7 +134,11 @@ impl Wal {
                 } else {
                     binlog::SyncMethod::Fdatasync
                 };
-                let b = binlog::Binlog::open(bo).map_err(berr)?;
+                let mut b = binlog::Binlog::open_with_fs(fs.clone(), bo.clone()).map_err(berr)?;
+                if mode == LogMode::Engine && restore_tail(&b, fs.as_ref(), db)? {
+                    drop(b);
+                    b = binlog::Binlog::open_with_fs(fs, bo).map_err(berr)?;
+                }
                 let r = b.recovery_report();
                 if r.truncated_bytes > 0 || r.discarded_group.is_some() {
                     eprintln!(
@@ -169,6 +178,35 @@ impl Wal {
                 end: LogPos::from_binlog(g.end),
             })
             .collect())
+    }
+
+    /// [`append`](Self::append), also returning the bytes written (see
+    /// `Binlog::append_capture`).
+    pub fn append_capture(&self, groups: &mut [Group]) -> Result<(Vec<Appended>, Vec<Chunk>)> {
+        let b = self.binlog.as_ref().expect("binlog on");
+        let (info, chunks) = b.append_capture(groups).map_err(berr)?;
+        Ok((
+            info.groups
+                .into_iter()
+                .map(|g| Appended {
+                    gtid: g.gtid.to_string(),
+                    end: LogPos::from_binlog(g.end),
+                })
+                .collect(),
+            chunks
+                .into_iter()
+                .map(|(p, bytes): binlog::Chunk| (LogPos::from_binlog(p), bytes))
+                .collect(),
+        ))
+    }
+
+    /// Everything before this position is durable in the binlog.
+    pub fn synced_pos(&self) -> LogPos {
+        self.binlog
+            .as_ref()
+            .map_or(LogPos { file: 0, offset: 0 }, |b| {
+                LogPos::from_binlog(b.synced_pos())
+            })
     }
 
     pub fn sync(&self) -> Result<()> {
@@ -327,6 +365,85 @@ impl Wal {
         }
         Ok(out)
     }
+}
+
+/// Engine mode with `sync_binlog` != 1: RocksDB may have persisted (by a memtable flush)
+/// changes whose binlog bytes a power loss then took. Their bytes are in RocksDB too, as
+/// tail records (`keys::tail_key`, written in the first batch of each unsynced append):
+/// when the applied position lies beyond the recovered end of the binlog, write them back
+/// and sync. Returns whether the binlog changed (it is then reopened). Afterwards every
+/// tail record is redundant and deleted.
+fn restore_tail(b: &binlog::Binlog, fs: &dyn binlog::FileSystem, db: &DB) -> Result<bool> {
+    let mut chunks: Vec<(u32, u64, Vec<u8>)> = Vec::new();
+    let mut ro = rocksdb::ReadOptions::default();
+    ro.set_iterate_lower_bound(vec![keys::TAIL_PREFIX]);
+    ro.set_iterate_upper_bound(vec![keys::TAIL_PREFIX + 1]);
+    for kv in db.iterator_opt(rocksdb::IteratorMode::Start, ro) {
+        let (k, v) = kv?;
+        if let Some((file, offset)) = keys::decode_tail_key(&k) {
+            chunks.push((file, offset, v.to_vec()));
+        }
+    }
+    if chunks.is_empty() {
+        return Ok(false);
+    }
+    let applied = db
+        .get(keys::APPLIED)?
+        .map(|v| LogPos::decode(&v))
+        .transpose()?;
+    let end = LogPos::from_binlog(b.end_pos());
+    let mut changed = false;
+    if let Some(applied) = applied.filter(|a| *a > end) {
+        if applied.file != end.file {
+            return Err(EngineError::Corrupt(format!(
+                "the tables are applied up to {applied:?} but the binlog ends in file {}",
+                end.file
+            )));
+        }
+        // The records from the recovered end on, contiguous, up to the applied position.
+        let mut need = end.offset;
+        let mut restore = Vec::new();
+        for (_, offset, bytes) in chunks.iter().filter(|c| c.0 == applied.file) {
+            let stop = offset + bytes.len() as u64;
+            if stop <= need {
+                continue;
+            }
+            if *offset > need {
+                break;
+            }
+            restore.push((*offset, bytes.as_slice()));
+            need = stop;
+        }
+        if need < applied.offset {
+            return Err(EngineError::Corrupt(format!(
+                "the tables are applied up to {applied:?}, the binlog ends at {end:?} and \
+                 the saved tail reaches only offset {need}"
+            )));
+        }
+        let path = b.dir().join(b.file_name(applied.file));
+        let io = |e: std::io::Error| EngineError::Binlog(format!("restoring {path:?}: {e}"));
+        let f = fs.open(&path, binlog::OpenMode::WRITE).map_err(io)?;
+        for (offset, bytes) in &restore {
+            f.write_at(bytes, *offset).map_err(io)?;
+        }
+        f.sync_data().map_err(io)?;
+        eprintln!(
+            "onelog: binlog recovery: restored {} bytes of {} from the saved tail",
+            need - end.offset,
+            b.file_name(applied.file)
+        );
+        changed = true;
+    } else {
+        // The binlog holds everything applied; make sure what was read is on disk before
+        // the records that could rebuild it go.
+        b.sync_active_file().map_err(berr)?;
+    }
+    let mut batch = rocksdb::WriteBatch::default();
+    for (file, offset, _) in &chunks {
+        batch.delete(keys::tail_key(*file, *offset));
+    }
+    db.write_opt(batch, &crate::engine::write_opts(LogMode::Engine))?;
+    Ok(changed)
 }
 
 /// The table map of a table (db, name, column types, nullability, names).

@@ -144,6 +144,9 @@ impl BinlogOptions {
     }
 }
 
+/// Bytes written to the log starting at a position.
+pub type Chunk = (LogPos, Vec<u8>);
+
 /// One appended group.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AppendedGroup {
@@ -439,6 +442,24 @@ impl Binlog {
     /// poisoned, and the groups of this call are in doubt: some may be in the log after
     /// recovery (e.g. written before a rotation that failed).
     pub fn append(&self, groups: &mut [EventGroup]) -> Result<AppendInfo> {
+        self.append_impl(groups, None)
+    }
+
+    /// [`append`](Self::append), also handing back the bytes written: one `(start, bytes)`
+    /// chunk per file touched, groups only (no ROTATE event; a rotation makes everything
+    /// before it durable). The engine keeps unsynced chunks beside its data so that a
+    /// memtable flush never persists changes whose log bytes a power loss could take.
+    pub fn append_capture(&self, groups: &mut [EventGroup]) -> Result<(AppendInfo, Vec<Chunk>)> {
+        let mut chunks = Vec::new();
+        let info = self.append_impl(groups, Some(&mut chunks))?;
+        Ok((info, chunks))
+    }
+
+    fn append_impl(
+        &self,
+        groups: &mut [EventGroup],
+        mut capture: Option<&mut Vec<Chunk>>,
+    ) -> Result<AppendInfo> {
         self.check_poison()?;
         for g in groups.iter() {
             if !g.is_closed() {
@@ -489,6 +510,11 @@ impl Binlog {
             if at + len + reserve > max && at > inner.active.header_end {
                 // Rule 3: the group goes whole into the next file.
                 self.write_locked(&mut inner, &buf, buf_start)?;
+                if let Some(c) = capture.as_deref_mut() {
+                    if !buf.is_empty() {
+                        c.push((LogPos::new(inner.active.no, buf_start), buf.clone()));
+                    }
+                }
                 buf.clear();
                 self.rotate_locked(&mut inner)?;
                 buf_start = inner.active.end;
@@ -504,6 +530,11 @@ impl Binlog {
             });
         }
         self.write_locked(&mut inner, &buf, buf_start)?;
+        if let Some(c) = capture {
+            if !buf.is_empty() {
+                c.push((LogPos::new(inner.active.no, buf_start), buf));
+            }
+        }
         self.counters.appends.fetch_add(1, Ordering::Relaxed);
         self.counters
             .groups
@@ -588,6 +619,20 @@ impl Binlog {
             inner.synced = pos;
         }
         Ok(pos)
+    }
+
+    /// fdatasync of the active file even when everything counts as synced: after a restart
+    /// the recovered bytes may still be only in the page cache (a process crash).
+    pub fn sync_active_file(&self) -> Result<()> {
+        self.check_poison()?;
+        let (file, no) = {
+            let inner = self.inner.lock();
+            (inner.active.file.clone(), inner.active.no)
+        };
+        file.sync_data()
+            .map_err(|e| self.fail("fdatasync", no, e))?;
+        self.counters.syncs.fetch_add(1, Ordering::Relaxed);
+        Ok(())
     }
 
     /// FLUSH BINARY LOGS: ends the current file with a ROTATE event, cuts it to its used
