@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use onelog_protocol::*;
 use onelog_sql::{QueryResult, ResultColumn, Session};
-use onelog_types::{code, SqlError};
+use onelog_types::{code, SqlError, Value};
 
 use crate::listener::Server;
 
@@ -78,7 +78,9 @@ pub fn serve(server: &Arc<Server>, stream: Stream, host: String) {
     let n = server.connections.fetch_add(1, Ordering::Relaxed) + 1;
     let _slot = Slot(server);
     let mut ps = PacketStream::new(stream);
-    if n > server.cfg.max_connections + 1 {
+    // `SET GLOBAL max_connections` applies to the connections that come after it.
+    let max = global_usize(server, "max_connections").unwrap_or(server.cfg.max_connections);
+    if n > max + 1 {
         let _ = ps.write_err(&SqlError::from_code(
             code::ER_CON_COUNT_ERROR,
             "Too many connections",
@@ -87,6 +89,15 @@ pub fn serve(server: &Arc<Server>, stream: Stream, host: String) {
         return;
     }
     let _ = Conn::handshake(server, ps, host).map(|c| c.run());
+}
+
+/// A numeric global variable (as `SET GLOBAL` left it).
+fn global_usize(server: &Server, name: &str) -> Option<usize> {
+    match server.db.global_variable(name)? {
+        Value::UInt(n) => Some(n as usize),
+        Value::Int(n) if n >= 0 => Some(n as usize),
+        _ => None,
+    }
 }
 
 struct Prepared {
@@ -133,7 +144,10 @@ impl<'a> Conn<'a> {
     ) -> Result<Conn<'a>> {
         let db = &server.db;
         let conn_id = db.next_connection_id();
-        ps.set_max_allowed_packet(server.cfg.max_allowed_packet);
+        // As in MariaDB, a session takes the global max_allowed_packet when it connects.
+        ps.set_max_allowed_packet(
+            global_usize(server, "max_allowed_packet").unwrap_or(server.cfg.max_allowed_packet),
+        );
         let scramble = new_scramble();
         let hs = InitialHandshake {
             server_version: DEFAULT_SERVER_VERSION,

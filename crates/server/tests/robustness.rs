@@ -403,9 +403,63 @@ fn max_connections() {
         }
     };
     assert_eq!(threads_connected(&mut c), 6);
-    drop(c);
+    // SET GLOBAL max_connections applies to the next connections, both ways.
+    c.query_drop("SET GLOBAL max_connections = 8").unwrap();
+    for _ in 0..3 {
+        held.push(srv.conn(None));
+    }
+    assert!(
+        mysql::Conn::new(srv.opts(None)).is_err(),
+        "a 10th connection"
+    );
+    c.query_drop("SET GLOBAL max_connections = 3").unwrap();
     drop(held);
-    healthy(&mut srv);
+    std::thread::sleep(Duration::from_millis(300));
+    let few: Vec<_> = (0..3).map(|_| srv.conn(None)).collect();
+    match mysql::Conn::new(srv.opts(None)) {
+        Err(mysql::Error::MySqlError(e)) => assert_eq!(e.code, 1040, "{e}"),
+        Err(e) => panic!("expected 1040, got {e:?}"),
+        Ok(_) => panic!("connection beyond the lowered max_connections admitted"),
+    }
+    drop(few);
+    drop(c);
+    srv.stop();
+}
+
+/// SET GLOBAL max_allowed_packet: sessions that connect afterwards get the new limit.
+#[test]
+fn max_allowed_packet_runtime() {
+    let mut srv = Server::start(&[]);
+    let mut c = srv.conn(None);
+    let len = |c: &mut mysql::Conn, n: usize| -> Result<Option<u64>, mysql::Error> {
+        c.query_first(format!("SELECT LENGTH('{}')", "a".repeat(n)))
+    };
+    assert_eq!(len(&mut c, 2_000_000).unwrap(), Some(2_000_000));
+    c.query_drop("SET GLOBAL max_allowed_packet = 1048576")
+        .unwrap();
+    let mut d = srv.conn(None);
+    assert_eq!(
+        d.query_first::<u64, _>("SELECT @@max_allowed_packet")
+            .unwrap(),
+        Some(1048576)
+    );
+    // The Rust client refuses by itself (it sizes packets by @@max_allowed_packet); speak
+    // the protocol by hand to see the server enforce it.
+    assert!(len(&mut d, 2_000_000).is_err());
+    let mut s = login(srv.port);
+    let mut q = b"\x03SELECT '".to_vec();
+    q.resize(2 << 20, b'x');
+    q.extend_from_slice(b"'");
+    write_packet(&mut s, 0, &q).unwrap();
+    let (_, p) = read_packet(&mut s).unwrap();
+    assert_eq!(p[0], 0xff, "expected an error packet");
+    assert_eq!(u16::from_le_bytes([p[1], p[2]]), 1153);
+    drop(s);
+    c.query_drop("SET GLOBAL max_allowed_packet = 16777216")
+        .unwrap();
+    let mut e = srv.conn(None);
+    assert_eq!(len(&mut e, 2_000_000).unwrap(), Some(2_000_000));
+    drop((c, d, e));
     srv.stop();
 }
 

@@ -187,6 +187,12 @@ impl Database {
             .insert(name.to_ascii_lowercase(), value);
     }
 
+    /// The current value of a global variable, as `SET GLOBAL` or the server left it (None
+    /// when it still has its built-in default).
+    pub fn global_variable(&self, name: &str) -> Option<Value> {
+        self.globals.read().get(&name.to_ascii_lowercase()).cloned()
+    }
+
     /// Checks a mysql_native_password login: `auth_response` is the client's scrambled
     /// password (empty for no password). Returns the matched account.
     pub fn authenticate(
