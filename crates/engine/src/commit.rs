@@ -1,7 +1,8 @@
-//! Group commit: one log writer thread makes whole groups of commits durable at once.
+//! Group commit: whole groups of commits are made durable at once.
 //!
 //! Committing sessions encode their own event group and WriteBatch (in parallel), queue a
-//! [`Request`] and wait. The writer takes everything queued, and per mode:
+//! [`Request`] and wait. One of them leads (see [`Committer`]): it takes everything
+//! queued, and per mode:
 //!
 //! - `engine`: 1. append every group to the binlog with one write; 2. one fdatasync (per
 //!   `sync_binlog`); 3. apply each WriteBatch to RocksDB, WAL off, in binlog order, each
@@ -39,29 +40,33 @@ use crate::wal::{Appended, Chunk, Group, LogPos, Wal};
 const TAIL_LIMIT: u64 = 16 << 20;
 
 pub(crate) struct Reply {
-    slot: Mutex<Option<Result<CommitInfo>>>,
+    slot: Mutex<ReplySlot>,
     cv: Condvar,
+}
+
+#[derive(Default)]
+struct ReplySlot {
+    result: Option<Result<CommitInfo>>,
+    /// The previous leader handed group-commit leadership to this waiting session.
+    lead: bool,
 }
 
 impl Reply {
     fn new() -> Arc<Reply> {
         Arc::new(Reply {
-            slot: Mutex::new(None),
+            slot: Mutex::new(ReplySlot::default()),
             cv: Condvar::new(),
         })
     }
 
     fn set(&self, r: Result<CommitInfo>) {
-        *self.slot.lock() = Some(r);
+        self.slot.lock().result = Some(r);
         self.cv.notify_one();
     }
 
-    fn wait(&self) -> Result<CommitInfo> {
-        let mut s = self.slot.lock();
-        while s.is_none() {
-            self.cv.wait(&mut s);
-        }
-        s.take().unwrap()
+    fn hand_lead(&self) {
+        self.slot.lock().lead = true;
+        self.cv.notify_one();
     }
 }
 
@@ -75,11 +80,12 @@ pub(crate) struct Request {
 struct Queue {
     pending: VecDeque<Request>,
     stop: bool,
+    /// A session is leading: it (or the session it hands over to) will take what is queued.
+    leader: bool,
 }
 
 struct Shared {
     queue: Mutex<Queue>,
-    cv: Condvar,
     sync_binlog: AtomicU32,
     failed: Mutex<Option<String>>,
     stopped: AtomicBool,
@@ -87,9 +93,16 @@ struct Shared {
     in_flight: std::sync::atomic::AtomicUsize,
 }
 
+/// Group commit by leader and followers: the first committing session that finds no
+/// leader becomes it, takes everything queued, writes it with one write and one sync, and
+/// applies and answers it (or hands it to the applier thread when more is coming). Then,
+/// if others queued meanwhile, it hands leadership to the first of them and returns to its
+/// client. A lone client thus commits with no thread switch at all.
 pub(crate) struct Committer {
     shared: Arc<Shared>,
-    thread: Mutex<Option<JoinHandle<()>>>,
+    /// The log writer's state, used by the leader; None once stopped.
+    writer: Mutex<Option<Writer>>,
+    applier: Mutex<Option<JoinHandle<()>>>,
 }
 
 impl Committer {
@@ -98,15 +111,15 @@ impl Committer {
             queue: Mutex::new(Queue {
                 pending: VecDeque::new(),
                 stop: false,
+                leader: false,
             }),
-            cv: Condvar::new(),
             sync_binlog: AtomicU32::new(1),
             failed: Mutex::new(None),
             stopped: AtomicBool::new(false),
             in_flight: std::sync::atomic::AtomicUsize::new(0),
         });
         let (tx, rx) = std::sync::mpsc::sync_channel(4);
-        let fin = {
+        let applier = {
             let (shared, db) = (shared.clone(), db.clone());
             std::thread::Builder::new()
                 .name("onelog-applier".into())
@@ -124,17 +137,10 @@ impl Committer {
             tail_bytes: 0,
             finisher: tx,
         };
-        let thread = std::thread::Builder::new()
-            .name("onelog-log-writer".into())
-            .spawn(move || {
-                writer.run();
-                // The writer is gone (its sender dropped): the applier drains and ends.
-                let _ = fin.join();
-            })
-            .expect("spawn log writer");
         Committer {
             shared,
-            thread: Mutex::new(Some(thread)),
+            writer: Mutex::new(Some(writer)),
+            applier: Mutex::new(Some(applier)),
         }
     }
 
@@ -142,7 +148,7 @@ impl Committer {
         self.shared.sync_binlog.store(n, Ordering::Relaxed);
     }
 
-    /// Queues a request and waits for the writer's answer.
+    /// Queues a request, leads the group commit if nobody does, and waits for the answer.
     pub fn submit(
         &self,
         batch: Option<WriteBatch>,
@@ -150,7 +156,7 @@ impl Committer {
         xid: u64,
     ) -> Result<CommitInfo> {
         let reply = Reply::new();
-        {
+        let lead = {
             let mut q = self.shared.queue.lock();
             if q.stop {
                 return Err(EngineError::ShuttingDown);
@@ -161,9 +167,41 @@ impl Committer {
                 xid,
                 reply: reply.clone(),
             });
+            !std::mem::replace(&mut q.leader, true)
+        };
+        if lead {
+            self.lead();
         }
-        self.shared.cv.notify_one();
-        reply.wait()
+        loop {
+            let mut slot = reply.slot.lock();
+            while slot.result.is_none() && !slot.lead {
+                reply.cv.wait(&mut slot);
+            }
+            if let Some(r) = slot.result.take() {
+                return r;
+            }
+            slot.lead = false;
+            drop(slot);
+            self.lead();
+        }
+    }
+
+    /// One round as leader: takes everything queued (its own request among it) and
+    /// processes it; then hands leadership to the first session queued meanwhile, or
+    /// gives it up.
+    fn lead(&self) {
+        let mut w = self.writer.lock();
+        let reqs: Vec<Request> = self.shared.queue.lock().pending.drain(..).collect();
+        match w.as_mut() {
+            Some(w) => w.process(reqs),
+            None => answer(reqs, Err(EngineError::ShuttingDown)),
+        }
+        drop(w);
+        let mut q = self.shared.queue.lock();
+        match q.pending.front() {
+            Some(next) => next.reply.hand_lead(),
+            None => q.leader = false,
+        }
     }
 
     /// Waits until everything queued before this call has been processed.
@@ -182,12 +220,19 @@ impl Committer {
         self.shared.failed.lock().clone()
     }
 
+    /// Refuses new commits, lets the current leader finish, and drains the applier.
     pub fn stop(&self) {
         self.shared.queue.lock().stop = true;
-        self.shared.cv.notify_all();
-        if let Some(t) = self.thread.lock().take() {
+        // Waits for a leader in the middle of a round; dropping the writer closes the
+        // applier's channel.
+        let writer = self.writer.lock().take();
+        drop(writer);
+        if let Some(t) = self.applier.lock().take() {
             let _ = t.join();
         }
+        // Requests queued after the last round (their sessions wait for a leader).
+        let left: Vec<Request> = self.shared.queue.lock().pending.drain(..).collect();
+        answer(left, Err(EngineError::ShuttingDown));
         self.shared.stopped.store(true, Ordering::Release);
     }
 }
@@ -267,22 +312,6 @@ fn answer(reqs: Vec<Request>, result: Result<Vec<CommitInfo>>) {
 }
 
 impl Writer {
-    fn run(mut self) {
-        loop {
-            let reqs: Vec<Request> = {
-                let mut q = self.shared.queue.lock();
-                while q.pending.is_empty() && !q.stop {
-                    self.shared.cv.wait(&mut q);
-                }
-                if q.pending.is_empty() && q.stop {
-                    return;
-                }
-                q.pending.drain(..).collect()
-            };
-            self.process(reqs);
-        }
-    }
-
     fn fail(&self, why: String) -> EngineError {
         let mut f = self.shared.failed.lock();
         if f.is_none() {
