@@ -22,7 +22,7 @@
 //! the group's sessions get [`EngineError::DiskFull`].
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
@@ -38,6 +38,13 @@ use crate::wal::{Appended, Chunk, Group, LogPos, Wal};
 /// Unsynced binlog bytes kept as tail records beyond which the writer syncs anyway
 /// (`sync_binlog` = 0 or N: bounds the records and what a power loss can take).
 const TAIL_LIMIT: u64 = 16 << 20;
+
+/// A leader waits for more commits only when syncs take at least this long (a wait costs
+/// up to half a sync).
+const MIN_SYNC_NS_TO_WAIT: u64 = 100_000;
+
+/// Upper bound of the number of commits a leader waits for.
+const MAX_EXPECTED: usize = 256;
 
 pub(crate) struct Reply {
     slot: Mutex<ReplySlot>,
@@ -82,10 +89,19 @@ struct Queue {
     stop: bool,
     /// A session is leading: it (or the session it hands over to) will take what is queued.
     leader: bool,
+    /// The leader waits for more commits to join its group (see `Committer::lead`).
+    leader_waiting: bool,
 }
 
 struct Shared {
     queue: Mutex<Queue>,
+    /// Signalled on a new request while the leader waits for its group to fill.
+    arrived: Condvar,
+    /// Commits expected in the next group: the last group plus those that queued while it
+    /// was written and synced (the sessions that commit concurrently).
+    expected: std::sync::atomic::AtomicUsize,
+    /// Duration of the last log sync, in nanoseconds.
+    last_sync_ns: AtomicU64,
     sync_binlog: AtomicU32,
     failed: Mutex<Option<String>>,
     stopped: AtomicBool,
@@ -112,7 +128,11 @@ impl Committer {
                 pending: VecDeque::new(),
                 stop: false,
                 leader: false,
+                leader_waiting: false,
             }),
+            arrived: Condvar::new(),
+            expected: std::sync::atomic::AtomicUsize::new(1),
+            last_sync_ns: AtomicU64::new(0),
             sync_binlog: AtomicU32::new(1),
             failed: Mutex::new(None),
             stopped: AtomicBool::new(false),
@@ -167,6 +187,9 @@ impl Committer {
                 xid,
                 reply: reply.clone(),
             });
+            if q.leader_waiting {
+                self.shared.arrived.notify_one();
+            }
             !std::mem::replace(&mut q.leader, true)
         };
         if lead {
@@ -189,15 +212,41 @@ impl Committer {
     /// One round as leader: takes everything queued (its own request among it) and
     /// processes it; then hands leadership to the first session queued meanwhile, or
     /// gives it up.
+    ///
+    /// When fewer commits are queued than committed concurrently last time, the leader
+    /// first waits for the others (up to half the last sync's duration): two clients that
+    /// alternate would otherwise each get a group, and a sync, of their own.
     fn lead(&self) {
         let mut w = self.writer.lock();
-        let reqs: Vec<Request> = self.shared.queue.lock().pending.drain(..).collect();
+        let sh = &self.shared;
+        let mut q = sh.queue.lock();
+        let mut reqs: Vec<Request> = q.pending.drain(..).collect();
+        let expected = sh.expected.load(Ordering::Relaxed);
+        let sync_ns = sh.last_sync_ns.load(Ordering::Relaxed);
+        let mut timed_out = false;
+        if reqs.len() < expected && sync_ns >= MIN_SYNC_NS_TO_WAIT {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_nanos(sync_ns / 2);
+            q.leader_waiting = true;
+            while reqs.len() + q.pending.len() < expected && !q.stop {
+                if sh.arrived.wait_until(&mut q, deadline).timed_out() {
+                    timed_out = true;
+                    break;
+                }
+            }
+            q.leader_waiting = false;
+            reqs.extend(q.pending.drain(..));
+        }
+        drop(q);
+        let n = reqs.len();
         match w.as_mut() {
             Some(w) => w.process(reqs),
             None => answer(reqs, Err(EngineError::ShuttingDown)),
         }
         drop(w);
-        let mut q = self.shared.queue.lock();
+        let mut q = sh.queue.lock();
+        let next = if timed_out { n } else { n + q.pending.len() };
+        sh.expected
+            .store(next.clamp(1, MAX_EXPECTED), Ordering::Relaxed);
         match q.pending.front() {
             Some(next) => next.reply.hand_lead(),
             None => q.leader = false,
@@ -390,9 +439,13 @@ impl Writer {
         let n = self.shared.sync_binlog.load(Ordering::Relaxed);
         let unsynced = self.tail_bytes + chunks.iter().map(|c| c.1.len() as u64).sum::<u64>();
         if (n != 0 && self.groups_since_sync >= n) || (capture && unsynced > TAIL_LIMIT) {
+            let t = std::time::Instant::now();
             if let Err(e) = self.wal.sync() {
                 return Err(self.fail(format!("binlog sync failed: {e}")));
             }
+            self.shared
+                .last_sync_ns
+                .store(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
             self.groups_since_sync = 0;
             self.counters.log_syncs.fetch_add(1, Ordering::Relaxed);
         }
@@ -512,9 +565,13 @@ impl Writer {
                 return Err(self.fail(format!("RocksDB write failed: {e}")));
             }
         }
+        let t = std::time::Instant::now();
         if let Err(e) = self.db.flush_wal(true) {
             return Err(self.fail(format!("RocksDB WAL sync failed: {e}")));
         }
+        self.shared
+            .last_sync_ns
+            .store(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
         self.counters.log_syncs.fetch_add(1, Ordering::Relaxed);
         self.counters.group_commits.fetch_add(1, Ordering::Relaxed);
         Ok(vec![CommitInfo::default(); reqs.len()])

@@ -2,6 +2,12 @@
 //! `--socket`, `--server-id`, `--binlog-storage=engine|file`, `--skip-log-bin`,
 //! `--sync-binlog`, `--defaults-file`, ...).
 
+/// mimalloc for the server's Rust allocations: parsing and executing a statement makes
+/// many small short-lived allocations, and glibc malloc took a quarter of the CPU time of
+/// 100-row inserts (perf, `docs/BENCHMARKS.md`).
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| a == "--help" || a == "-?") {
