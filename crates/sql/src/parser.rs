@@ -158,6 +158,12 @@ pub enum Admin {
     },
     Commit,
     Rollback,
+    /// `SAVEPOINT name`
+    Savepoint(String),
+    /// `ROLLBACK [WORK] TO [SAVEPOINT] name`
+    RollbackTo(String),
+    /// `RELEASE SAVEPOINT name`
+    ReleaseSavepoint(String),
     Kill {
         query: bool,
         id: u64,
@@ -996,12 +1002,18 @@ fn parse_admin(p: &mut Parser) -> Result<Option<Admin>, ParserError> {
         "COMMIT" | "ROLLBACK" => {
             p.next_token();
             let _ = word(p, "WORK");
+            if first == "ROLLBACK" && word(p, "TO") {
+                // `SAVEPOINT` is optional, and is itself a valid savepoint name.
+                if peek_word(p, 0).as_deref() == Some("SAVEPOINT")
+                    && !matches!(p.peek_nth_token_ref(1).token, Token::EOF)
+                {
+                    p.next_token();
+                }
+                return Ok(Some(Admin::RollbackTo(ident(p)?)));
+            }
             if word(p, "AND") {
                 let _ = word(p, "NO");
                 expect_word(p, "CHAIN")?;
-            }
-            if word(p, "TO") {
-                return Err(ParserError::ParserError("SAVEPOINT".into()));
             }
             let _ = words(p, &["NO", "RELEASE"]);
             if first == "COMMIT" {
@@ -1009,6 +1021,15 @@ fn parse_admin(p: &mut Parser) -> Result<Option<Admin>, ParserError> {
             } else {
                 Admin::Rollback
             }
+        }
+        "SAVEPOINT" => {
+            p.next_token();
+            Admin::Savepoint(ident(p)?)
+        }
+        "RELEASE" if second.as_deref() == Some("SAVEPOINT") => {
+            p.next_token();
+            p.next_token();
+            Admin::ReleaseSavepoint(ident(p)?)
         }
         "KILL" => {
             p.next_token();

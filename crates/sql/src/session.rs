@@ -1098,6 +1098,32 @@ impl Session {
                 self.rollback_txn();
                 Ok(QueryResult::ok())
             }
+            Admin::Savepoint(name) => {
+                // Outside a transaction in autocommit mode SAVEPOINT is accepted and does
+                // nothing (MariaDB); with autocommit off it belongs to the transaction the
+                // session is in, starting it if needed.
+                if self.in_explicit || !self.autocommit() {
+                    self.ensure_txn().savepoint(name);
+                }
+                Ok(QueryResult::ok())
+            }
+            Admin::RollbackTo(name) => {
+                let found = self
+                    .txn
+                    .as_mut()
+                    .is_some_and(|t| t.rollback_to_savepoint(name));
+                if !found {
+                    return Err(no_savepoint(name));
+                }
+                Ok(QueryResult::ok())
+            }
+            Admin::ReleaseSavepoint(name) => {
+                let found = self.txn.as_mut().is_some_and(|t| t.release_savepoint(name));
+                if !found {
+                    return Err(no_savepoint(name));
+                }
+                Ok(QueryResult::ok())
+            }
             Admin::Set(items) => {
                 for (target, e) in items {
                     let v = self.eval_const(e)?;
@@ -1246,6 +1272,14 @@ impl Session {
         }
         Ok(out)
     }
+}
+
+/// 1305 for ROLLBACK TO / RELEASE of an unknown savepoint.
+fn no_savepoint(name: &str) -> SqlError {
+    sql_err(
+        code::ER_SP_DOES_NOT_EXIST,
+        format!("SAVEPOINT {name} does not exist"),
+    )
 }
 
 fn is_note_or_warning(code: u16) -> bool {
