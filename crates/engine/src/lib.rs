@@ -35,7 +35,7 @@ mod wal;
 
 pub use admin::BinlogEventRow;
 pub use catalog::{Catalog, ColumnDef, DatabaseDef, IndexDef, IndexId, TableDef, TableId};
-pub use ddl::{AlterOp, Ddl, DdlOutcome};
+pub use ddl::{AlterOp, ColumnConverter, Converter, Ddl, DdlOutcome};
 pub use engine::{DdlReplayer, Engine, EngineOptions, EngineStatus, LogMode};
 pub use error::{EngineError, Result};
 pub use onelog_binlog::Preallocate;

@@ -29,6 +29,7 @@
 
 pub mod parser;
 
+mod alter;
 mod binder;
 mod database;
 mod executor;

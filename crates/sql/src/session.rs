@@ -1082,7 +1082,7 @@ impl Session {
                     self.check_db(&b.0, Priv::CREATE)?;
                 }
             }
-            D::AlterTable { db, table, ops } => {
+            D::AlterTable { db, table, ops, .. } => {
                 let p = if ops.iter().all(|o| {
                     matches!(
                         o,
@@ -1116,8 +1116,27 @@ impl Session {
             D::DropDatabase { name, .. } => Some(name.clone()),
             _ => None,
         };
+        // ALTER TABLE converts changed columns with this session's strict mode.
+        let mut ddl = ddl;
+        let converter = match &mut ddl {
+            D::AlterTable {
+                db, table, convert, ..
+            } => {
+                let mode = self.sql_mode();
+                let strict =
+                    mode.contains("STRICT_TRANS_TABLES") || mode.contains("STRICT_ALL_TABLES");
+                let c = Arc::new(crate::alter::AlterConverter::new(strict, db, table));
+                *convert = Some(onelog_engine::Converter(c.clone()));
+                Some(c)
+            }
+            _ => None,
+        };
         let db = self.current_db.clone().unwrap_or_default();
-        let out = self.db.engine.ddl(&db, text, ddl).map_err(|e| {
+        let out = self.db.engine.ddl(&db, text, ddl);
+        if let Some(c) = &converter {
+            self.warnings.extend(c.take_warnings());
+        }
+        let out = out.map_err(|e| {
             let mut s = engine_err(e);
             if s.message.starts_with("Can't drop database") {
                 s = sql_err(crate::codes::ER_CANT_DROP_DB, s.message);
@@ -1131,7 +1150,16 @@ impl Session {
                 self.current_db = None;
             }
         }
-        Ok(ok(out.affected_rows, 0, self.warnings.len(), String::new()))
+        let info = if converter.is_some() {
+            format!(
+                "Records: {}  Duplicates: 0  Warnings: {}",
+                out.affected_rows,
+                self.warnings.len()
+            )
+        } else {
+            String::new()
+        };
+        Ok(ok(out.affected_rows, 0, self.warnings.len(), info))
     }
 
     fn eval_const(&mut self, e: &sq::Expr) -> Result<Value, SqlError> {
