@@ -658,21 +658,22 @@ fn alter(
                     return Err(EngineError::DuplicateColumn(def.name));
                 }
                 // A key prefix longer than the new column, or on a column that is no longer
-                // a string, covers the whole column (MariaDB).
-                let whole = |p: u32| match def.ty {
-                    ColumnType::Char { len, .. } | ColumnType::Varchar { len, .. } => p >= len,
-                    ColumnType::Blob { .. } => false,
-                    _ => true,
+                // a string, covers the whole column; a TEXT/BLOB column gets a 768-character
+                // prefix if it had none (MariaDB).
+                let prefix = |p: Option<u32>| match (def.ty, p) {
+                    (ColumnType::Char { len, .. } | ColumnType::Varchar { len, .. }, Some(p)) => {
+                        (p < len).then_some(p)
+                    }
+                    (ColumnType::Blob { .. }, None) => Some(768),
+                    (ColumnType::Blob { .. }, p) => p,
+                    _ => None,
                 };
                 for idx in &mut new.indexes {
-                    for (k, &c) in idx.columns.iter().enumerate() {
-                        if c == pos {
-                            if let Some(p) = idx.prefix_lens.get_mut(k) {
-                                if p.is_some_and(whole) {
-                                    *p = None;
-                                }
-                            }
+                    if let Some(k) = idx.columns.iter().position(|&c| c == pos) {
+                        if idx.prefix_lens.len() <= k {
+                            idx.prefix_lens.resize(idx.columns.len(), None);
                         }
+                        idx.prefix_lens[k] = prefix(idx.prefix_lens[k]);
                     }
                 }
                 new.columns.remove(pos);

@@ -10,10 +10,10 @@
 //! - `keys.rs`: the RocksDB key layout; `keycode.rs`: order-preserving key encoding;
 //!   `rowcodec.rs`: row value encoding.
 //! - `locks.rs`: row and metadata locks, lock waits, deadlock detection.
-//! - `txn.rs`: transactions: buffered writes, snapshot reads, statement rollback.
+//! - `txn.rs`: transactions: buffered writes, snapshot reads, statement rollback, savepoints.
 //! - `commit.rs`: the group-commit log writer (one write + one sync per group).
 //! - `recovery.rs`: replay of the binlog after the applied position.
-//! - `ddl.rs`: catalog changes, index builds, table rewrites.
+//! - `ddl.rs`: catalog changes, index builds, table rewrites (with column conversions).
 //! - `admin.rs`: binlog management (SHOW BINARY LOGS, PURGE, RESET MASTER, ...).
 
 pub mod catalog;

@@ -467,3 +467,60 @@ fn savepoint_rollback_keeps_row_locks() {
     a.commit().unwrap();
     assert_eq!(all_rows(&e), vec![row(1, "x", 1)]);
 }
+
+#[test]
+fn column_type_change_rewrites_rows_and_only_the_affected_indexes() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = open(dir.path(), LogMode::Engine);
+    basic_workload(&e);
+    let before = e.catalog().table("test", "accounts").unwrap().clone();
+    let rows = all_rows(&e);
+    run_ddl(&e, "ALTER TABLE accounts MODIFY balance VARCHAR(20)");
+    let after = e.catalog().table("test", "accounts").unwrap().clone();
+    assert_ne!(after.indexes[0].id, before.indexes[0].id, "rows rewritten");
+    assert_eq!(
+        after.indexes[1].id, before.indexes[1].id,
+        "the owner index does not contain balance: kept"
+    );
+    let converted: Vec<Vec<Value>> = rows
+        .iter()
+        .map(|r| vec![r[0].clone(), r[1].clone(), Value::str(&r[2].to_string())])
+        .collect();
+    assert_eq!(all_rows(&e), converted);
+    let mut t = e.begin(Isolation::RepeatableRead);
+    let def = t.open_table("test", "accounts").unwrap();
+    let by_owner: Vec<Vec<Value>> = t
+        .scan(
+            &def,
+            1,
+            KeyRange::prefix(vec![Value::str("owner3")]),
+            ScanOptions::default(),
+        )
+        .unwrap()
+        .collect::<Result<_>>()
+        .unwrap();
+    assert_eq!(by_owner.len(), 10);
+    assert!(by_owner.iter().all(|r| matches!(r[2], Value::Bytes(_))));
+    t.commit().unwrap();
+    // An index on the converted column is built from the converted values.
+    run_ddl(&e, "CREATE INDEX bal ON accounts (balance)");
+    let mut t = e.begin(Isolation::RepeatableRead);
+    let def = t.open_table("test", "accounts").unwrap();
+    let (pos, _) = def.index_by_name("bal").unwrap();
+    let n = t
+        .scan(
+            &def,
+            pos,
+            KeyRange::prefix(vec![Value::str("12345")]),
+            ScanOptions::default(),
+        )
+        .unwrap()
+        .count();
+    assert_eq!(n, 1);
+    t.commit().unwrap();
+    e.shutdown().unwrap();
+    let replay = tempfile::tempdir().unwrap();
+    let r = replay_binlog(dir.path(), replay.path());
+    assert_eq!(all_rows(&r), converted);
+    r.shutdown().unwrap();
+}

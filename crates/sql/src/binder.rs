@@ -2873,13 +2873,11 @@ pub fn bind_alter(t: &TableDef, ops: &[sq::AlterTableOperation]) -> Result<Vec<A
                         format!("Duplicate column name '{}'", bc.def.name),
                     ));
                 }
-                if bc.def.auto_increment || bc.primary || bc.unique {
-                    return Err(unsupported("ADD COLUMN with a key"));
+                if bc.def.auto_increment {
+                    return Err(unsupported("ADD COLUMN AUTO_INCREMENT"));
                 }
-                if !bc.def.nullable && bc.def.default.is_none() {
-                    // MariaDB fills existing rows with the type's zero value.
-                    return Err(unsupported("ADD COLUMN NOT NULL without DEFAULT"));
-                }
+                // Existing rows get the DEFAULT, else NULL, else (NOT NULL without DEFAULT)
+                // the type's zero value, as in MariaDB.
                 let pos = match column_position {
                     None => None,
                     Some(sq::MySQLColumnPosition::First) => Some(0),
@@ -2905,9 +2903,10 @@ pub fn bind_alter(t: &TableDef, ops: &[sq::AlterTableOperation]) -> Result<Vec<A
                     }
                 }
                 out.push(AlterOp::AddColumn {
-                    def: bc.def,
+                    def: bc.def.clone(),
                     position: pos,
                 });
+                column_keys(&bc, p, &mut idx, &mut out)?;
             }
             A::DropColumn {
                 column_names,
@@ -3041,6 +3040,8 @@ pub fn bind_alter(t: &TableDef, ops: &[sq::AlterTableOperation]) -> Result<Vec<A
                     position: None,
                 });
             }
+            // onelog picks its own algorithm and always holds an exclusive metadata lock.
+            A::Algorithm { .. } | A::Lock { .. } => {}
             other => return Err(unsupported(&format!("ALTER TABLE {other}"))),
         }
     }
@@ -3128,22 +3129,6 @@ fn change_column(
         }
     };
     let to = target.unwrap_or(pos);
-    // A TEXT/BLOB column in a key needs a prefix length.
-    if matches!(bc.def.ty, ColumnType::Blob { .. }) {
-        for i in idx.iter() {
-            if let Some(k) = i.columns.iter().position(|&c| c == pos) {
-                if i.prefix_lens.get(k).copied().flatten().is_none() {
-                    return Err(err(
-                        1170,
-                        format!(
-                            "BLOB/TEXT column '{}' used in key specification without a key length",
-                            bc.def.name
-                        ),
-                    ));
-                }
-            }
-        }
-    }
     rest.insert(to, bc.def.clone());
     *cols = rest;
     for i in idx.iter_mut() {
@@ -3165,6 +3150,28 @@ fn change_column(
         def: bc.def.clone(),
         position: target,
     });
+    column_keys(&bc, to, idx, out)?;
+    if bc.def.auto_increment
+        && (!idx.iter().any(|i| i.columns.first() == Some(&to))
+            || cols.iter().filter(|c| c.auto_increment).count() > 1)
+    {
+        return Err(err(
+            code::ER_WRONG_AUTO_KEY,
+            "Incorrect table definition; there can be only one auto column and it must be defined as a key",
+        ));
+    }
+    Ok(())
+}
+
+/// The keys a column definition of ADD / MODIFY / CHANGE declares (`PRIMARY KEY`,
+/// `UNIQUE`) on the column now at `pos`.
+fn column_keys(
+    bc: &BoundColumn,
+    pos: usize,
+    idx: &mut Vec<IndexDef>,
+    out: &mut Vec<AlterOp>,
+) -> Result<(), SqlError> {
+    let to = pos;
     if bc.primary {
         if idx.iter().any(|i| i.primary) {
             return Err(err(
@@ -3194,15 +3201,6 @@ fn change_column(
         };
         idx.push(i.clone());
         out.push(AlterOp::AddIndex(i));
-    }
-    if bc.def.auto_increment
-        && (!idx.iter().any(|i| i.columns.first() == Some(&to))
-            || cols.iter().filter(|c| c.auto_increment).count() > 1)
-    {
-        return Err(err(
-            code::ER_WRONG_AUTO_KEY,
-            "Incorrect table definition; there can be only one auto column and it must be defined as a key",
-        ));
     }
     Ok(())
 }

@@ -1,7 +1,8 @@
 //! Session: one per connection. Runs statements in transactions (autocommit, BEGIN/COMMIT,
-//! statement-level rollback on error, whole-transaction rollback on deadlock, implicit
-//! commit before DDL), keeps session variables, user variables, warnings and prepared
-//! statements, checks privileges, and dispatches each statement to its stage.
+//! savepoints, statement-level rollback on error, whole-transaction rollback on deadlock,
+//! implicit commit before DDL), keeps session variables, user variables, warnings and
+//! prepared statements (COM_STMT_PREPARE by id, `PREPARE name` by name), checks
+//! privileges, and dispatches each statement to its stage.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
