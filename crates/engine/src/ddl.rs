@@ -700,8 +700,7 @@ fn alter(
         .zip(&origin)
         .map(|(c, o)| o.is_some_and(|i| needs_conversion(&old.columns[i], c)))
         .collect();
-    let converting = conv.iter().any(|&c| c);
-    rewrite |= converting;
+    rewrite |= conv.iter().any(|&c| c);
     // An index keeps its entries if its key columns come unconverted from the same old
     // columns (and, for a secondary index, the primary key is unchanged too).
     let same_index = |o: &IndexDef, n: &IndexDef| -> bool {
@@ -721,11 +720,11 @@ fn alter(
     let mut build = Vec::new();
     for (i, idx) in new.indexes.iter_mut().enumerate() {
         let kept = idx.id != 0
-            && match old.indexes.iter().find(|o| o.id == idx.id) {
-                None => false,
-                Some(_) if !rewrite => true,
-                Some(o) => i != 0 && pk_same && same_index(o, idx),
-            };
+            && old
+                .indexes
+                .iter()
+                .find(|o| o.id == idx.id)
+                .is_some_and(|o| same_index(o, idx) && if i == 0 { !rewrite } else { pk_same });
         if !kept {
             idx.id = ch.cat.next_index_id;
             ch.cat.next_index_id += 1;
@@ -737,10 +736,23 @@ fn alter(
         conv,
         convert: convert.as_ref().map(|c| &*c.0),
     };
+    // MariaDB copies the table (and reports the rows copied) when a column's type changes,
+    // except for a longer VARCHAR.
+    let copied = new.columns.iter().zip(&map.origin).any(|(c, o)| {
+        o.is_some_and(|i| {
+            let from = &old.columns[i].ty;
+            from != &c.ty
+                && !matches!((from, &c.ty), (ColumnType::Varchar { .. }, ColumnType::Varchar { .. })
+                    if same_storage(from, &c.ty))
+        })
+    });
     let rows = build_indexes(engine, &old, &new, &map, rewrite, pk_same, &build)?;
-    if converting {
-        // The table was copied (MariaDB's ALGORITHM=COPY reports the rows copied).
-        ch.outcome.affected_rows = rows;
+    if copied {
+        ch.outcome.affected_rows = if rewrite {
+            rows
+        } else {
+            count_rows(engine, &old)?
+        };
     }
     // Drop the data of indexes that no longer exist.
     for idx in &old.indexes {
@@ -859,6 +871,23 @@ fn build_indexes(
         let _ = clear(engine);
     }
     result
+}
+
+/// The number of rows of a table (latest committed state).
+fn count_rows(engine: &Engine, t: &TableDef) -> Result<u64> {
+    let pid = t.primary().id;
+    let mut ro = ReadOptions::default();
+    ro.set_iterate_lower_bound(keys::index_prefix(pid));
+    ro.set_iterate_upper_bound(keys::index_end(pid));
+    let mut it = engine.db.raw_iterator_opt(ro);
+    it.seek_to_first();
+    let mut n = 0;
+    while it.valid() {
+        n += 1;
+        it.next();
+    }
+    it.status()?;
+    Ok(n)
 }
 
 /// Fails with a duplicate-key error if two entries of a unique secondary index share key

@@ -742,7 +742,7 @@ impl Session {
     fn prepare_named(&mut self, name: &str, source: &sq::Expr) -> Result<QueryResult, SqlError> {
         let text = match self.eval_const(source)? {
             Value::Null => "NULL".to_string(),
-            v => String::from_utf8_lossy(&crate::expr::to_bytes(&v)).into_owned(),
+            v => crate::decode_query(&crate::expr::to_bytes(&v)).into_owned(),
         };
         self.named_prepared.remove(&name.to_lowercase());
         let (parsed, _) = self.prepare_parsed(&text)?;
