@@ -9,16 +9,25 @@
 //!    commit together with the statement's QUERY event;
 //! 3. swaps the in-memory catalog.
 //!
+//! ALTER TABLE rewrites the table (its primary index under a new id) when the stored rows
+//! change: columns added, dropped or moved, a column's type changed in a way that changes
+//! its stored values, a primary key added or dropped. Values of changed columns go through
+//! the statement's [`ColumnConverter`] (the SQL layer's conversions and strict-mode
+//! errors). Secondary indexes whose key columns and primary key are unchanged keep their
+//! entries; the others are rebuilt under new ids. Renames and default changes only change
+//! the catalog.
+//!
 //! Crash safety: until step 2 is durable the new index ids are unreferenced garbage. If the
 //! QUERY event is durable but the RocksDB changes are not, recovery re-runs the statement
 //! (through the SQL layer's [`crate::DdlReplayer`]); ids are allocated deterministically
 //! from the persisted catalog counters, and each build starts by deleting whatever a
 //! crashed earlier attempt left under its new ids.
 
+use std::collections::HashSet;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use onelog_types::{code, SqlError, Value};
+use onelog_types::{code, ColumnType, SqlError, Value};
 use rocksdb::{ReadOptions, WriteBatch, DB};
 
 use crate::autoinc;
@@ -64,7 +73,33 @@ pub enum Ddl {
         db: String,
         table: String,
         ops: Vec<AlterOp>,
+        /// Converts the values of columns whose type changes (needed only then).
+        convert: Option<Converter>,
     },
+}
+
+/// Converts stored values when ALTER TABLE changes a column's type or makes it NOT NULL.
+/// Supplied by the SQL layer, which knows MariaDB's conversions and strict mode.
+pub trait ColumnConverter: Send + Sync {
+    /// The value of old column `from` as new column `to` holds it, for row number `row`
+    /// (1-based, in primary key order, for messages). An error aborts the statement.
+    fn convert(
+        &self,
+        from: &ColumnDef,
+        to: &ColumnDef,
+        value: Value,
+        row: u64,
+    ) -> Result<Value, SqlError>;
+}
+
+/// A shared [`ColumnConverter`].
+#[derive(Clone)]
+pub struct Converter(pub Arc<dyn ColumnConverter>);
+
+impl std::fmt::Debug for Converter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Converter")
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -79,6 +114,14 @@ pub enum AlterOp {
         position: Option<usize>,
     },
     DropColumn(String),
+    /// Replaces column `name` by `def` (MODIFY / CHANGE / RENAME COLUMN / ALTER COLUMN ...
+    /// SET|DROP DEFAULT), moving it to index `position` of the resulting column list when
+    /// given (FIRST / AFTER). Index column positions follow the move.
+    ChangeColumn {
+        name: String,
+        def: ColumnDef,
+        position: Option<usize>,
+    },
 }
 
 /// What a DDL statement did, for the OK packet.
@@ -378,7 +421,12 @@ fn apply(engine: &Engine, ch: &mut Change, ddl: Ddl) -> Result<()> {
                 ch.put_table(nt);
             }
         }
-        Ddl::AlterTable { db, table, ops } => alter(engine, ch, &db, &table, ops)?,
+        Ddl::AlterTable {
+            db,
+            table,
+            ops,
+            convert,
+        } => alter(engine, ch, &db, &table, ops, convert)?,
     }
     Ok(())
 }
@@ -409,19 +457,115 @@ fn validate(t: &TableDef) -> Result<()> {
     Ok(())
 }
 
-fn alter(engine: &Engine, ch: &mut Change, db: &str, table: &str, ops: Vec<AlterOp>) -> Result<()> {
+/// Whether values of a column of type `from` are stored unchanged, with the same key
+/// encoding, in a column of type `to` (a widening of the same kind).
+fn same_storage(from: &ColumnType, to: &ColumnType) -> bool {
+    use ColumnType as T;
+    match (from, to) {
+        _ if from == to => true,
+        (
+            T::Int {
+                bytes: a,
+                unsigned: ua,
+            },
+            T::Int {
+                bytes: b,
+                unsigned: ub,
+            },
+        ) => ua == ub && b >= a,
+        (T::Varchar { len: a, binary: ba }, T::Varchar { len: b, binary: bb }) => {
+            ba == bb && b >= a
+        }
+        (
+            T::Decimal {
+                precision: pa,
+                scale: sa,
+            },
+            T::Decimal {
+                precision: pb,
+                scale: sb,
+            },
+        ) => sa == sb && pb >= pa,
+        _ => false,
+    }
+}
+
+/// Whether ALTER TABLE must convert the stored values of column `from` becoming `to`.
+fn needs_conversion(from: &ColumnDef, to: &ColumnDef) -> bool {
+    !same_storage(&from.ty, &to.ty) || (from.nullable && !to.nullable)
+}
+
+/// The new position of column `c` when the column at `from` moves to `to`.
+fn moved(c: usize, from: usize, to: usize) -> usize {
+    if c == from {
+        return to;
+    }
+    let c = if c > from { c - 1 } else { c };
+    if c >= to {
+        c + 1
+    } else {
+        c
+    }
+}
+
+/// How a rewrite builds each column of the new table from a row of the old one.
+struct RowMap<'a> {
+    /// For each new column: its position in the old table (None: added).
+    origin: Vec<Option<usize>>,
+    /// For each new column: whether its values go through the converter.
+    conv: Vec<bool>,
+    convert: Option<&'a dyn ColumnConverter>,
+}
+
+impl RowMap<'_> {
+    fn row(&self, old: &TableDef, new: &TableDef, old_row: &[Value], n: u64) -> Result<Vec<Value>> {
+        let mut row = Vec::with_capacity(new.columns.len());
+        for (j, c) in new.columns.iter().enumerate() {
+            let v = match self.origin[j] {
+                None => crate::catalog::implicit_default(c),
+                Some(i) if self.conv[j] => {
+                    let Some(cv) = self.convert else {
+                        return Err(EngineError::Other(format!(
+                            "changing column '{}' needs a value converter",
+                            c.name
+                        )));
+                    };
+                    cv.convert(&old.columns[i], c, old_row[i].clone(), n)
+                        .map_err(EngineError::Sql)?
+                }
+                Some(i) => old_row[i].clone(),
+            };
+            row.push(v);
+        }
+        Ok(row)
+    }
+}
+
+fn alter(
+    engine: &Engine,
+    ch: &mut Change,
+    db: &str,
+    table: &str,
+    ops: Vec<AlterOp>,
+    convert: Option<Converter>,
+) -> Result<()> {
     let old = ch.table(db, table)?;
     let mut new = (*old).clone();
     // For each column of the new table: its position in the old one (None: added).
     let mut origin: Vec<Option<usize>> = (0..old.columns.len()).map(Some).collect();
     let mut rewrite = false;
-    let mut added_indexes = Vec::new();
     for op in ops {
         match op {
             AlterOp::AddIndex(mut idx) => {
-                if new.index_by_name(&idx.name).is_some() {
+                // (The hidden primary key's name is not taken.)
+                if new
+                    .index_by_name(&idx.name)
+                    .is_some_and(|(i, _)| i != 0 || !new.hidden_pk)
+                {
                     return Err(EngineError::DuplicateIndexName(idx.name));
                 }
+                // Index ids are assigned below: 0 marks an index to build.
+                idx.id = 0;
                 if idx.primary {
                     if !new.hidden_pk {
                         return Err(EngineError::MultiplePrimaryKey);
@@ -432,8 +576,6 @@ fn alter(engine: &Engine, ch: &mut Change, db: &str, table: &str, ops: Vec<Alter
                     rewrite = true;
                     continue;
                 }
-                idx.id = 0;
-                added_indexes.push(idx.name.clone());
                 new.indexes.push(idx);
             }
             AlterOp::DropIndex(name) => {
@@ -447,7 +589,6 @@ fn alter(engine: &Engine, ch: &mut Change, db: &str, table: &str, ops: Vec<Alter
                     rewrite = true;
                 } else {
                     new.indexes.remove(pos);
-                    added_indexes.retain(|n| !n.eq_ignore_ascii_case(&name));
                 }
             }
             AlterOp::AddColumn { def, position } => {
@@ -505,24 +646,114 @@ fn alter(engine: &Engine, ch: &mut Change, db: &str, table: &str, ops: Vec<Alter
                 new.indexes = keep;
                 rewrite = true;
             }
+            AlterOp::ChangeColumn {
+                name,
+                def,
+                position,
+            } => {
+                let Some(pos) = new.column_index(&name) else {
+                    return Err(EngineError::NoSuchColumn(name));
+                };
+                if new.column_index(&def.name).is_some_and(|o| o != pos) {
+                    return Err(EngineError::DuplicateColumn(def.name));
+                }
+                // A key prefix longer than the new column, or on a column that is no longer
+                // a string, covers the whole column; a TEXT/BLOB column gets a 768-character
+                // prefix if it had none (MariaDB).
+                let prefix = |p: Option<u32>| match (def.ty, p) {
+                    (ColumnType::Char { len, .. } | ColumnType::Varchar { len, .. }, Some(p)) => {
+                        (p < len).then_some(p)
+                    }
+                    (ColumnType::Blob { .. }, None) => Some(768),
+                    (ColumnType::Blob { .. }, p) => p,
+                    _ => None,
+                };
+                for idx in &mut new.indexes {
+                    if let Some(k) = idx.columns.iter().position(|&c| c == pos) {
+                        if idx.prefix_lens.len() <= k {
+                            idx.prefix_lens.resize(idx.columns.len(), None);
+                        }
+                        idx.prefix_lens[k] = prefix(idx.prefix_lens[k]);
+                    }
+                }
+                new.columns.remove(pos);
+                let o = origin.remove(pos);
+                let to = position.unwrap_or(pos).min(new.columns.len());
+                new.columns.insert(to, def);
+                origin.insert(to, o);
+                if to != pos {
+                    for idx in &mut new.indexes {
+                        for c in &mut idx.columns {
+                            *c = moved(*c, pos, to);
+                        }
+                    }
+                    rewrite = true;
+                }
+            }
         }
     }
     validate(&new)?;
-    // Allocate ids: every index when rewriting, else only the added ones.
-    for idx in &mut new.indexes {
-        let fresh = rewrite
-            || added_indexes
+    // Columns whose stored values change go through the converter.
+    let conv: Vec<bool> = new
+        .columns
+        .iter()
+        .zip(&origin)
+        .map(|(c, o)| o.is_some_and(|i| needs_conversion(&old.columns[i], c)))
+        .collect();
+    rewrite |= conv.iter().any(|&c| c);
+    // An index keeps its entries if its key columns come unconverted from the same old
+    // columns (and, for a secondary index, the primary key is unchanged too).
+    let same_index = |o: &IndexDef, n: &IndexDef| -> bool {
+        o.unique == n.unique
+            && o.columns.len() == n.columns.len()
+            && n.columns
                 .iter()
-                .any(|n| n.eq_ignore_ascii_case(&idx.name));
-        if fresh {
+                .zip(&o.columns)
+                .all(|(&nc, &oc)| origin[nc] == Some(oc) && !conv[nc])
+            && (0..n.columns.len()).all(|k| {
+                o.prefix_lens.get(k).copied().flatten() == n.prefix_lens.get(k).copied().flatten()
+            })
+    };
+    let pk_same = old.hidden_pk == new.hidden_pk && same_index(old.primary(), new.primary());
+    // Allocate ids to the indexes to build: added ones, the primary index of a rewrite,
+    // and secondary indexes whose entries change.
+    let mut build = Vec::new();
+    for (i, idx) in new.indexes.iter_mut().enumerate() {
+        let kept = idx.id != 0
+            && old
+                .indexes
+                .iter()
+                .find(|o| o.id == idx.id)
+                .is_some_and(|o| same_index(o, idx) && if i == 0 { !rewrite } else { pk_same });
+        if !kept {
             idx.id = ch.cat.next_index_id;
             ch.cat.next_index_id += 1;
+            build.push(i);
         }
     }
-    let build: Vec<usize> = (0..new.indexes.len())
-        .filter(|&i| rewrite || !old.indexes.iter().any(|o| o.id == new.indexes[i].id))
-        .collect();
-    build_indexes(engine, &old, &new, &origin, rewrite, &build)?;
+    let map = RowMap {
+        origin,
+        conv,
+        convert: convert.as_ref().map(|c| &*c.0),
+    };
+    // MariaDB copies the table (and reports the rows copied) when a column's type changes,
+    // except for a longer VARCHAR.
+    let copied = new.columns.iter().zip(&map.origin).any(|(c, o)| {
+        o.is_some_and(|i| {
+            let from = &old.columns[i].ty;
+            from != &c.ty
+                && !matches!((from, &c.ty), (ColumnType::Varchar { .. }, ColumnType::Varchar { .. })
+                    if same_storage(from, &c.ty))
+        })
+    });
+    let rows = build_indexes(engine, &old, &new, &map, rewrite, pk_same, &build)?;
+    if copied {
+        ch.outcome.affected_rows = if rewrite {
+            rows
+        } else {
+            count_rows(engine, &old)?
+        };
+    }
     // Drop the data of indexes that no longer exist.
     for idx in &old.indexes {
         if !new.indexes.iter().any(|n| n.id == idx.id) {
@@ -536,18 +767,19 @@ fn alter(engine: &Engine, ch: &mut Change, db: &str, table: &str, ops: Vec<Alter
 }
 
 /// Writes the entries of `new.indexes[build]` from the rows of `old` (rewriting the rows
-/// too when `rewrite`), directly into RocksDB. Checks unique indexes; on failure removes
-/// what it wrote.
+/// too when `rewrite`: then `build` includes the primary index), directly into RocksDB.
+/// Checks unique indexes; on failure removes what it wrote. Returns the number of rows.
 fn build_indexes(
     engine: &Engine,
     old: &TableDef,
     new: &TableDef,
-    origin: &[Option<usize>],
+    map: &RowMap,
     rewrite: bool,
+    pk_same: bool,
     build: &[usize],
-) -> Result<()> {
+) -> Result<u64> {
     if build.is_empty() {
-        return Ok(());
+        return Ok(0);
     }
     let clear = |engine: &Engine| -> Result<()> {
         let mut b = WriteBatch::default();
@@ -566,9 +798,16 @@ fn build_indexes(
         let mut it = engine.db.raw_iterator_opt(ro);
         it.seek_to_first();
         let old_pk_types = keys::pk_types(old);
+        let new_pk_types = keys::pk_types(new);
+        // A changed primary key may collide: keys of the unwritten batch, and a lookup of
+        // the written ones.
+        let check_pk = rewrite && !new.hidden_pk && !pk_same;
+        let mut pending: HashSet<Vec<u8>> = HashSet::new();
         let mut batch = WriteBatch::default();
         let mut rowid = 0u64;
+        let mut n = 0u64;
         while it.valid() {
+            n += 1;
             let mut rest = &it.key().unwrap()[5..];
             let mut pk = Vec::new();
             for ty in &old_pk_types {
@@ -576,14 +815,7 @@ fn build_indexes(
             }
             let old_row = decode_stored_row(old, it.value().unwrap(), &pk)?;
             let row: Vec<Value> = if rewrite {
-                origin
-                    .iter()
-                    .zip(&new.columns)
-                    .map(|(o, c)| match o {
-                        Some(i) => old_row[*i].clone(),
-                        None => crate::catalog::implicit_default(c),
-                    })
-                    .collect()
+                map.row(old, new, &old_row, n)?
             } else {
                 old_row[..old.columns.len()].to_vec()
             };
@@ -598,8 +830,21 @@ fn build_indexes(
                 keys::pk_values(new, &row)
             };
             if rewrite {
-                let k = keys::encode_tuple(new.primary().id, &keys::pk_types(new), &new_pk)?;
-                batch.put(k, rowcodec::encode_row(&row));
+                let k = keys::encode_tuple(new.primary().id, &new_pk_types, &new_pk)?;
+                if check_pk && (pending.contains(&k) || engine.db.get(&k)?.is_some()) {
+                    return Err(EngineError::DuplicateKey {
+                        key: "PRIMARY".into(),
+                        value: new_pk
+                            .iter()
+                            .map(|v| v.to_string())
+                            .collect::<Vec<_>>()
+                            .join("-"),
+                    });
+                }
+                batch.put(&k, rowcodec::encode_row(&row));
+                if check_pk {
+                    pending.insert(k);
+                }
             }
             for &i in build {
                 let idx = &new.indexes[i];
@@ -609,20 +854,18 @@ fn build_indexes(
             }
             if batch.size_in_bytes() > 4 << 20 {
                 engine.write_direct(std::mem::take(&mut batch))?;
+                pending.clear();
             }
             it.next();
         }
         it.status()?;
         engine.write_direct(batch)?;
-        if rewrite && !new.hidden_pk {
-            check_unique(engine, new, 0)?;
-        }
         for &i in build {
             if new.indexes[i].unique && !new.indexes[i].primary {
                 check_unique(engine, new, i)?;
             }
         }
-        Ok(())
+        Ok(n)
     })();
     if result.is_err() {
         let _ = clear(engine);
@@ -630,8 +873,25 @@ fn build_indexes(
     result
 }
 
-/// Fails with a duplicate-key error if two entries of a unique index share key values.
-/// (Rewrites of the primary key collapse duplicates into one key: compare row counts.)
+/// The number of rows of a table (latest committed state).
+fn count_rows(engine: &Engine, t: &TableDef) -> Result<u64> {
+    let pid = t.primary().id;
+    let mut ro = ReadOptions::default();
+    ro.set_iterate_lower_bound(keys::index_prefix(pid));
+    ro.set_iterate_upper_bound(keys::index_end(pid));
+    let mut it = engine.db.raw_iterator_opt(ro);
+    it.seek_to_first();
+    let mut n = 0;
+    while it.valid() {
+        n += 1;
+        it.next();
+    }
+    it.status()?;
+    Ok(n)
+}
+
+/// Fails with a duplicate-key error if two entries of a unique secondary index share key
+/// values.
 fn check_unique(engine: &Engine, t: &TableDef, i: usize) -> Result<()> {
     let idx = &t.indexes[i];
     let types = keys::index_types(t, idx);

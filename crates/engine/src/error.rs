@@ -51,6 +51,9 @@ pub enum EngineError {
     Interrupted,
     #[error("{0}")]
     Other(String),
+    /// An error raised by the SQL layer inside the engine (a conversion during ALTER TABLE).
+    #[error("{}", .0.message)]
+    Sql(SqlError),
 }
 
 pub type Result<T, E = EngineError> = std::result::Result<T, E>;
@@ -64,6 +67,9 @@ impl From<rocksdb::Error> for EngineError {
 impl EngineError {
     /// The error as a MariaDB client sees it.
     pub fn to_sql_error(&self) -> SqlError {
+        if let EngineError::Sql(e) = self {
+            return e.clone();
+        }
         let c = match self {
             EngineError::DuplicateKey { .. } => code::ER_DUP_ENTRY,
             EngineError::LockWaitTimeout => code::ER_LOCK_WAIT_TIMEOUT,

@@ -10,10 +10,10 @@
 //! - `keys.rs`: the RocksDB key layout; `keycode.rs`: order-preserving key encoding;
 //!   `rowcodec.rs`: row value encoding.
 //! - `locks.rs`: row and metadata locks, lock waits, deadlock detection.
-//! - `txn.rs`: transactions: buffered writes, snapshot reads, statement rollback.
+//! - `txn.rs`: transactions: buffered writes, snapshot reads, statement rollback, savepoints.
 //! - `commit.rs`: the group-commit log writer (one write + one sync per group).
 //! - `recovery.rs`: replay of the binlog after the applied position.
-//! - `ddl.rs`: catalog changes, index builds, table rewrites.
+//! - `ddl.rs`: catalog changes, index builds, table rewrites (with column conversions).
 //! - `admin.rs`: binlog management (SHOW BINARY LOGS, PURGE, RESET MASTER, ...).
 
 pub mod catalog;
@@ -35,7 +35,7 @@ mod wal;
 
 pub use admin::BinlogEventRow;
 pub use catalog::{Catalog, ColumnDef, DatabaseDef, IndexDef, IndexId, TableDef, TableId};
-pub use ddl::{AlterOp, Ddl, DdlOutcome};
+pub use ddl::{AlterOp, ColumnConverter, Converter, Ddl, DdlOutcome};
 pub use engine::{BinlogFs, DdlReplayer, Engine, EngineOptions, EngineStatus, LogMode};
 pub use error::{EngineError, Result};
 pub use onelog_binlog::Preallocate;

@@ -1,10 +1,14 @@
-//! Transactions: buffered writes, snapshot reads, row locks, statement rollback.
+//! Transactions: buffered writes, snapshot reads, row locks, statement rollback, savepoints.
 //!
 //! A transaction buffers its key/value changes in `overlay` (every index entry it writes)
 //! and its row changes in `changes` (the binlog's row events). Reads merge the overlay
 //! over RocksDB: a consistent snapshot for plain reads (taken at the first read for
 //! REPEATABLE READ, per statement for READ COMMITTED), the latest committed version for
 //! locking reads and writes, which lock the row first (as InnoDB does).
+//!
+//! Statement rollback and named savepoints share one undo log of overlay entries: rolling
+//! back restores the overlay entries and truncates `changes`, so the event group written at
+//! commit holds exactly the surviving row changes.
 //!
 //! Commit hands the overlay (as one WriteBatch) and the row changes (as one binlog event
 //! group) to the log writer; locks are released only after the commit is durable and
@@ -101,6 +105,13 @@ pub(crate) struct Statement {
 }
 
 pub(crate) type Overlay = BTreeMap<Vec<u8>, Option<Vec<u8>>>;
+
+/// A named savepoint: the undo log position and number of row changes when it was set.
+struct NamedSavepoint {
+    name: String,
+    undo: usize,
+    changes: usize,
+}
 type UndoEntry = (Vec<u8>, Option<Option<Vec<u8>>>);
 
 pub struct Txn {
@@ -116,7 +127,10 @@ pub struct Txn {
     pub(crate) held: Arc<Mutex<Vec<Vec<u8>>>>,
     /// Statement savepoint: (undo position, changes length).
     savepoint: Option<(usize, usize)>,
-    /// Statement undo log: (key, overlay entry before the statement changed it).
+    /// Named savepoints (`SAVEPOINT name`), oldest first.
+    named: Vec<NamedSavepoint>,
+    /// Undo log: (key, overlay entry before it was changed). Kept for the current statement
+    /// and, while named savepoints exist, since the oldest of them.
     undo: Vec<UndoEntry>,
     finished: bool,
     lock_timeout: std::time::Duration,
@@ -153,6 +167,7 @@ impl Txn {
             statements: Vec::new(),
             held: Arc::new(Mutex::new(Vec::new())),
             savepoint: None,
+            named: Vec::new(),
             undo: Vec::new(),
             finished: false,
             lock_timeout: engine_timeout,
@@ -292,7 +307,7 @@ impl Txn {
 
     fn put(&mut self, key: Vec<u8>, value: Option<Vec<u8>>) {
         let prev = self.overlay.insert(key.clone(), value);
-        if self.savepoint.is_some() {
+        if self.savepoint.is_some() || !self.named.is_empty() {
             self.undo.push((key, prev));
         }
     }
@@ -534,9 +549,10 @@ impl Txn {
             self.snapshot = None;
         }
         self.catalog = self.engine.catalog();
+        if self.named.is_empty() {
+            self.undo.clear();
+        }
         self.savepoint = Some((self.undo.len(), self.changes.len()));
-        self.undo.clear();
-        self.savepoint = Some((0, self.changes.len()));
         self.statements.push(Statement {
             first: self.changes.len(),
             sql: None,
@@ -546,37 +562,17 @@ impl Txn {
     /// Ends a statement successfully; `sql` is logged as its ANNOTATE_ROWS text.
     pub fn statement_end(&mut self, sql: Option<&str>) {
         self.savepoint = None;
-        self.undo.clear();
+        if self.named.is_empty() {
+            self.undo.clear();
+        }
         if let Some(s) = self.statements.last_mut() {
             s.sql = sql.map(str::to_string);
         }
-        // Drop empty statements.
-        while let Some(s) = self.statements.last() {
-            if s.first == self.changes.len() {
-                self.statements.pop();
-            } else {
-                break;
-            }
-        }
+        self.drop_empty_statements();
     }
 
-    /// Undoes the changes of the current statement (its locks stay held, as in InnoDB).
-    pub fn statement_rollback(&mut self) {
-        if let Some((u, c)) = self.savepoint.take() {
-            while self.undo.len() > u {
-                let (k, prev) = self.undo.pop().unwrap();
-                match prev {
-                    Some(v) => {
-                        self.overlay.insert(k, v);
-                    }
-                    None => {
-                        self.overlay.remove(&k);
-                    }
-                }
-            }
-            self.changes.truncate(c);
-        }
-        self.undo.clear();
+    /// Drops trailing statements that have no (remaining) row changes.
+    fn drop_empty_statements(&mut self) {
         while let Some(s) = self.statements.last() {
             if s.first >= self.changes.len() {
                 self.statements.pop();
@@ -584,6 +580,80 @@ impl Txn {
                 break;
             }
         }
+    }
+
+    /// Restores the overlay and the row changes to an undo position and change count.
+    fn undo_to(&mut self, undo: usize, changes: usize) {
+        while self.undo.len() > undo {
+            let (k, prev) = self.undo.pop().unwrap();
+            match prev {
+                Some(v) => {
+                    self.overlay.insert(k, v);
+                }
+                None => {
+                    self.overlay.remove(&k);
+                }
+            }
+        }
+        self.changes.truncate(changes);
+    }
+
+    /// Undoes the changes of the current statement (its locks stay held, as in InnoDB).
+    pub fn statement_rollback(&mut self) {
+        if let Some((u, c)) = self.savepoint.take() {
+            self.undo_to(u, c);
+        }
+        if self.named.is_empty() {
+            self.undo.clear();
+        }
+        self.drop_empty_statements();
+    }
+
+    /// `SAVEPOINT name`: marks the current state of the transaction (between statements).
+    /// A savepoint of the same name (case-insensitive, as MariaDB) is replaced.
+    pub fn savepoint(&mut self, name: &str) {
+        self.named.retain(|s| !s.name.eq_ignore_ascii_case(name));
+        self.named.push(NamedSavepoint {
+            name: name.to_string(),
+            undo: self.undo.len(),
+            changes: self.changes.len(),
+        });
+    }
+
+    /// `ROLLBACK TO SAVEPOINT name`: undoes every change made after the savepoint (row
+    /// changes for the binlog included) and removes the savepoints set after it; the
+    /// savepoint itself stays. Row locks stay held, as in InnoDB. False if there is no
+    /// such savepoint.
+    pub fn rollback_to_savepoint(&mut self, name: &str) -> bool {
+        let Some(i) = self
+            .named
+            .iter()
+            .position(|s| s.name.eq_ignore_ascii_case(name))
+        else {
+            return false;
+        };
+        let (u, c) = (self.named[i].undo, self.named[i].changes);
+        self.undo_to(u, c);
+        self.named.truncate(i + 1);
+        self.drop_empty_statements();
+        true
+    }
+
+    /// `RELEASE SAVEPOINT name`: removes the savepoint and every later one, keeping the
+    /// changes. False if there is no such savepoint.
+    pub fn release_savepoint(&mut self, name: &str) -> bool {
+        let Some(i) = self
+            .named
+            .iter()
+            .position(|s| s.name.eq_ignore_ascii_case(name))
+        else {
+            return false;
+        };
+        self.named.truncate(i);
+        if self.named.is_empty() && self.savepoint.is_none() {
+            self.undo.clear();
+        }
+        true
     }
 
     pub fn has_writes(&self) -> bool {

@@ -303,3 +303,224 @@ fn ddl_add_index_and_binlog_admin() {
     e.purge_binary_logs_to(&e.binlog_files()[1].0).unwrap();
     assert_eq!(e.binlog_files().len(), 1);
 }
+
+/// Copies the binlog files of `from` into an empty directory and opens it there: the tables
+/// are rebuilt from the binlog alone.
+fn replay_binlog(from: &std::path::Path, to: &std::path::Path) -> Arc<Engine> {
+    for f in std::fs::read_dir(from).unwrap() {
+        let f = f.unwrap();
+        if f.file_name().to_string_lossy().starts_with("binlog") {
+            std::fs::copy(f.path(), to.join(f.file_name())).unwrap();
+        }
+    }
+    open(to, LogMode::Engine)
+}
+
+/// Whether `needle` occurs in any binlog file of `dir`.
+fn binlog_contains(dir: &std::path::Path, needle: &[u8]) -> bool {
+    std::fs::read_dir(dir).unwrap().any(|f| {
+        let f = f.unwrap();
+        f.file_name().to_string_lossy().starts_with("binlog")
+            && std::fs::read(f.path())
+                .unwrap()
+                .windows(needle.len())
+                .any(|w| w == needle)
+    })
+}
+
+/// One statement of a transaction.
+fn stmt(t: &mut Txn, f: impl FnOnce(&mut Txn, &TableDef)) {
+    t.statement_begin();
+    let def = t.open_table("test", "accounts").unwrap();
+    f(t, &def);
+    t.statement_end(Some("statement"));
+}
+
+#[test]
+fn savepoints_binlog_holds_only_surviving_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = open(dir.path(), LogMode::Engine);
+    setup(&e);
+    let mut t = e.begin(Isolation::RepeatableRead);
+    for i in 1..=3 {
+        stmt(&mut t, |t, d| t.insert(d, row(i, "kept", i)).unwrap());
+    }
+    t.commit().unwrap();
+
+    let mut t = e.begin(Isolation::RepeatableRead);
+    stmt(&mut t, |t, d| t.insert(d, row(10, "kept", 10)).unwrap());
+    t.savepoint("a");
+    stmt(&mut t, |t, d| {
+        t.insert(d, row(11, "gone11", 11)).unwrap();
+        let old = t
+            .get(d, &[Value::Int(1)], LockMode::Exclusive)
+            .unwrap()
+            .unwrap();
+        t.update(d, &old, row(1, "gone1", 100)).unwrap();
+        let old = t
+            .get(d, &[Value::Int(2)], LockMode::Exclusive)
+            .unwrap()
+            .unwrap();
+        t.delete(d, &old).unwrap();
+    });
+    t.savepoint("b");
+    stmt(&mut t, |t, d| t.insert(d, row(12, "gone12", 12)).unwrap());
+    // A failed statement after the savepoints rolls back only itself.
+    t.statement_begin();
+    let d = t.open_table("test", "accounts").unwrap();
+    t.insert(&d, row(14, "gone14", 14)).unwrap();
+    t.statement_rollback();
+    t.statement_end(None);
+    assert!(t.rollback_to_savepoint("A"), "names are case-insensitive");
+    assert!(
+        !t.rollback_to_savepoint("b"),
+        "later savepoints are removed"
+    );
+    assert!(!t.release_savepoint("nosuch"));
+    // The undone insert of 11 left no trace: inserting it again is no duplicate.
+    stmt(&mut t, |t, d| {
+        t.insert(d, row(11, "kept", 111)).unwrap();
+        let old = t
+            .get(d, &[Value::Int(3)], LockMode::Exclusive)
+            .unwrap()
+            .unwrap();
+        t.update(d, &old, row(3, "kept", 33)).unwrap();
+    });
+    // Rolling back to the same savepoint again, then redoing.
+    t.savepoint("c");
+    stmt(&mut t, |t, d| t.insert(d, row(13, "gone13", 13)).unwrap());
+    assert!(t.rollback_to_savepoint("c"));
+    assert!(t.rollback_to_savepoint("c"), "the savepoint itself stays");
+    // A savepoint of an existing name moves it.
+    t.savepoint("a");
+    stmt(&mut t, |t, d| t.insert(d, row(15, "kept", 15)).unwrap());
+    assert!(t.release_savepoint("a"));
+    // `c` was set before `a` moved, so releasing `a` kept it.
+    assert!(t.release_savepoint("c"));
+    t.commit().unwrap();
+
+    let rows = all_rows(&e);
+    let ids: Vec<i64> = rows
+        .iter()
+        .map(|r| match r[0] {
+            Value::Int(i) => i,
+            _ => panic!(),
+        })
+        .collect();
+    assert_eq!(ids, vec![1, 2, 3, 10, 11, 15]);
+    assert_eq!(rows[0], row(1, "kept", 1));
+    assert_eq!(rows[2], row(3, "kept", 33));
+    assert_eq!(rows[4], row(11, "kept", 111));
+    // The secondary index agrees with the rows.
+    let mut t = e.begin(Isolation::RepeatableRead);
+    let def = t.open_table("test", "accounts").unwrap();
+    let by_owner = t
+        .scan(&def, 1, KeyRange::all(), ScanOptions::default())
+        .unwrap()
+        .collect::<Result<Vec<_>>>()
+        .unwrap();
+    assert_eq!(by_owner.len(), rows.len());
+    t.commit().unwrap();
+    e.shutdown().unwrap();
+
+    // The binlog has no image of an undone change, and replaying it gives the same table.
+    for gone in ["gone1", "gone11", "gone12", "gone13", "gone14"] {
+        assert!(
+            !binlog_contains(dir.path(), gone.as_bytes()),
+            "{gone} is in the binlog"
+        );
+    }
+    assert!(binlog_contains(dir.path(), b"kept"));
+    let replay = tempfile::tempdir().unwrap();
+    let r = replay_binlog(dir.path(), replay.path());
+    assert_eq!(all_rows(&r), rows, "binlog replay equals the table");
+    r.shutdown().unwrap();
+}
+
+#[test]
+fn savepoint_rollback_keeps_row_locks() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = open(dir.path(), LogMode::Engine);
+    setup(&e);
+    let mut t = e.begin(Isolation::RepeatableRead);
+    stmt(&mut t, |t, d| t.insert(d, row(1, "x", 1)).unwrap());
+    t.commit().unwrap();
+
+    let mut a = e.begin(Isolation::RepeatableRead);
+    a.savepoint("s");
+    stmt(&mut a, |t, d| {
+        let old = t
+            .get(d, &[Value::Int(1)], LockMode::Exclusive)
+            .unwrap()
+            .unwrap();
+        t.update(d, &old, row(1, "y", 2)).unwrap();
+    });
+    assert!(a.rollback_to_savepoint("s"));
+    let mut b = e.begin(Isolation::RepeatableRead);
+    b.set_lock_wait_timeout(std::time::Duration::from_millis(200));
+    let def = b.open_table("test", "accounts").unwrap();
+    let err = b
+        .get(&def, &[Value::Int(1)], LockMode::Exclusive)
+        .unwrap_err();
+    assert!(matches!(err, EngineError::LockWaitTimeout), "{err}");
+    b.rollback();
+    a.commit().unwrap();
+    assert_eq!(all_rows(&e), vec![row(1, "x", 1)]);
+}
+
+#[test]
+fn column_type_change_rewrites_rows_and_only_the_affected_indexes() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = open(dir.path(), LogMode::Engine);
+    basic_workload(&e);
+    let before = e.catalog().table("test", "accounts").unwrap().clone();
+    let rows = all_rows(&e);
+    run_ddl(&e, "ALTER TABLE accounts MODIFY balance VARCHAR(20)");
+    let after = e.catalog().table("test", "accounts").unwrap().clone();
+    assert_ne!(after.indexes[0].id, before.indexes[0].id, "rows rewritten");
+    assert_eq!(
+        after.indexes[1].id, before.indexes[1].id,
+        "the owner index does not contain balance: kept"
+    );
+    let converted: Vec<Vec<Value>> = rows
+        .iter()
+        .map(|r| vec![r[0].clone(), r[1].clone(), Value::str(&r[2].to_string())])
+        .collect();
+    assert_eq!(all_rows(&e), converted);
+    let mut t = e.begin(Isolation::RepeatableRead);
+    let def = t.open_table("test", "accounts").unwrap();
+    let by_owner: Vec<Vec<Value>> = t
+        .scan(
+            &def,
+            1,
+            KeyRange::prefix(vec![Value::str("owner3")]),
+            ScanOptions::default(),
+        )
+        .unwrap()
+        .collect::<Result<_>>()
+        .unwrap();
+    assert_eq!(by_owner.len(), 10);
+    assert!(by_owner.iter().all(|r| matches!(r[2], Value::Bytes(_))));
+    t.commit().unwrap();
+    // An index on the converted column is built from the converted values.
+    run_ddl(&e, "CREATE INDEX bal ON accounts (balance)");
+    let mut t = e.begin(Isolation::RepeatableRead);
+    let def = t.open_table("test", "accounts").unwrap();
+    let (pos, _) = def.index_by_name("bal").unwrap();
+    let n = t
+        .scan(
+            &def,
+            pos,
+            KeyRange::prefix(vec![Value::str("12345")]),
+            ScanOptions::default(),
+        )
+        .unwrap()
+        .count();
+    assert_eq!(n, 1);
+    t.commit().unwrap();
+    e.shutdown().unwrap();
+    let replay = tempfile::tempdir().unwrap();
+    let r = replay_binlog(dir.path(), replay.path());
+    assert_eq!(all_rows(&r), converted);
+    r.shutdown().unwrap();
+}

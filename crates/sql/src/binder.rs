@@ -2873,13 +2873,11 @@ pub fn bind_alter(t: &TableDef, ops: &[sq::AlterTableOperation]) -> Result<Vec<A
                         format!("Duplicate column name '{}'", bc.def.name),
                     ));
                 }
-                if bc.def.auto_increment || bc.primary || bc.unique {
-                    return Err(unsupported("ADD COLUMN with a key"));
+                if bc.def.auto_increment {
+                    return Err(unsupported("ADD COLUMN AUTO_INCREMENT"));
                 }
-                if !bc.def.nullable && bc.def.default.is_none() {
-                    // MariaDB fills existing rows with the type's zero value.
-                    return Err(unsupported("ADD COLUMN NOT NULL without DEFAULT"));
-                }
+                // Existing rows get the DEFAULT, else NULL, else (NOT NULL without DEFAULT)
+                // the type's zero value, as in MariaDB.
                 let pos = match column_position {
                     None => None,
                     Some(sq::MySQLColumnPosition::First) => Some(0),
@@ -2905,9 +2903,10 @@ pub fn bind_alter(t: &TableDef, ops: &[sq::AlterTableOperation]) -> Result<Vec<A
                     }
                 }
                 out.push(AlterOp::AddColumn {
-                    def: bc.def,
+                    def: bc.def.clone(),
                     position: pos,
                 });
+                column_keys(&bc, p, &mut idx, &mut out)?;
             }
             A::DropColumn {
                 column_names,
@@ -2957,10 +2956,253 @@ pub fn bind_alter(t: &TableDef, ops: &[sq::AlterTableOperation]) -> Result<Vec<A
                 idx.retain(|i| !i.primary);
                 out.push(AlterOp::DropIndex("PRIMARY".into()));
             }
+            A::ModifyColumn {
+                col_name,
+                data_type,
+                options,
+                column_position,
+            } => change_column(
+                t,
+                &mut cols,
+                &mut idx,
+                &mut out,
+                &col_name.value,
+                &sq::ColumnDef {
+                    name: col_name.clone(),
+                    data_type: data_type.clone(),
+                    options: column_options(options),
+                },
+                column_position.as_ref(),
+            )?,
+            A::ChangeColumn {
+                old_name,
+                new_name,
+                data_type,
+                options,
+                column_position,
+            } => change_column(
+                t,
+                &mut cols,
+                &mut idx,
+                &mut out,
+                &old_name.value,
+                &sq::ColumnDef {
+                    name: new_name.clone(),
+                    data_type: data_type.clone(),
+                    options: column_options(options),
+                },
+                column_position.as_ref(),
+            )?,
+            A::RenameColumn {
+                old_column_name,
+                new_column_name,
+            } => {
+                let pos = find_column(t, &cols, &old_column_name.value)?;
+                let to = &new_column_name.value;
+                check_new_column_name(&cols, pos, to)?;
+                let mut def = cols[pos].clone();
+                def.name = to.clone();
+                cols[pos] = def.clone();
+                out.push(AlterOp::ChangeColumn {
+                    name: old_column_name.value.clone(),
+                    def,
+                    position: None,
+                });
+            }
+            A::AlterColumn { column_name, op } => {
+                let pos = find_column(t, &cols, &column_name.value)?;
+                let mut def = cols[pos].clone();
+                match op {
+                    sq::AlterColumnOperation::SetDefault { value } => {
+                        let (v, now) = default_value(value, &def.name, &def.ty)?;
+                        match v {
+                            Some(Value::Null) if !def.nullable => {
+                                return Err(err(
+                                    code::ER_INVALID_DEFAULT,
+                                    format!("Invalid default value for '{}'", def.name),
+                                ))
+                            }
+                            Some(Value::Null) => def.default = None,
+                            v => def.default = v,
+                        }
+                        def.default_now = now;
+                    }
+                    sq::AlterColumnOperation::DropDefault => {
+                        def.default = None;
+                        def.default_now = false;
+                    }
+                    other => return Err(unsupported(&format!("ALTER COLUMN ... {other}"))),
+                }
+                cols[pos] = def.clone();
+                out.push(AlterOp::ChangeColumn {
+                    name: column_name.value.clone(),
+                    def,
+                    position: None,
+                });
+            }
+            // onelog picks its own algorithm and always holds an exclusive metadata lock.
+            A::Algorithm { .. } | A::Lock { .. } => {}
             other => return Err(unsupported(&format!("ALTER TABLE {other}"))),
         }
     }
     Ok(out)
+}
+
+/// Column options of MODIFY / CHANGE as CREATE TABLE has them.
+fn column_options(options: &[sq::ColumnOption]) -> Vec<sq::ColumnOptionDef> {
+    options
+        .iter()
+        .map(|o| sq::ColumnOptionDef {
+            name: None,
+            option: o.clone(),
+        })
+        .collect()
+}
+
+/// The position of column `name` among `cols` (1054 if there is none).
+fn find_column(t: &TableDef, cols: &[ColumnDef], name: &str) -> Result<usize, SqlError> {
+    cols.iter()
+        .position(|c| ident_eq(&c.name, name))
+        .ok_or_else(|| {
+            err(
+                code::ER_BAD_FIELD_ERROR,
+                format!("Unknown column '{name}' in '{}'", t.name),
+            )
+        })
+}
+
+/// 1060 if renaming the column at `pos` to `name` would duplicate another column.
+fn check_new_column_name(cols: &[ColumnDef], pos: usize, name: &str) -> Result<(), SqlError> {
+    if name.is_empty() || name.len() > 64 {
+        return Err(err(
+            code::ER_WRONG_COLUMN_NAME,
+            format!("Incorrect column name '{name}'"),
+        ));
+    }
+    if cols
+        .iter()
+        .enumerate()
+        .any(|(i, c)| i != pos && ident_eq(&c.name, name))
+    {
+        return Err(err(
+            code::ER_DUP_FIELDNAME,
+            format!("Duplicate column name '{name}'"),
+        ));
+    }
+    Ok(())
+}
+
+/// MODIFY / CHANGE: replaces column `old` of the simulated table (`cols`, `idx`) by `new`,
+/// moved to `position`, and records the operations (plus the keys `new` declares).
+#[allow(clippy::too_many_arguments)]
+fn change_column(
+    t: &TableDef,
+    cols: &mut Vec<ColumnDef>,
+    idx: &mut Vec<IndexDef>,
+    out: &mut Vec<AlterOp>,
+    old: &str,
+    new: &sq::ColumnDef,
+    position: Option<&sq::MySQLColumnPosition>,
+) -> Result<(), SqlError> {
+    let pos = find_column(t, cols, old)?;
+    let mut bc = bind_column(new)?;
+    check_new_column_name(cols, pos, &bc.def.name)?;
+    // Columns of the primary key are NOT NULL.
+    if idx.iter().any(|i| i.primary && i.columns.contains(&pos)) {
+        bc.def.nullable = false;
+    }
+    let mut rest: Vec<ColumnDef> = cols.clone();
+    rest.remove(pos);
+    let target = match position {
+        None => None,
+        Some(sq::MySQLColumnPosition::First) => Some(0),
+        Some(sq::MySQLColumnPosition::After(a)) => {
+            match rest.iter().position(|c| ident_eq(&c.name, &a.value)) {
+                Some(p) => Some(p + 1),
+                None => {
+                    return Err(err(
+                        code::ER_BAD_FIELD_ERROR,
+                        format!("Unknown column '{}' in '{}'", a.value, t.name),
+                    ))
+                }
+            }
+        }
+    };
+    let to = target.unwrap_or(pos);
+    rest.insert(to, bc.def.clone());
+    *cols = rest;
+    for i in idx.iter_mut() {
+        for c in &mut i.columns {
+            *c = if *c == pos {
+                to
+            } else {
+                let c1 = if *c > pos { *c - 1 } else { *c };
+                if c1 >= to {
+                    c1 + 1
+                } else {
+                    c1
+                }
+            };
+        }
+    }
+    out.push(AlterOp::ChangeColumn {
+        name: old.to_string(),
+        def: bc.def.clone(),
+        position: target,
+    });
+    column_keys(&bc, to, idx, out)?;
+    if bc.def.auto_increment
+        && (!idx.iter().any(|i| i.columns.first() == Some(&to))
+            || cols.iter().filter(|c| c.auto_increment).count() > 1)
+    {
+        return Err(err(
+            code::ER_WRONG_AUTO_KEY,
+            "Incorrect table definition; there can be only one auto column and it must be defined as a key",
+        ));
+    }
+    Ok(())
+}
+
+/// The keys a column definition of ADD / MODIFY / CHANGE declares (`PRIMARY KEY`,
+/// `UNIQUE`) on the column now at `pos`.
+fn column_keys(
+    bc: &BoundColumn,
+    pos: usize,
+    idx: &mut Vec<IndexDef>,
+    out: &mut Vec<AlterOp>,
+) -> Result<(), SqlError> {
+    let to = pos;
+    if bc.primary {
+        if idx.iter().any(|i| i.primary) {
+            return Err(err(
+                code::ER_MULTIPLE_PRI_KEY,
+                "Multiple primary key defined",
+            ));
+        }
+        let i = IndexDef {
+            id: 0,
+            name: "PRIMARY".into(),
+            columns: vec![to],
+            prefix_lens: vec![None],
+            unique: true,
+            primary: true,
+        };
+        idx.insert(0, i.clone());
+        out.push(AlterOp::AddIndex(i));
+    }
+    if bc.unique {
+        let i = IndexDef {
+            id: 0,
+            name: unique_index_name(idx, &bc.def.name),
+            columns: vec![to],
+            prefix_lens: vec![None],
+            unique: true,
+            primary: false,
+        };
+        idx.push(i.clone());
+        out.push(AlterOp::AddIndex(i));
+    }
+    Ok(())
 }
 
 /// Binds a DDL statement into the engine's form; Ok(None) if `stmt` is not DDL.
@@ -3066,6 +3308,7 @@ pub fn bind_ddl(
                             db,
                             table: tname,
                             ops,
+                            convert: None,
                         },
                         vec![],
                     )
@@ -3097,6 +3340,7 @@ pub fn bind_ddl(
                     db,
                     table: tname,
                     ops,
+                    convert: None,
                 },
                 vec![],
             )
@@ -3141,6 +3385,7 @@ pub fn bind_ddl(
                     db,
                     table: tname,
                     ops,
+                    convert: None,
                 },
                 vec![],
             )

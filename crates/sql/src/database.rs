@@ -128,7 +128,22 @@ impl DdlReplayer for Replayer {
         };
         let b = crate::binder::Binder::new(&env, &parsed.text);
         match crate::binder::bind_ddl(&b, &stmt) {
-            Ok(Some((ddl, _))) => engine.ddl_replay(db, sql, ddl),
+            Ok(Some((mut ddl, _))) => {
+                // The logged statement succeeded: converting without strict mode gives the
+                // same values (see `alter.rs`).
+                if let onelog_engine::Ddl::AlterTable {
+                    db: d,
+                    table,
+                    convert,
+                    ..
+                } = &mut ddl
+                {
+                    *convert = Some(onelog_engine::Converter(Arc::new(
+                        crate::alter::AlterConverter::new(false, d, table),
+                    )));
+                }
+                engine.ddl_replay(db, sql, ddl)
+            }
             Ok(None) => Err(EngineError::Other(format!("not a DDL statement: {sql}"))),
             Err(e) => Err(EngineError::Other(e.message)),
         }

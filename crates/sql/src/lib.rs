@@ -11,8 +11,9 @@
 //! - `planner`: access paths (point/range/covering/ordered index scans), EXPLAIN.
 //! - `executor`: runs plans against an engine transaction.
 //! - `expr` / `functions`: evaluation, MariaDB conversions and comparisons, functions.
-//! - `session`: transactions (autocommit, statement rollback), variables, warnings,
-//!   prepared statements, dispatch.
+//! - `session`: transactions (autocommit, statement rollback, savepoints), variables,
+//!   warnings, prepared statements (protocol and `PREPARE`/`EXECUTE`), dispatch.
+//! - `alter`: how ALTER TABLE converts existing values when a column changes type.
 //! - `show`: SHOW statements and the read-only `information_schema`.
 //! - `users`: accounts, passwords (mysql_native_password) and privileges.
 //! - `database`: open, bootstrap, DDL replay for recovery, the process list.
@@ -24,11 +25,17 @@
 //! - Subqueries must be uncorrelated; UNION, views, stored routines, triggers, foreign key
 //!   enforcement, RIGHT JOIN and multi-table UPDATE/DELETE are not supported (errors 1235).
 //! - The session time zone is UTC (`time_zone = '+00:00'`).
+//! - ALTER TABLE: `ADD COLUMN ... AUTO_INCREMENT`, partitions and CHECK/FOREIGN KEY
+//!   enforcement are not supported; `ALGORITHM`/`LOCK` clauses are accepted and ignored
+//!   (every ALTER holds an exclusive metadata lock); a unique key on a TEXT column is
+//!   unique on its first 768 characters (MariaDB uses a hash of the whole value); notes
+//!   such as 1292 for trailing spaces show in SHOW WARNINGS with level Warning.
 //! - Accounts live in `mysql.onelog_user` and `mysql.onelog_db` (ordinary tables, so they
 //!   are logged and crash-safe like any data).
 
 pub mod parser;
 
+mod alter;
 mod binder;
 mod database;
 mod executor;

@@ -158,6 +158,24 @@ pub enum Admin {
     },
     Commit,
     Rollback,
+    /// `SAVEPOINT name`
+    Savepoint(String),
+    /// `ROLLBACK [WORK] TO [SAVEPOINT] name`
+    RollbackTo(String),
+    /// `RELEASE SAVEPOINT name`
+    ReleaseSavepoint(String),
+    /// `PREPARE name FROM 'text' | @var | expr`
+    Prepare {
+        name: String,
+        source: Expr,
+    },
+    /// `EXECUTE name [USING expr, ...]`
+    Execute {
+        name: String,
+        args: Vec<Expr>,
+    },
+    /// `DEALLOCATE PREPARE name` / `DROP PREPARE name`
+    Deallocate(String),
     Kill {
         query: bool,
         id: u64,
@@ -996,12 +1014,18 @@ fn parse_admin(p: &mut Parser) -> Result<Option<Admin>, ParserError> {
         "COMMIT" | "ROLLBACK" => {
             p.next_token();
             let _ = word(p, "WORK");
+            if first == "ROLLBACK" && word(p, "TO") {
+                // `SAVEPOINT` is optional, and is itself a valid savepoint name.
+                if peek_word(p, 0).as_deref() == Some("SAVEPOINT")
+                    && !matches!(p.peek_nth_token_ref(1).token, Token::EOF)
+                {
+                    p.next_token();
+                }
+                return Ok(Some(Admin::RollbackTo(ident(p)?)));
+            }
             if word(p, "AND") {
                 let _ = word(p, "NO");
                 expect_word(p, "CHAIN")?;
-            }
-            if word(p, "TO") {
-                return Err(ParserError::ParserError("SAVEPOINT".into()));
             }
             let _ = words(p, &["NO", "RELEASE"]);
             if first == "COMMIT" {
@@ -1009,6 +1033,46 @@ fn parse_admin(p: &mut Parser) -> Result<Option<Admin>, ParserError> {
             } else {
                 Admin::Rollback
             }
+        }
+        "PREPARE" => {
+            p.next_token();
+            let name = ident(p)?;
+            p.expect_keyword(Keyword::FROM)?;
+            Admin::Prepare {
+                name,
+                source: p.parse_expr()?,
+            }
+        }
+        "EXECUTE" => {
+            p.next_token();
+            let name = ident(p)?;
+            let mut args = Vec::new();
+            if p.parse_keyword(Keyword::USING) {
+                args.push(p.parse_expr()?);
+                while p.consume_token(&Token::Comma) {
+                    args.push(p.parse_expr()?);
+                }
+            }
+            Admin::Execute { name, args }
+        }
+        "DEALLOCATE" => {
+            p.next_token();
+            expect_word(p, "PREPARE")?;
+            Admin::Deallocate(ident(p)?)
+        }
+        "DROP" if second.as_deref() == Some("PREPARE") => {
+            p.next_token();
+            p.next_token();
+            Admin::Deallocate(ident(p)?)
+        }
+        "SAVEPOINT" => {
+            p.next_token();
+            Admin::Savepoint(ident(p)?)
+        }
+        "RELEASE" if second.as_deref() == Some("SAVEPOINT") => {
+            p.next_token();
+            p.next_token();
+            Admin::ReleaseSavepoint(ident(p)?)
         }
         "KILL" => {
             p.next_token();
@@ -1223,6 +1287,22 @@ mod tests {
     }
 
     #[test]
+    fn savepoint_and_prepare_names() {
+        let one = |s: &str| match parse_one(s).unwrap().stmt {
+            Stmt::Admin(a) => a,
+            other => panic!("{s}: {other:?}"),
+        };
+        assert!(matches!(one("ROLLBACK TO SAVEPOINT sp"), Admin::RollbackTo(n) if n == "sp"));
+        assert!(matches!(one("ROLLBACK TO savepoint"), Admin::RollbackTo(n) if n == "savepoint"));
+        assert!(matches!(one("rollback work to sp"), Admin::RollbackTo(n) if n == "sp"));
+        assert!(matches!(one("RELEASE SAVEPOINT `x y`"), Admin::ReleaseSavepoint(n) if n == "x y"));
+        assert!(matches!(one("EXECUTE s"), Admin::Execute { args, .. } if args.is_empty()));
+        assert!(matches!(one("ROLLBACK"), Admin::Rollback));
+        assert_eq!(parse_one("RELEASE SAVEPOINT").unwrap_err().code, 1064);
+        assert_eq!(parse_one("PREPARE s").unwrap_err().code, 1064);
+    }
+
+    #[test]
     fn admin_statements() {
         for s in [
             "SHOW VARIABLES LIKE 'x%'",
@@ -1239,6 +1319,16 @@ mod tests {
             "SHOW GRANTS FOR 'u'@'%'",
             "/*!40101 SET NAMES utf8 */",
             "SELECT a FROM t WHERE a = 1 LOCK IN SHARE MODE",
+            "PREPARE s FROM 'SELECT ?'",
+            "PREPARE s FROM @q",
+            "EXECUTE s USING @a, 1 + 2",
+            "DEALLOCATE PREPARE s",
+            "DROP PREPARE s",
+            "SAVEPOINT a",
+            "ROLLBACK TO SAVEPOINT a",
+            "ROLLBACK WORK TO `a b`",
+            "ROLLBACK TO savepoint",
+            "RELEASE SAVEPOINT a",
         ] {
             let v = parse_multi(s).unwrap();
             assert!(v[0].is_ok(), "{s}: {:?}", v[0]);

@@ -1,7 +1,8 @@
 //! Session: one per connection. Runs statements in transactions (autocommit, BEGIN/COMMIT,
-//! statement-level rollback on error, whole-transaction rollback on deadlock, implicit
-//! commit before DDL), keeps session variables, user variables, warnings and prepared
-//! statements, checks privileges, and dispatches each statement to its stage.
+//! savepoints, statement-level rollback on error, whole-transaction rollback on deadlock,
+//! implicit commit before DDL), keeps session variables, user variables, warnings and
+//! prepared statements (COM_STMT_PREPARE by id, `PREPARE name` by name), checks
+//! privileges, and dispatches each statement to its stage.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -50,6 +51,8 @@ pub struct Session {
     last_insert_id: u64,
     row_count: i64,
     prepared: HashMap<u32, Prepared>,
+    /// Text-protocol prepared statements (`PREPARE name FROM ...`), by lower-case name.
+    named_prepared: HashMap<String, Prepared>,
     next_stmt: u32,
     interrupt: Arc<AtomicBool>,
     killed: Arc<AtomicBool>,
@@ -167,6 +170,7 @@ impl Session {
             last_insert_id: 0,
             row_count: -1,
             prepared: HashMap::new(),
+            named_prepared: HashMap::new(),
             next_stmt: 1,
             interrupt,
             killed,
@@ -195,6 +199,7 @@ impl Session {
             last_insert_id: 0,
             row_count: -1,
             prepared: HashMap::new(),
+            named_prepared: HashMap::new(),
             next_stmt: 1,
             interrupt: Arc::new(AtomicBool::new(false)),
             killed: Arc::new(AtomicBool::new(false)),
@@ -258,6 +263,7 @@ impl Session {
         self.vars.clear();
         self.user_vars.clear();
         self.prepared.clear();
+        self.named_prepared.clear();
         self.warnings.clear();
         self.last_insert_id = 0;
         self.row_count = -1;
@@ -686,24 +692,8 @@ impl Session {
 
     /// COM_STMT_PREPARE: parses once, records the placeholders and result columns.
     pub fn prepare(&mut self, sql: &str) -> Result<PreparedInfo, SqlError> {
-        let parsed = parser::parse_one(sql)?;
+        let (parsed, columns) = self.prepare_parsed(sql)?;
         let params = parsed.params;
-        self.params = vec![Value::Null; params];
-        self.stmt_now = now();
-        let columns = match &parsed.stmt {
-            Stmt::Sql(s) => match s.as_ref() {
-                sq::Statement::Query(q) => {
-                    let env = Env {
-                        s: self,
-                        catalog: self.db.engine.catalog(),
-                    };
-                    let sel = Binder::new(&env, &parsed.text).bind_query(q)?;
-                    sel.columns
-                }
-                _ => vec![],
-            },
-            Stmt::Admin(_) => vec![],
-        };
         let id = self.next_stmt;
         self.next_stmt += 1;
         self.prepared.insert(id, Prepared { parsed });
@@ -712,6 +702,92 @@ impl Session {
             params: params as u16,
             columns,
         })
+    }
+
+    /// Parses a statement to prepare and binds a query once (so unknown tables and columns
+    /// fail at prepare time, as in MariaDB); returns its result columns.
+    fn prepare_parsed(&mut self, sql: &str) -> Result<(Parsed, Vec<ResultColumn>), SqlError> {
+        let parsed = parser::parse_one(sql)?;
+        if let Stmt::Admin(Admin::Prepare { .. } | Admin::Execute { .. } | Admin::Deallocate(_)) =
+            &parsed.stmt
+        {
+            return Err(sql_err(
+                code::ER_UNSUPPORTED_PS,
+                "This command is not supported in the prepared statement protocol yet",
+            ));
+        }
+        self.params = vec![Value::Null; parsed.params];
+        self.stmt_now = now();
+        let columns = match &parsed.stmt {
+            Stmt::Sql(s) => match s.as_ref() {
+                sq::Statement::Query(q) => {
+                    let env = Env {
+                        s: self,
+                        catalog: self.db.engine.catalog(),
+                    };
+                    let sel = Binder::new(&env, &parsed.text).bind_query(q);
+                    self.params.clear();
+                    sel?.columns
+                }
+                _ => vec![],
+            },
+            Stmt::Admin(_) => vec![],
+        };
+        self.params.clear();
+        Ok((parsed, columns))
+    }
+
+    /// `PREPARE name FROM source`: a statement with the same name is deallocated first, even
+    /// if the new one fails to prepare (MariaDB).
+    fn prepare_named(&mut self, name: &str, source: &sq::Expr) -> Result<QueryResult, SqlError> {
+        let text = match self.eval_const(source)? {
+            Value::Null => "NULL".to_string(),
+            v => crate::decode_query(&crate::expr::to_bytes(&v)).into_owned(),
+        };
+        self.named_prepared.remove(&name.to_lowercase());
+        let (parsed, _) = self.prepare_parsed(&text)?;
+        self.named_prepared
+            .insert(name.to_lowercase(), Prepared { parsed });
+        Ok(QueryResult::Ok {
+            affected_rows: 0,
+            last_insert_id: 0,
+            warnings: 0,
+            info: "Statement prepared".into(),
+        })
+    }
+
+    /// `EXECUTE name [USING expr, ...]`
+    fn execute_named(&mut self, name: &str, args: &[sq::Expr]) -> Result<QueryResult, SqlError> {
+        let Some(p) = self.named_prepared.get(&name.to_lowercase()) else {
+            return Err(sql_err(
+                code::ER_UNKNOWN_STMT_HANDLER,
+                format!("Unknown prepared statement handler ({name}) given to EXECUTE"),
+            ));
+        };
+        let parsed = p.parsed.clone();
+        if args.len() != parsed.params {
+            return Err(sql_err(
+                code::ER_WRONG_ARGUMENTS,
+                "Incorrect arguments to EXECUTE",
+            ));
+        }
+        let mut values = Vec::with_capacity(args.len());
+        for a in args {
+            values.push(self.eval_const(a)?);
+        }
+        self.run_with_params(&parsed, values)
+    }
+
+    /// Runs a prepared statement with its parameter values.
+    fn run_with_params(
+        &mut self,
+        parsed: &Parsed,
+        params: Vec<Value>,
+    ) -> Result<QueryResult, SqlError> {
+        self.params = params;
+        let r = self.run(parsed);
+        self.params.clear();
+        r
     }
 
     /// COM_STMT_EXECUTE with bound parameter values.
@@ -737,9 +813,7 @@ impl Session {
         }
         self.db.questions.fetch_add(1, Ordering::Relaxed);
         self.set_proc("Execute", Some(&parsed.text));
-        self.params = params.to_vec();
-        let r = self.run(&parsed);
-        self.params.clear();
+        let r = self.run_with_params(&parsed, params.to_vec());
         self.set_proc("Sleep", None);
         r
     }
@@ -1009,7 +1083,7 @@ impl Session {
                     self.check_db(&b.0, Priv::CREATE)?;
                 }
             }
-            D::AlterTable { db, table, ops } => {
+            D::AlterTable { db, table, ops, .. } => {
                 let p = if ops.iter().all(|o| {
                     matches!(
                         o,
@@ -1043,8 +1117,27 @@ impl Session {
             D::DropDatabase { name, .. } => Some(name.clone()),
             _ => None,
         };
+        // ALTER TABLE converts changed columns with this session's strict mode.
+        let mut ddl = ddl;
+        let converter = match &mut ddl {
+            D::AlterTable {
+                db, table, convert, ..
+            } => {
+                let mode = self.sql_mode();
+                let strict =
+                    mode.contains("STRICT_TRANS_TABLES") || mode.contains("STRICT_ALL_TABLES");
+                let c = Arc::new(crate::alter::AlterConverter::new(strict, db, table));
+                *convert = Some(onelog_engine::Converter(c.clone()));
+                Some(c)
+            }
+            _ => None,
+        };
         let db = self.current_db.clone().unwrap_or_default();
-        let out = self.db.engine.ddl(&db, text, ddl).map_err(|e| {
+        let out = self.db.engine.ddl(&db, text, ddl);
+        if let Some(c) = &converter {
+            self.warnings.extend(c.take_warnings());
+        }
+        let out = out.map_err(|e| {
             let mut s = engine_err(e);
             if s.message.starts_with("Can't drop database") {
                 s = sql_err(crate::codes::ER_CANT_DROP_DB, s.message);
@@ -1058,7 +1151,16 @@ impl Session {
                 self.current_db = None;
             }
         }
-        Ok(ok(out.affected_rows, 0, self.warnings.len(), String::new()))
+        let info = if converter.is_some() {
+            format!(
+                "Records: {}  Duplicates: 0  Warnings: {}",
+                out.affected_rows,
+                self.warnings.len()
+            )
+        } else {
+            String::new()
+        };
+        Ok(ok(out.affected_rows, 0, self.warnings.len(), info))
     }
 
     fn eval_const(&mut self, e: &sq::Expr) -> Result<Value, SqlError> {
@@ -1096,6 +1198,45 @@ impl Session {
             }
             Admin::Rollback => {
                 self.rollback_txn();
+                Ok(QueryResult::ok())
+            }
+            Admin::Prepare { name, source } => self.prepare_named(name, source),
+            Admin::Execute { name, args } => self.execute_named(name, args),
+            Admin::Deallocate(name) => {
+                if self.named_prepared.remove(&name.to_lowercase()).is_none() {
+                    return Err(sql_err(
+                        code::ER_UNKNOWN_STMT_HANDLER,
+                        format!(
+                            "Unknown prepared statement handler ({name}) given to DEALLOCATE PREPARE"
+                        ),
+                    ));
+                }
+                Ok(QueryResult::ok())
+            }
+            Admin::Savepoint(name) => {
+                // Outside a transaction in autocommit mode SAVEPOINT is accepted and does
+                // nothing (MariaDB); with autocommit off it belongs to the transaction the
+                // session is in, starting it if needed.
+                if self.in_explicit || !self.autocommit() {
+                    self.ensure_txn().savepoint(name);
+                }
+                Ok(QueryResult::ok())
+            }
+            Admin::RollbackTo(name) => {
+                let found = self
+                    .txn
+                    .as_mut()
+                    .is_some_and(|t| t.rollback_to_savepoint(name));
+                if !found {
+                    return Err(no_savepoint(name));
+                }
+                Ok(QueryResult::ok())
+            }
+            Admin::ReleaseSavepoint(name) => {
+                let found = self.txn.as_mut().is_some_and(|t| t.release_savepoint(name));
+                if !found {
+                    return Err(no_savepoint(name));
+                }
                 Ok(QueryResult::ok())
             }
             Admin::Set(items) => {
@@ -1246,6 +1387,14 @@ impl Session {
         }
         Ok(out)
     }
+}
+
+/// 1305 for ROLLBACK TO / RELEASE of an unknown savepoint.
+fn no_savepoint(name: &str) -> SqlError {
+    sql_err(
+        code::ER_SP_DOES_NOT_EXIST,
+        format!("SAVEPOINT {name} does not exist"),
+    )
 }
 
 fn is_note_or_warning(code: u16) -> bool {

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use onelog_engine::*;
-use onelog_types::{ColumnType, Value};
+use onelog_types::{ColumnType, SqlError, Value};
 
 /// The DDL statements the tests issue, re-created from their text during recovery.
 pub struct TestReplayer;
@@ -90,8 +90,44 @@ pub fn ddl_for(sql: &str) -> Ddl {
                 unique: false,
                 primary: false,
             })],
+            convert: None,
+        },
+        "ALTER TABLE accounts MODIFY balance VARCHAR(20)" => Ddl::AlterTable {
+            db: "test".into(),
+            table: "accounts".into(),
+            ops: vec![AlterOp::ChangeColumn {
+                name: "balance".into(),
+                def: col(
+                    "balance",
+                    ColumnType::Varchar {
+                        len: 20,
+                        binary: false,
+                    },
+                    false,
+                ),
+                position: None,
+            }],
+            convert: Some(Converter(std::sync::Arc::new(ToText))),
         },
         other => panic!("test replayer does not know `{other}`"),
+    }
+}
+
+/// Converts values to their text (a test stand-in for the SQL layer's conversions).
+pub struct ToText;
+
+impl ColumnConverter for ToText {
+    fn convert(
+        &self,
+        _from: &ColumnDef,
+        _to: &ColumnDef,
+        value: Value,
+        _row: u64,
+    ) -> std::result::Result<Value, SqlError> {
+        Ok(match value {
+            Value::Null => Value::Null,
+            v => Value::str(&v.to_string()),
+        })
     }
 }
 
