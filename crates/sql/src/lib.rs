@@ -75,6 +75,9 @@ pub struct ResultColumn {
     pub decimals: u8,
     /// Display length in bytes (the column definition's `column_length`).
     pub length: u32,
+    /// MariaDB's NULL type (MYSQL_TYPE_NULL, sent instead of `ty`'s code): a bare NULL and
+    /// expressions of only NULLs. `ty` is then a zero-length binary string.
+    pub null_type: bool,
 }
 
 impl ResultColumn {
@@ -107,7 +110,18 @@ impl ResultColumn {
             ty,
             nullable,
             flags,
+            null_type: false,
         }
+    }
+
+    /// A column of MariaDB's NULL type (`SELECT NULL`).
+    pub fn null(name: String) -> ResultColumn {
+        let mut rc = ResultColumn::expr(name, binder::NULL_TYPE, true);
+        rc.null_type = true;
+        rc.flags |= column_flags::NUM;
+        rc.decimals = 0;
+        rc.length = 0;
+        rc
     }
 
     /// A text column as SHOW statements return them.
@@ -176,6 +190,9 @@ pub fn sql_err(code: u16, message: impl Into<String>) -> SqlError {
         1074 => "42000",
         1110 => "42000",
         1412 => "HY000",
+        1222 => "21000",
+        1250 => "42000",
+        1288 => "HY000",
         c => sqlstate(c),
     };
     SqlError::new(code, state, message)
@@ -188,6 +205,9 @@ pub mod codes {
     pub const ER_INVALID_ON_UPDATE: u16 = 1294;
     pub const ER_TABLE_DEF_CHANGED: u16 = 1412;
     pub const ER_CANT_DROP_DB: u16 = 1008;
+    pub const ER_WRONG_NUMBER_OF_COLUMNS_IN_SELECT: u16 = 1222;
+    pub const ER_TABLENAME_NOT_ALLOWED_HERE: u16 = 1250;
+    pub const ER_NON_UPDATABLE_TABLE: u16 = 1288;
 }
 
 /// First of the 256 code points (U+10FF00..=U+10FFFF, supplementary private use area B)

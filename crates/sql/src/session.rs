@@ -121,12 +121,26 @@ fn tables_of(sel: &Select, out: &mut Vec<(String, String)>) {
         match &s.kind {
             SourceKind::Table(t) => out.push((t.db.clone(), t.name.clone())),
             SourceKind::Derived(d) => tables_of(d, out),
+            SourceKind::SetOp(op) => {
+                for l in op.root.leaves() {
+                    tables_of(l, out);
+                }
+            }
             SourceKind::Rows(_) => {}
         }
     }
     for q in &sel.subqueries {
         tables_of(q, out);
     }
+}
+
+/// The tables of the given sources (targets of UPDATE/DELETE).
+fn target_tables(sel: &Select, targets: &[usize]) -> Vec<(String, String)> {
+    targets
+        .iter()
+        .filter_map(|&i| sel.sources.get(i).and_then(|s| s.table()))
+        .map(|t| (t.db.clone(), t.name.clone()))
+        .collect()
 }
 
 impl Session {
@@ -917,8 +931,18 @@ impl Session {
                 let mut plan = self.bind(text, |b| b.bind_update(u))?;
                 let mut tables = Vec::new();
                 tables_of(&plan.select, &mut tables);
-                self.check_tables(&tables[..1], Priv::UPDATE)?;
-                self.check_tables(&tables[1..], Priv::SELECT)?;
+                let targets: Vec<usize> = plan
+                    .sets
+                    .iter()
+                    .filter_map(|(p, _)| {
+                        plan.select
+                            .sources
+                            .iter()
+                            .position(|s| *p >= s.offset && *p < s.offset + s.ncols)
+                    })
+                    .collect();
+                self.check_tables(&target_tables(&plan.select, &targets), Priv::UPDATE)?;
+                self.check_tables(&tables, Priv::SELECT)?;
                 let r =
                     self.in_statement(text, &tables, |cx| executor::run_update(cx, &mut plan))?;
                 Ok(ok(r.affected, 0, self.warnings.len(), r.info))
@@ -929,8 +953,13 @@ impl Session {
                 let mut plan = self.bind(text, |b| b.bind_delete(d))?;
                 let mut tables = Vec::new();
                 tables_of(&plan.select, &mut tables);
-                self.check_tables(&tables[..1], Priv::DELETE)?;
-                self.check_tables(&tables[1..], Priv::SELECT)?;
+                let targets = if plan.targets.is_empty() {
+                    vec![0]
+                } else {
+                    plan.targets.clone()
+                };
+                self.check_tables(&target_tables(&plan.select, &targets), Priv::DELETE)?;
+                self.check_tables(&tables, Priv::SELECT)?;
                 let r =
                     self.in_statement(text, &tables, |cx| executor::run_delete(cx, &mut plan))?;
                 Ok(ok(r.affected, 0, self.warnings.len(), r.info))

@@ -31,7 +31,7 @@ fn corpus() -> Vec<String> {
         let mut cur = Vec::new();
         let mut in_stmt = false;
         for l in text.lines() {
-            if l.starts_with("statement") || l.starts_with("query") {
+            if l.starts_with("statement") || l.starts_with("query") || l.starts_with("columns") {
                 in_stmt = true;
                 cur.clear();
                 continue;
