@@ -241,11 +241,11 @@ impl Binder<'_> {
             1 => Ok(found[0]),
             0 => Err(err(
                 code::ER_BAD_FIELD_ERROR,
-                format!("Unknown column '{name}' in 'from clause'"),
+                format!("Unknown column '{name}' in 'FROM'"),
             )),
             _ => Err(err(
                 code::ER_NON_UNIQ_ERROR,
-                format!("Column '{name}' in from clause is ambiguous"),
+                format!("Column '{name}' in FROM is ambiguous"),
             )),
         }
     }
