@@ -1,7 +1,8 @@
 //! Binder: resolves names in sqlparser's AST against the catalog (databases, tables,
 //! columns, aliases), binds placeholders, folds per-statement constants (NOW(),
 //! DATABASE(), @@variables, @user variables) and produces typed plans for the planner and
-//! executor, and `Ddl` values for the engine.
+//! executor, and `Ddl` values for the engine. Join trees are in [`joins`], set operations in
+//! [`setop`]; a subquery's binder sees the enclosing queries' columns as outer references.
 
 use std::sync::Arc;
 
@@ -549,6 +550,26 @@ pub fn visit_exprs_mut(sel: &mut Select, depth: usize, f: &mut dyn FnMut(&mut Ex
     }
     for q in &mut sel.subqueries {
         visit_exprs_mut(q, depth + 1, f);
+    }
+}
+
+/// The tables a query reads, with those of its derived tables, set operations and
+/// subqueries.
+pub fn tables_read(sel: &Select, out: &mut Vec<(String, String)>) {
+    for s in &sel.sources {
+        match &s.kind {
+            SourceKind::Table(t) => out.push((t.db.clone(), t.name.clone())),
+            SourceKind::Derived(d) => tables_read(d, out),
+            SourceKind::SetOp(op) => {
+                for l in op.root.leaves() {
+                    tables_read(l, out);
+                }
+            }
+            SourceKind::Rows(_) => {}
+        }
+    }
+    for q in &sel.subqueries {
+        tables_read(q, out);
     }
 }
 
@@ -2446,6 +2467,25 @@ impl<'a> Binder<'a> {
             });
         }
         let select = self.bind_dml_select(sources, d.selection.as_ref(), &[], None)?;
+        // A subquery may not read a table rows are deleted from.
+        let mut read = Vec::new();
+        for q in &select.subqueries {
+            tables_read(q, &mut read);
+        }
+        for &si in &targets {
+            let src = &select.sources[si];
+            if let Some(t) = src.table() {
+                if read.iter().any(|(d, n)| *d == t.db && *n == t.name) {
+                    return Err(err(
+                        crate::codes::ER_UPDATE_TABLE_USED,
+                        format!(
+                            "Table '{}' is specified twice, both as a target for 'DELETE' and as a separate source for data",
+                            src.alias
+                        ),
+                    ));
+                }
+            }
+        }
         Ok(Delete { select, targets })
     }
 

@@ -1,7 +1,10 @@
 //! Executor: runs planned statements against a transaction. Joins are nested loops over
-//! the chosen access paths (index lookups use values from the outer rows); aggregation is
-//! hash-based; sorting is in memory. INSERT/UPDATE/DELETE convert values to column types
-//! under the session's sql_mode and report MariaDB's affected-row counts.
+//! the chosen access paths (index lookups use values from the outer rows), with
+//! outer-joined groups NULL-extended when they match nothing; correlated subqueries run per
+//! row through a [`subquery::SubHost`]; set operations and derived tables are materialised;
+//! aggregation is hash-based; sorting is in memory. INSERT/UPDATE/DELETE (also multi-table)
+//! convert values to column types under the session's sql_mode and report MariaDB's
+//! affected-row counts.
 
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
@@ -1144,7 +1147,7 @@ pub fn run_update(cx: &mut ExecCtx, up: &mut Update) -> Result<WriteResult, SqlE
     let sel = &up.select;
     let h = SubHost::new(cx, &sel.subqueries);
     let rows = matching_rows(&h, sel)?;
-    // The sources written, in order of their first assignment.
+    // The sources written, in FROM order.
     let mut targets: Vec<usize> = Vec::new();
     for (pos, _) in &up.sets {
         if let Some(si) = sel
@@ -1157,7 +1160,11 @@ pub fn run_update(cx: &mut ExecCtx, up: &mut Update) -> Result<WriteResult, SqlE
             }
         }
     }
+    targets.sort_by_key(|&si| sel.sources[si].offset);
+    // Multi-table: each row once per alias; a table written through two aliases gets the
+    // second alias's changes on top of the first's.
     let mut seen = HashSet::new();
+    let mut written: HashMap<(u64, Vec<u8>), Vec<Value>> = HashMap::new();
     let mut matched = 0u64;
     let mut changed = 0u64;
     for (n, joined) in rows.iter().enumerate() {
@@ -1180,10 +1187,23 @@ pub fn run_update(cx: &mut ExecCtx, up: &mut Update) -> Result<WriteResult, SqlE
         for &si in &targets {
             let src = &sel.sources[si];
             let Some(t) = src.table() else { continue };
-            let old = &joined[src.offset..src.offset + src.width];
-            if up.multi && (absent(t, old) || !seen.insert(row_key(t, old))) {
-                continue;
-            }
+            let read = &joined[src.offset..src.offset + src.width];
+            let key = if up.multi {
+                if absent(t, read) {
+                    continue;
+                }
+                let key = row_key(t, read);
+                if !seen.insert((si, key.clone())) {
+                    continue;
+                }
+                Some(key)
+            } else {
+                None
+            };
+            let old: Vec<Value> = match key.as_ref().and_then(|k| written.get(k)) {
+                Some(w) => w.clone(),
+                None => read.to_vec(),
+            };
             matched += 1;
             let ncols = t.columns.len();
             let mut new = old.to_vec();
@@ -1242,7 +1262,10 @@ pub fn run_update(cx: &mut ExecCtx, up: &mut Update) -> Result<WriteResult, SqlE
                         }
                     }
                 }
-                cx.txn.update(t, &old.to_vec(), new).map_err(engine_err)
+                if let Some(k) = key {
+                    written.insert(k, new.clone());
+                }
+                cx.txn.update(t, &old, new).map_err(engine_err)
             })?;
             changed += 1;
         }

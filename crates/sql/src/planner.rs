@@ -2,7 +2,8 @@
 //! prefix/range scan, covering index scan, index-ordered scan for ORDER BY ... LIMIT, full
 //! scan), assigns WHERE conjuncts to join levels, and renders EXPLAIN rows.
 //!
-//! Sources are joined in FROM order (no join reordering). Conditions used for an access
+//! Sources are joined in the binder's order (FROM order, the preserved side of a RIGHT JOIN
+//! first; no join reordering). Conditions used for an access
 //! path are still evaluated as filters, so a range only has to be a superset of the
 //! matching rows; values that do not convert exactly to the key column's type (for
 //! example `int_col = 1.5` or `varchar_col = 5`) make the executor fall back to the whole
