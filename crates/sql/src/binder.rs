@@ -965,7 +965,19 @@ impl<'a> Binder<'a> {
                 Ok(sel)
             }
             sq::SetExpr::SetOperation { .. } | sq::SetExpr::Query(_) => {
-                self.bind_set_query(&q.body, &order_by, limit, offset)
+                let mut sel = self.bind_set_query(&q.body, &order_by, limit, offset)?;
+                // FOR UPDATE / LOCK IN SHARE MODE after a set operation locks the rows of
+                // its last part.
+                if lock != LockMode::None {
+                    if let Some(SourceKind::SetOp(op)) =
+                        sel.sources.first_mut().map(|s| &mut s.kind)
+                    {
+                        if let Some(last) = op.root.leaves_mut().pop() {
+                            last.lock = lock;
+                        }
+                    }
+                }
+                Ok(sel)
             }
             sq::SetExpr::Values(_) => Err(unsupported("VALUES as a query")),
             _ => Err(unsupported("this query form")),
@@ -1225,7 +1237,7 @@ impl<'a> Binder<'a> {
         if let sq::Expr::Identifier(id) = e {
             // A real column wins over an alias in GROUP BY; an alias wins in ORDER BY.
             let col = self.lookup_column(std::slice::from_ref(&id.value), clause);
-            if clause == Clause::Order || col.is_err() {
+            if clause == Clause::Order || !matches!(col, Ok(Expr::Col(_))) {
                 if let Some((_, x)) = self.aliases.iter().find(|(a, _)| ident_eq(a, &id.value)) {
                     return Ok(x.clone());
                 }
@@ -2200,7 +2212,14 @@ impl<'a> Binder<'a> {
         limit: Option<&sq::Expr>,
     ) -> Result<Select, SqlError> {
         let mut sources = Vec::new();
-        self.bind_table_factor(&mut sources, &from.relation)?;
+        if self
+            .bind_table_factor(&mut sources, &from.relation)?
+            .is_none()
+        {
+            // DUAL
+            let at = self.sql.to_ascii_lowercase().find("dual").unwrap_or(0);
+            return Err(crate::parser::syntax_error(self.sql, at));
+        }
         if sources.first().is_none_or(|s| s.table().is_none()) {
             let name = sources.first().map(|s| s.alias.clone()).unwrap_or_default();
             return Err(err(

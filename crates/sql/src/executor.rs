@@ -1161,12 +1161,16 @@ pub fn run_update(cx: &mut ExecCtx, up: &mut Update) -> Result<WriteResult, SqlE
         }
     }
     targets.sort_by_key(|&si| sel.sources[si].offset);
-    // Multi-table: each row once per alias; a table written through two aliases gets the
-    // second alias's changes on top of the first's.
+    // First every new value is computed (so subqueries see the rows as they were before
+    // the statement, as in MariaDB), then the rows are written.
+    struct Pending {
+        si: usize,
+        key: Option<(u64, Vec<u8>)>,
+        read: Vec<Value>,
+        sets: Vec<(usize, Value)>,
+    }
+    let mut pending = Vec::new();
     let mut seen = HashSet::new();
-    let mut written: HashMap<(u64, Vec<u8>), Vec<Value>> = HashMap::new();
-    let mut matched = 0u64;
-    let mut changed = 0u64;
     for (n, joined) in rows.iter().enumerate() {
         if n.is_multiple_of(256) {
             h.with_cx(|cx| cx.check_interrupt())?;
@@ -1200,14 +1204,10 @@ pub fn run_update(cx: &mut ExecCtx, up: &mut Update) -> Result<WriteResult, SqlE
             } else {
                 None
             };
-            let old: Vec<Value> = match key.as_ref().and_then(|k| written.get(k)) {
-                Some(w) => w.clone(),
-                None => read.to_vec(),
-            };
-            matched += 1;
             let ncols = t.columns.len();
-            let mut new = old.to_vec();
-            let mut set_cols = vec![false; ncols];
+            // Single-table: later assignments see earlier ones.
+            let mut new = read.to_vec();
+            let mut sets = Vec::new();
             for (k, (pos, e)) in up.sets.iter().enumerate() {
                 if *pos < src.offset || *pos >= src.offset + ncols {
                     continue;
@@ -1216,7 +1216,6 @@ pub fn run_update(cx: &mut ExecCtx, up: &mut Update) -> Result<WriteResult, SqlE
                 let v = if up.multi {
                     values[k].clone()
                 } else {
-                    // Single-table: later assignments see earlier ones.
                     eval(
                         e,
                         &Ctx {
@@ -1227,7 +1226,7 @@ pub fn run_update(cx: &mut ExecCtx, up: &mut Update) -> Result<WriteResult, SqlE
                     )?
                 };
                 let v = h.with_cx(|cx| store(cx, t, c, v, rowno, strict))?;
-                if v.is_null() && !t.columns[c].nullable {
+                let v = if v.is_null() && !t.columns[c].nullable {
                     let e = sql_err(
                         code::ER_BAD_NULL_ERROR,
                         format!("Column '{}' cannot be null", t.columns[c].name),
@@ -1236,39 +1235,70 @@ pub fn run_update(cx: &mut ExecCtx, up: &mut Update) -> Result<WriteResult, SqlE
                         return Err(e);
                     }
                     h.with_cx(|cx| cx.warn(e));
-                    new[c] = zero_value(&t.columns[c].ty);
+                    zero_value(&t.columns[c].ty)
                 } else {
-                    new[c] = v;
-                }
-                set_cols[c] = true;
+                    v
+                };
+                new[c] = v.clone();
+                sets.push((c, v));
             }
-            if rows_equal(&new[..ncols], &old[..ncols]) {
-                continue;
-            }
-            h.with_cx(|cx| -> Result<(), SqlError> {
-                for (c, col) in t.columns.iter().enumerate() {
-                    if col.on_update_now && !set_cols[c] {
-                        new[c] = expr::convert_for_column(&Value::DateTime(cx.now), &col.ty)
-                            .unwrap_or(Value::Null);
-                    }
-                }
-                if let Some(ac) = t.auto_increment_column() {
-                    if set_cols[ac] {
-                        let x = expr::to_i128(&new[ac]);
-                        if x > 0 {
-                            cx.txn
-                                .observe_auto_increment(t, x as u64)
-                                .map_err(engine_err)?;
-                        }
-                    }
-                }
-                if let Some(k) = key {
-                    written.insert(k, new.clone());
-                }
-                cx.txn.update(t, &old, new).map_err(engine_err)
-            })?;
-            changed += 1;
+            pending.push(Pending {
+                si,
+                key,
+                read: read.to_vec(),
+                sets,
+            });
         }
+    }
+    let matched = pending.len() as u64;
+    let mut changed = 0u64;
+    // A table written through two aliases gets the second alias's changes on top of the
+    // first's.
+    let mut written: HashMap<(u64, Vec<u8>), Vec<Value>> = HashMap::new();
+    for (n, p) in pending.into_iter().enumerate() {
+        if n.is_multiple_of(256) {
+            h.with_cx(|cx| cx.check_interrupt())?;
+        }
+        let Some(t) = sel.sources[p.si].table() else {
+            continue;
+        };
+        let ncols = t.columns.len();
+        let old = match p.key.as_ref().and_then(|k| written.get(k)) {
+            Some(w) => w.clone(),
+            None => p.read,
+        };
+        let mut new = old.clone();
+        let mut set_cols = vec![false; ncols];
+        for (c, v) in p.sets {
+            new[c] = v;
+            set_cols[c] = true;
+        }
+        if rows_equal(&new[..ncols], &old[..ncols]) {
+            continue;
+        }
+        h.with_cx(|cx| -> Result<(), SqlError> {
+            for (c, col) in t.columns.iter().enumerate() {
+                if col.on_update_now && !set_cols[c] {
+                    new[c] = expr::convert_for_column(&Value::DateTime(cx.now), &col.ty)
+                        .unwrap_or(Value::Null);
+                }
+            }
+            if let Some(ac) = t.auto_increment_column() {
+                if set_cols[ac] {
+                    let x = expr::to_i128(&new[ac]);
+                    if x > 0 {
+                        cx.txn
+                            .observe_auto_increment(t, x as u64)
+                            .map_err(engine_err)?;
+                    }
+                }
+            }
+            if let Some(k) = p.key {
+                written.insert(k, new.clone());
+            }
+            cx.txn.update(t, &old, new).map_err(engine_err)
+        })?;
+        changed += 1;
     }
     let warnings = h.with_cx(|cx| cx.warnings.len()) - warnings_before;
     Ok(WriteResult {
