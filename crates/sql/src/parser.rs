@@ -4,7 +4,8 @@
 //! its own built on sqlparser's token cursor; maps failures to MariaDB's 1064 message.
 //!
 //! Executable comments `/*! ... */` and `/*!40101 ... */` are expanded by sqlparser's
-//! tokenizer; `LOCK IN SHARE MODE` is rewritten to `FOR SHARE` here. Placeholders `?` are
+//! tokenizer; `LOCK IN SHARE MODE` is rewritten to `FOR SHARE`, the commas of
+//! `UPDATE t1, t2 SET` to JOIN and the `.*` of `DELETE t1.*, t2.* FROM` away. Placeholders `?` are
 //! numbered (`?1`, `?2`, ...) in text order so the binder can bind them by position.
 
 use onelog_types::{code, SqlError};
