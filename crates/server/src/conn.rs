@@ -121,6 +121,9 @@ struct Conn<'a> {
 /// A SQL-layer result column as a protocol column definition.
 fn column_info(c: &ResultColumn) -> ColumnInfo {
     let mut w = wire_type(&c.ty);
+    if c.null_type {
+        w.type_code = onelog_types::type_code::NULL;
+    }
     w.length = c.length;
     w.decimals = c.decimals;
     w.flags |= c.flags;

@@ -1,7 +1,8 @@
 //! Binder: resolves names in sqlparser's AST against the catalog (databases, tables,
 //! columns, aliases), binds placeholders, folds per-statement constants (NOW(),
 //! DATABASE(), @@variables, @user variables) and produces typed plans for the planner and
-//! executor, and `Ddl` values for the engine.
+//! executor, and `Ddl` values for the engine. Join trees are in [`joins`], set operations in
+//! [`setop`]; a subquery's binder sees the enclosing queries' columns as outer references.
 
 use std::sync::Arc;
 
@@ -72,9 +73,18 @@ pub fn unsupported(what: &str) -> SqlError {
     )
 }
 
+pub(crate) mod joins;
+mod setop;
+
+pub use setop::{coerce as setop_coerce, SetNode, SetOp, SetOpKind, NULL_TYPE};
+
+/// How a source joins the sources before it (in execution order).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum JoinKind {
     Inner,
+    /// The first source of an outer-joined group `sources[i..group_end]` (the right side of
+    /// a LEFT JOIN or the left side of a RIGHT JOIN): when no row of the group matches, the
+    /// group's columns are NULL.
     Left,
 }
 
@@ -93,6 +103,8 @@ pub enum SourceKind {
     Rows(Arc<Vec<Vec<Value>>>),
     /// A subquery in FROM, run before the statement.
     Derived(Box<Select>),
+    /// UNION / INTERSECT / EXCEPT, materialised before the statement.
+    SetOp(Box<SetOp>),
 }
 
 #[derive(Clone, Debug)]
@@ -107,9 +119,17 @@ pub struct Source {
     pub width: usize,
     pub ncols: usize,
     pub join: JoinKind,
+    /// End (exclusive source index) of the outer-joined group this source starts
+    /// (`join == Left`).
+    pub group_end: usize,
     /// ON conditions (conjuncts), evaluated when this source is joined.
     pub on: Vec<Expr>,
+    /// Conditions checked once the outer-joined group this source starts is complete or
+    /// NULL-extended (WHERE conjuncts over its columns, ON conditions of joins around it).
+    pub post: Vec<Expr>,
     pub hints: IndexHints,
+    /// Row locks for this source (None: the statement's).
+    pub lock: Option<LockMode>,
     /// Chosen by the planner.
     pub access: Access,
     /// WHERE conjuncts checked after this source is joined (assigned by the planner).
@@ -166,6 +186,9 @@ pub struct Select {
     pub width: usize,
     /// Set by the planner: rows come out of the access path already in ORDER BY order.
     pub ordered: bool,
+    /// For a subquery: the positions of the enclosing query's row it depends on (empty:
+    /// uncorrelated).
+    pub params: Vec<usize>,
 }
 
 #[derive(Clone, Debug)]
@@ -190,13 +213,20 @@ pub struct Insert {
 #[derive(Clone, Debug)]
 pub struct Update {
     pub select: Select,
+    /// (position in the joined row, value).
     pub sets: Vec<(usize, Expr)>,
     pub ignore: bool,
+    /// Multi-table UPDATE: every SET value is computed from the joined row as read, and
+    /// each row of a target table is updated at most once.
+    pub multi: bool,
 }
 
 #[derive(Clone, Debug)]
 pub struct Delete {
     pub select: Select,
+    /// Multi-table DELETE: the sources whose rows are deleted (empty: single-table, the
+    /// only source).
+    pub targets: Vec<usize>,
 }
 
 /// A column visible to name resolution.
@@ -209,6 +239,15 @@ struct ScopeCol {
     pos: usize,
     nullable: bool,
     flags: u16,
+    /// The right-hand copy of a `USING`/`NATURAL` join column: only found qualified.
+    using_hidden: bool,
+}
+
+/// The names and types of an enclosing query, for correlated subqueries.
+#[derive(Clone, Debug)]
+struct OuterScope {
+    scope: Vec<ScopeCol>,
+    types: Vec<(ColumnType, bool)>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -249,6 +288,11 @@ pub struct Binder<'a> {
     /// ON DUPLICATE KEY UPDATE: VALUES(col) → Col(offset + pos).
     values_offset: Option<usize>,
     line_starts: Vec<usize>,
+    /// Enclosing queries, innermost first (a column found in `outer[d]` binds as
+    /// `Expr::Outer(d + 1, pos)`).
+    outer: Vec<OuterScope>,
+    /// Columns of `SELECT *` in order (USING/NATURAL join columns once).
+    star: Vec<usize>,
 }
 
 fn col_flags(t: &TableDef, c: usize) -> u16 {
@@ -443,6 +487,92 @@ pub fn conjuncts(e: Expr, out: &mut Vec<Expr>) {
     }
 }
 
+/// Calls `f(expr, depth)` on every expression of `sel` and of the queries nested in it;
+/// `depth` counts the scope levels between `sel` and the expression's query (a subquery
+/// adds one; derived tables and UNION parts are at the level of the query containing them).
+pub fn visit_exprs(sel: &Select, depth: usize, f: &mut dyn FnMut(&Expr, usize)) {
+    for e in sel
+        .filter
+        .iter()
+        .chain(&sel.items)
+        .chain(&sel.group_by)
+        .chain(sel.order_by.iter().map(|(e, _)| e))
+        .chain(&sel.having)
+        .chain(sel.aggs.iter().map(|a| &a.arg))
+    {
+        f(e, depth);
+    }
+    for s in &sel.sources {
+        for e in s.on.iter().chain(&s.post).chain(&s.filters) {
+            f(e, depth);
+        }
+        match &s.kind {
+            SourceKind::Derived(d) => visit_exprs(d, depth, f),
+            SourceKind::SetOp(op) => {
+                for l in op.root.leaves() {
+                    visit_exprs(l, depth, f);
+                }
+            }
+            _ => {}
+        }
+    }
+    for q in &sel.subqueries {
+        visit_exprs(q, depth + 1, f);
+    }
+}
+
+/// [`visit_exprs`] with mutable expressions.
+pub fn visit_exprs_mut(sel: &mut Select, depth: usize, f: &mut dyn FnMut(&mut Expr, usize)) {
+    for e in sel
+        .filter
+        .iter_mut()
+        .chain(&mut sel.items)
+        .chain(&mut sel.group_by)
+        .chain(sel.order_by.iter_mut().map(|(e, _)| e))
+        .chain(&mut sel.having)
+        .chain(sel.aggs.iter_mut().map(|a| &mut a.arg))
+    {
+        f(e, depth);
+    }
+    for s in &mut sel.sources {
+        for e in s.on.iter_mut().chain(&mut s.post).chain(&mut s.filters) {
+            f(e, depth);
+        }
+        match &mut s.kind {
+            SourceKind::Derived(d) => visit_exprs_mut(d, depth, f),
+            SourceKind::SetOp(op) => {
+                for l in op.root.leaves_mut() {
+                    visit_exprs_mut(l, depth, f);
+                }
+            }
+            _ => {}
+        }
+    }
+    for q in &mut sel.subqueries {
+        visit_exprs_mut(q, depth + 1, f);
+    }
+}
+
+/// The tables a query reads, with those of its derived tables, set operations and
+/// subqueries.
+pub fn tables_read(sel: &Select, out: &mut Vec<(String, String)>) {
+    for s in &sel.sources {
+        match &s.kind {
+            SourceKind::Table(t) => out.push((t.db.clone(), t.name.clone())),
+            SourceKind::Derived(d) => tables_read(d, out),
+            SourceKind::SetOp(op) => {
+                for l in op.root.leaves() {
+                    tables_read(l, out);
+                }
+            }
+            SourceKind::Rows(_) => {}
+        }
+    }
+    for q in &sel.subqueries {
+        tables_read(q, out);
+    }
+}
+
 pub fn ident_eq(a: &str, b: &str) -> bool {
     a.eq_ignore_ascii_case(b)
 }
@@ -466,15 +596,38 @@ impl<'a> Binder<'a> {
             aliases: Vec::new(),
             values_offset: None,
             line_starts,
+            outer: Vec::new(),
+            star: Vec::new(),
         }
     }
 
+    /// A binder for a subquery: this query's columns are its outer references.
     fn child(&self) -> Binder<'a> {
-        Binder::new(self.env, self.sql)
+        let mut b = Binder::new(self.env, self.sql);
+        b.outer.push(OuterScope {
+            scope: self.scope.clone(),
+            types: self.types.clone(),
+        });
+        b.outer.extend(self.outer.iter().cloned());
+        b
+    }
+
+    /// A binder for a query at the same level as this one (a derived table, a part of a
+    /// UNION): it sees the same enclosing queries, not this query's columns.
+    fn sibling(&self) -> Binder<'a> {
+        let mut b = Binder::new(self.env, self.sql);
+        b.outer = self.outer.clone();
+        b
     }
 
     /// The text of an AST node as the user wrote it (for column names).
     fn text_of(&self, span: sqlparser::tokenizer::Span) -> Option<String> {
+        let (a, b) = self.span_offsets(span)?;
+        Some(self.sql[a..b].trim().to_string())
+    }
+
+    /// Byte offsets of an AST node's text.
+    fn span_offsets(&self, span: sqlparser::tokenizer::Span) -> Option<(usize, usize)> {
         let off = |l: sqlparser::tokenizer::Location| -> Option<usize> {
             if l.line == 0 {
                 return None;
@@ -497,7 +650,7 @@ impl<'a> Binder<'a> {
             return None;
         }
         let b = self.complete_span(a, b);
-        Some(self.sql[a..b].trim().to_string())
+        Some((a, b))
     }
 
     /// sqlparser's spans of function calls stop early (`COUNT(*)` spans `COUNT`,
@@ -590,7 +743,6 @@ impl<'a> Binder<'a> {
         kind: SourceKind,
         cols: Vec<(String, ColumnType, bool, u16)>,
         width: usize,
-        join: JoinKind,
         hints: IndexHints,
     ) -> Result<(), SqlError> {
         if sources.iter().any(|s| s.alias == alias && s.db == db) {
@@ -605,20 +757,20 @@ impl<'a> Binder<'a> {
             _ => alias.clone(),
         };
         for (i, (name, _ty, nullable, flags)) in cols.iter().enumerate() {
-            let nullable = *nullable || join == JoinKind::Left;
             self.scope.push(ScopeCol {
                 alias: alias.clone(),
                 db: db.clone(),
                 table: table_name.clone(),
                 name: name.clone(),
                 pos: offset + i,
-                nullable,
+                nullable: *nullable,
                 flags: *flags,
+                using_hidden: false,
             });
         }
         let ncols = cols.len();
         for (_, ty, nullable, _) in &cols {
-            self.types.push((*ty, *nullable || join == JoinKind::Left));
+            self.types.push((*ty, *nullable));
         }
         for _ in ncols..width {
             self.types.push((bigint(), false));
@@ -630,21 +782,25 @@ impl<'a> Binder<'a> {
             offset,
             width,
             ncols,
-            join,
+            join: JoinKind::Inner,
+            group_end: 0,
             on: Vec::new(),
+            post: Vec::new(),
             hints,
+            lock: None,
             access: Access::default(),
             filters: Vec::new(),
         });
         Ok(())
     }
 
+    /// Binds one FROM item: adds its sources; returns its join tree and `SELECT *` columns
+    /// (None for DUAL).
     fn bind_table_factor(
         &mut self,
         sources: &mut Vec<Source>,
         tf: &sq::TableFactor,
-        join: JoinKind,
-    ) -> Result<(), SqlError> {
+    ) -> Result<Option<joins::Item>, SqlError> {
         match tf {
             sq::TableFactor::Table {
                 name,
@@ -659,7 +815,7 @@ impl<'a> Binder<'a> {
                 let parts = name_parts(name);
                 if parts.len() == 1 && parts[0].eq_ignore_ascii_case("dual") && alias.is_none() {
                     // FROM DUAL: no table.
-                    return Ok(());
+                    return Ok(None);
                 }
                 let (db, tname) = self.table_name(name)?;
                 let alias_name = alias
@@ -687,16 +843,16 @@ impl<'a> Binder<'a> {
                     };
                     let n = cols.len();
                     let cols = cols.into_iter().map(|c| (c.name, c.ty, true, 0)).collect();
-                    return self.add_source(
+                    self.add_source(
                         sources,
                         alias_name,
                         "information_schema".into(),
                         SourceKind::Rows(Arc::new(rows)),
                         cols,
                         n,
-                        join,
                         hints,
-                    );
+                    )?;
+                    return Ok(Some(joins::Item::leaf(sources)));
                 }
                 let cat = self.env.catalog();
                 if !cat.has_database(&db) {
@@ -728,9 +884,9 @@ impl<'a> Binder<'a> {
                     SourceKind::Table(t),
                     cols,
                     width,
-                    join,
                     hints,
-                )
+                )?;
+                Ok(Some(joins::Item::leaf(sources)))
             }
             sq::TableFactor::Derived {
                 subquery, alias, ..
@@ -738,11 +894,22 @@ impl<'a> Binder<'a> {
                 let Some(alias) = alias else {
                     return Err(err(1248, "Every derived table must have its own alias"));
                 };
-                let sel = self.child().bind_query(subquery)?;
+                let sel = self.sibling().bind_query(subquery)?;
+                // A derived table is materialised: NULL-typed columns become BINARY(0).
                 let cols: Vec<_> = sel
                     .columns
                     .iter()
-                    .map(|c| (c.name.clone(), c.ty, c.nullable, 0u16))
+                    .map(|c| {
+                        let ty = if c.null_type {
+                            ColumnType::Char {
+                                len: 0,
+                                binary: true,
+                            }
+                        } else {
+                            c.ty
+                        };
+                        (c.name.clone(), ty, c.nullable, 0u16)
+                    })
                     .collect();
                 let n = cols.len();
                 self.add_source(
@@ -752,87 +919,15 @@ impl<'a> Binder<'a> {
                     SourceKind::Derived(Box::new(sel)),
                     cols,
                     n,
-                    join,
                     IndexHints::default(),
-                )
+                )?;
+                Ok(Some(joins::Item::leaf(sources)))
             }
             sq::TableFactor::NestedJoin {
                 table_with_joins, ..
-            } => {
-                if join == JoinKind::Left {
-                    return Err(unsupported("nested joins on the right of LEFT JOIN"));
-                }
-                self.bind_from_item(sources, table_with_joins)
-            }
+            } => self.bind_from_item(sources, table_with_joins),
             other => Err(unsupported(&format!("{other}"))),
         }
-    }
-
-    fn bind_from_item(
-        &mut self,
-        sources: &mut Vec<Source>,
-        twj: &sq::TableWithJoins,
-    ) -> Result<(), SqlError> {
-        self.bind_table_factor(sources, &twj.relation, JoinKind::Inner)?;
-        for j in &twj.joins {
-            let (kind, constraint) = match &j.join_operator {
-                sq::JoinOperator::Join(c)
-                | sq::JoinOperator::Inner(c)
-                | sq::JoinOperator::StraightJoin(c) => (JoinKind::Inner, Some(c)),
-                sq::JoinOperator::CrossJoin(c) => (JoinKind::Inner, Some(c)),
-                sq::JoinOperator::Left(c) | sq::JoinOperator::LeftOuter(c) => {
-                    (JoinKind::Left, Some(c))
-                }
-                _ => return Err(unsupported("RIGHT/FULL/NATURAL joins")),
-            };
-            let before = sources.len();
-            let prev_scope = self.scope.len();
-            self.bind_table_factor(sources, &j.relation, kind)?;
-            if sources.len() != before + 1 {
-                return Err(unsupported("nested joins"));
-            }
-            let mut on = Vec::new();
-            match constraint {
-                Some(sq::JoinConstraint::On(e)) => {
-                    let b = self.bind_expr(e, Clause::On)?;
-                    conjuncts(b, &mut on);
-                }
-                Some(sq::JoinConstraint::Using(cols)) => {
-                    for c in cols {
-                        let name = name_parts(c).pop().unwrap_or_default();
-                        let left = self.scope[..prev_scope]
-                            .iter()
-                            .find(|s| ident_eq(&s.name, &name))
-                            .map(|s| s.pos);
-                        let right = self.scope[prev_scope..]
-                            .iter()
-                            .find(|s| ident_eq(&s.name, &name))
-                            .map(|s| s.pos);
-                        match (left, right) {
-                            (Some(l), Some(r)) => on.push(Expr::Bin(
-                                BinOp::Eq,
-                                Box::new(Expr::Col(l)),
-                                Box::new(Expr::Col(r)),
-                            )),
-                            _ => {
-                                return Err(err(
-                                    code::ER_BAD_FIELD_ERROR,
-                                    format!("Unknown column '{name}' in 'from clause'"),
-                                ))
-                            }
-                        }
-                    }
-                }
-                Some(sq::JoinConstraint::Natural) => return Err(unsupported("NATURAL JOIN")),
-                Some(sq::JoinConstraint::None) | None => {
-                    if kind == JoinKind::Left {
-                        return Err(crate::parser::syntax_error("", 0));
-                    }
-                }
-            }
-            sources.last_mut().unwrap().on = on;
-        }
-        Ok(())
     }
 
     // ---------------------------------------------------------------- queries
@@ -869,7 +964,21 @@ impl<'a> Binder<'a> {
                 }
                 Ok(sel)
             }
-            sq::SetExpr::SetOperation { .. } => Err(unsupported("UNION/INTERSECT/EXCEPT")),
+            sq::SetExpr::SetOperation { .. } | sq::SetExpr::Query(_) => {
+                let mut sel = self.bind_set_query(&q.body, &order_by, limit, offset)?;
+                // FOR UPDATE / LOCK IN SHARE MODE after a set operation locks the rows of
+                // its last part.
+                if lock != LockMode::None {
+                    if let Some(SourceKind::SetOp(op)) =
+                        sel.sources.first_mut().map(|s| &mut s.kind)
+                    {
+                        if let Some(last) = op.root.leaves_mut().pop() {
+                            last.lock = lock;
+                        }
+                    }
+                }
+                Ok(sel)
+            }
             sq::SetExpr::Values(_) => Err(unsupported("VALUES as a query")),
             _ => Err(unsupported("this query form")),
         }
@@ -926,6 +1035,18 @@ impl<'a> Binder<'a> {
     }
 
     fn item_name(&self, e: &sq::Expr) -> String {
+        if let sq::Expr::Subquery(_) = e {
+            // The span covers the query inside the parentheses.
+            if let Some((a, b)) = self.span_offsets(e.span()) {
+                let before = self.sql[..a].trim_end();
+                let after = self.sql[b..].trim_start();
+                if before.ends_with('(') && after.starts_with(')') {
+                    let a = before.len() - 1;
+                    let b = self.sql.len() - after.len() + 1;
+                    return self.sql[a..b].to_string();
+                }
+            }
+        }
         match e {
             sq::Expr::Identifier(i) => i.value.clone(),
             sq::Expr::CompoundIdentifier(v) if !v[0].value.starts_with('@') => {
@@ -939,6 +1060,9 @@ impl<'a> Binder<'a> {
     }
 
     fn result_column(&self, e: &Expr, name: String) -> ResultColumn {
+        if self.is_null_type(e) {
+            return ResultColumn::null(name);
+        }
         let (ty, nullable) = self.type_of(e);
         let mut rc = ResultColumn::expr(name, ty, nullable);
         if let Expr::Col(p) = e {
@@ -964,10 +1088,7 @@ impl<'a> Binder<'a> {
         if s.into.is_some() {
             return Err(unsupported("SELECT INTO"));
         }
-        let mut sources = Vec::new();
-        for twj in &s.from {
-            self.bind_from_item(&mut sources, twj)?;
-        }
+        let sources = self.bind_from(&s.from)?;
         let mut filter = Vec::new();
         if let Some(w) = &s.selection {
             let b = self.bind_expr(w, Clause::Where)?;
@@ -983,8 +1104,11 @@ impl<'a> Binder<'a> {
                     if sources.is_empty() {
                         return Err(err(crate::codes::ER_NO_TABLES_USED, "No tables used"));
                     }
-                    for src in &sources {
-                        self.push_source_columns(src, &mut items, &mut columns);
+                    for p in self.star.clone() {
+                        let e = Expr::Col(p);
+                        let name = self.scope_name(p);
+                        columns.push(self.result_column(&e, name));
+                        items.push(e);
                     }
                 }
                 sq::SelectItem::QualifiedWildcard(kind, _) => {
@@ -1068,6 +1192,7 @@ impl<'a> Binder<'a> {
             subqueries: std::mem::take(&mut self.subqueries),
             width: self.types.len(),
             ordered: false,
+            params: Vec::new(),
         })
     }
 
@@ -1112,7 +1237,7 @@ impl<'a> Binder<'a> {
         if let sq::Expr::Identifier(id) = e {
             // A real column wins over an alias in GROUP BY; an alias wins in ORDER BY.
             let col = self.lookup_column(std::slice::from_ref(&id.value), clause);
-            if clause == Clause::Order || col.is_err() {
+            if clause == Clause::Order || !matches!(col, Ok(Expr::Col(_))) {
                 if let Some((_, x)) = self.aliases.iter().find(|(a, _)| ident_eq(a, &id.value)) {
                     return Ok(x.clone());
                 }
@@ -1139,34 +1264,51 @@ impl<'a> Binder<'a> {
                 ))
             }
         };
-        let matches: Vec<&ScopeCol> = self
-            .scope
-            .iter()
-            .filter(|s| {
-                ident_eq(&s.name, col)
-                    && tbl.is_none_or(|t| s.alias == *t)
-                    && db.is_none_or(|d| s.db == *d)
-            })
-            .collect();
-        match matches.len() {
-            0 => Err(err(
-                code::ER_BAD_FIELD_ERROR,
-                format!(
-                    "Unknown column '{}' in '{}'",
-                    parts.join("."),
-                    clause.name()
-                ),
-            )),
-            1 => Ok(Expr::Col(matches[0].pos)),
-            _ => Err(err(
+        let find = |scope: &[ScopeCol]| -> Vec<usize> {
+            scope
+                .iter()
+                .filter(|s| {
+                    ident_eq(&s.name, col)
+                        && tbl.is_none_or(|t| s.alias == *t)
+                        && db.is_none_or(|d| s.db == *d)
+                        && !(tbl.is_none() && s.using_hidden)
+                })
+                .map(|s| s.pos)
+                .collect()
+        };
+        let ambiguous = || {
+            err(
                 code::ER_NON_UNIQ_ERROR,
                 format!(
                     "Column '{}' in {} is ambiguous",
                     parts.join("."),
                     clause.name()
                 ),
-            )),
+            )
+        };
+        let matches = find(&self.scope);
+        match matches.len() {
+            0 => {}
+            1 => return Ok(Expr::Col(matches[0])),
+            _ => return Err(ambiguous()),
         }
+        // An enclosing query's column (correlated subquery).
+        for (d, o) in self.outer.iter().enumerate() {
+            let m = find(&o.scope);
+            match m.len() {
+                0 => {}
+                1 => return Ok(Expr::Outer(d + 1, m[0])),
+                _ => return Err(ambiguous()),
+            }
+        }
+        Err(err(
+            code::ER_BAD_FIELD_ERROR,
+            format!(
+                "Unknown column '{}' in '{}'",
+                parts.join("."),
+                clause.name()
+            ),
+        ))
     }
 
     // ---------------------------------------------------------------- expressions
@@ -1223,9 +1365,37 @@ impl<'a> Binder<'a> {
     }
 
     fn bind_subquery(&mut self, q: &sq::Query) -> Result<usize, SqlError> {
-        let sel = self.child().bind_query(q)?;
+        let mut sel = self.child().bind_query(q)?;
+        // The columns of this query the subquery (or one nested in it) reads.
+        let mut params = Vec::new();
+        visit_exprs(&sel, 0, &mut |e, depth| {
+            e.walk(&mut |x| {
+                if let Expr::Outer(d, p) = x {
+                    if *d == depth + 1 && !params.contains(p) {
+                        params.push(*p);
+                    }
+                }
+            })
+        });
+        params.sort_unstable();
+        sel.params = params;
         self.subqueries.push(sel);
         Ok(self.subqueries.len() - 1)
+    }
+
+    /// A subquery used as a one-column operand (IN, ANY/ALL, scalar).
+    fn bind_column_subquery(&mut self, q: &sq::Query, with_limit: bool) -> Result<usize, SqlError> {
+        if !with_limit && q.limit_clause.is_some() {
+            return Err(unsupported("LIMIT & IN/ALL/ANY/SOME subquery"));
+        }
+        let i = self.bind_subquery(q)?;
+        if self.subqueries[i].columns.len() != 1 {
+            return Err(err(
+                code::ER_OPERAND_COLUMNS,
+                "Operand should contain 1 column(s)",
+            ));
+        }
+        Ok(i)
     }
 
     pub fn bind_expr(&mut self, e: &sq::Expr, clause: Clause) -> Result<Expr, SqlError> {
@@ -1336,23 +1506,40 @@ impl<'a> Binder<'a> {
                 negated,
             } => {
                 let a = self.sub(expr, clause)?;
-                let i = self.bind_subquery(subquery)?;
-                if self.subqueries[i].columns.len() != 1 {
-                    return Err(err(
-                        code::ER_OPERAND_COLUMNS,
-                        "Operand should contain 1 column(s)",
-                    ));
-                }
+                let i = self.bind_column_subquery(subquery, false)?;
                 Expr::InSubquery(a, i, *negated)
             }
+            E::AnyOp {
+                left,
+                compare_op,
+                right,
+                ..
+            }
+            | E::AllOp {
+                left,
+                compare_op,
+                right,
+            } => {
+                let all = matches!(e, E::AllOp { .. });
+                let sq::Expr::Subquery(q) = right.as_ref() else {
+                    return Err(unsupported("ANY/ALL over a list"));
+                };
+                use sq::BinaryOperator as O;
+                let op = match compare_op {
+                    O::Eq => BinOp::Eq,
+                    O::NotEq => BinOp::Ne,
+                    O::Lt => BinOp::Lt,
+                    O::LtEq => BinOp::Le,
+                    O::Gt => BinOp::Gt,
+                    O::GtEq => BinOp::Ge,
+                    other => return Err(unsupported(&format!("operator {other} with ANY/ALL"))),
+                };
+                let a = self.sub(left, clause)?;
+                let i = self.bind_column_subquery(q, false)?;
+                Expr::Quantified(a, op, i, all)
+            }
             E::Subquery(q) => {
-                let i = self.bind_subquery(q)?;
-                if self.subqueries[i].columns.len() != 1 {
-                    return Err(err(
-                        code::ER_OPERAND_COLUMNS,
-                        "Operand should contain 1 column(s)",
-                    ));
-                }
+                let i = self.bind_column_subquery(q, true)?;
                 Expr::Subquery(i)
             }
             E::Exists { subquery, negated } => {
@@ -1776,6 +1963,8 @@ impl<'a> Binder<'a> {
             | Expr::InList(..)
             | Expr::InSet(..)
             | Expr::InSubquery(..)
+            | Expr::Quantified(..)
+            | Expr::QuantSet(..)
             | Expr::Like(..)
             | Expr::Regexp(..) => (
                 ColumnType::Int {
@@ -1843,6 +2032,30 @@ impl<'a> Binder<'a> {
                 let c = &self.subqueries[*i].columns[0];
                 (c.ty, true)
             }
+            Expr::Outer(d, p) => self
+                .outer
+                .get(d.wrapping_sub(1))
+                .and_then(|o| o.types.get(*p))
+                .copied()
+                .unwrap_or((bigint(), true)),
+        }
+    }
+
+    /// Whether `e` has MariaDB's NULL type (MYSQL_TYPE_NULL): a NULL literal, and functions
+    /// and subqueries that return only NULL-typed values.
+    fn is_null_type(&self, e: &Expr) -> bool {
+        match e {
+            Expr::Lit(Value::Null) => true,
+            Expr::Subquery(i) => self.subqueries[*i].columns[0].null_type,
+            Expr::Func(Func::Coalesce | Func::IfNull | Func::Greatest | Func::Least, args) => {
+                args.iter().all(|a| self.is_null_type(a))
+            }
+            Expr::Func(Func::NullIf, args) => args.first().is_some_and(|a| self.is_null_type(a)),
+            Expr::Case(_, whens, els) => {
+                whens.iter().all(|(_, r)| self.is_null_type(r))
+                    && els.as_ref().is_none_or(|e| self.is_null_type(e))
+            }
+            _ => false,
         }
     }
 
@@ -1951,7 +2164,6 @@ impl<'a> Binder<'a> {
                             sample: None,
                             index_hints: vec![],
                         },
-                        JoinKind::Inner,
                     )?;
                     self.values_offset = Some(t.columns.len() + t.hidden_pk as usize);
                     for a in assigns {
@@ -1999,15 +2211,20 @@ impl<'a> Binder<'a> {
         order_by: &[sq::OrderByExpr],
         limit: Option<&sq::Expr>,
     ) -> Result<Select, SqlError> {
-        if !from.joins.is_empty() {
-            return Err(unsupported("multi-table UPDATE/DELETE"));
-        }
         let mut sources = Vec::new();
-        self.bind_table_factor(&mut sources, &from.relation, JoinKind::Inner)?;
-        if sources[0].table().is_none() {
+        if self
+            .bind_table_factor(&mut sources, &from.relation)?
+            .is_none()
+        {
+            // DUAL
+            let at = self.sql.to_ascii_lowercase().find("dual").unwrap_or(0);
+            return Err(crate::parser::syntax_error(self.sql, at));
+        }
+        if sources.first().is_none_or(|s| s.table().is_none()) {
+            let name = sources.first().map(|s| s.alias.clone()).unwrap_or_default();
             return Err(err(
-                1288,
-                "The target table of the UPDATE/DELETE is not updatable",
+                crate::codes::ER_NON_UPDATABLE_TABLE,
+                format!("The target table {name} of the UPDATE/DELETE is not updatable"),
             ));
         }
         let mut filter = Vec::new();
@@ -2045,6 +2262,7 @@ impl<'a> Binder<'a> {
             subqueries: vec![],
             width: self.types.len(),
             ordered: false,
+            params: Vec::new(),
         })
     }
 
@@ -2052,23 +2270,18 @@ impl<'a> Binder<'a> {
         if u.from.is_some() {
             return Err(unsupported("UPDATE ... FROM"));
         }
+        if !u.table.joins.is_empty() {
+            return self.bind_multi_update(u);
+        }
         let mut select = self.bind_single_table_dml(
             &u.table,
             u.selection.as_ref(),
             &u.order_by,
             u.limit.as_ref(),
         )?;
-        let t = select.sources[0].table().unwrap().clone();
         let mut sets = Vec::new();
         for a in &u.assignments {
-            let sq::AssignmentTarget::ColumnName(n) = &a.target else {
-                return Err(unsupported("tuple assignment"));
-            };
-            let parts = name_parts(n);
-            let Expr::Col(pos) = self.lookup_column(&parts, Clause::Set)? else {
-                unreachable!()
-            };
-            let _ = &t;
+            let pos = self.set_target(&a.target)?;
             let e = self.bind_expr(&a.value, Clause::Set)?;
             sets.push((pos, e));
         }
@@ -2077,18 +2290,118 @@ impl<'a> Binder<'a> {
             select,
             sets,
             ignore: false,
+            multi: false,
+        })
+    }
+
+    /// The row position a SET assignment writes.
+    fn set_target(&self, target: &sq::AssignmentTarget) -> Result<usize, SqlError> {
+        let sq::AssignmentTarget::ColumnName(n) = target else {
+            return Err(unsupported("tuple assignment"));
+        };
+        match self.lookup_column(&name_parts(n), Clause::Set)? {
+            Expr::Col(pos) => Ok(pos),
+            _ => Err(unsupported("assignment to an outer column")),
+        }
+    }
+
+    /// `UPDATE t1 JOIN t2 ... SET t1.a = ..., t2.b = ... [WHERE] [ORDER BY] [LIMIT]`.
+    fn bind_multi_update(mut self, u: &sq::Update) -> Result<Update, SqlError> {
+        let mut sources = self.bind_from(std::slice::from_ref(&u.table))?;
+        let mut sets = Vec::new();
+        let mut targets = Vec::new();
+        for a in &u.assignments {
+            let pos = self.set_target(&a.target)?;
+            let si = sources
+                .iter()
+                .position(|s| pos >= s.offset && pos < s.offset + s.ncols)
+                .ok_or_else(|| unsupported("this UPDATE target"))?;
+            if sources[si].table().is_none() {
+                return Err(err(
+                    crate::codes::ER_NON_UPDATABLE_TABLE,
+                    format!(
+                        "The target table {} of the UPDATE is not updatable",
+                        sources[si].alias
+                    ),
+                ));
+            }
+            if !targets.contains(&si) {
+                targets.push(si);
+            }
+            let e = self.bind_expr(&a.value, Clause::Set)?;
+            sets.push((pos, e));
+        }
+        for (i, s) in sources.iter_mut().enumerate() {
+            s.lock = Some(if targets.contains(&i) {
+                LockMode::Exclusive
+            } else {
+                LockMode::Shared
+            });
+        }
+        let select =
+            self.bind_dml_select(sources, u.selection.as_ref(), &u.order_by, u.limit.as_ref())?;
+        Ok(Update {
+            select,
+            sets,
+            ignore: false,
+            multi: true,
+        })
+    }
+
+    /// The WHERE / ORDER BY / LIMIT of a multi-table UPDATE or DELETE over `sources`.
+    fn bind_dml_select(
+        &mut self,
+        sources: Vec<Source>,
+        selection: Option<&sq::Expr>,
+        order_by: &[sq::OrderByExpr],
+        limit: Option<&sq::Expr>,
+    ) -> Result<Select, SqlError> {
+        let mut filter = Vec::new();
+        if let Some(w) = selection {
+            conjuncts(self.bind_expr(w, Clause::Where)?, &mut filter);
+        }
+        let mut order = Vec::new();
+        for o in order_by {
+            order.push((
+                self.bind_expr(&o.expr, Clause::Order)?,
+                matches!(o.options.sort, Some(sq::OrderBySort::Desc)),
+            ));
+        }
+        let limit = match limit {
+            Some(e) => Some(self.const_u64(e)?),
+            None => None,
+        };
+        Ok(Select {
+            sources,
+            filter,
+            group_by: vec![],
+            aggs: vec![],
+            having: None,
+            columns: vec![],
+            items: vec![],
+            distinct: false,
+            order_by: order,
+            limit,
+            offset: 0,
+            lock: LockMode::Exclusive,
+            aggregate: false,
+            subqueries: std::mem::take(&mut self.subqueries),
+            width: self.types.len(),
+            ordered: false,
+            params: Vec::new(),
         })
     }
 
     pub fn bind_delete(mut self, d: &sq::Delete) -> Result<Delete, SqlError> {
-        if !d.tables.is_empty() || d.using.is_some() {
-            return Err(unsupported("multi-table DELETE"));
-        }
         let from = match &d.from {
             sq::FromTable::WithFromKeyword(v) | sq::FromTable::WithoutKeyword(v) => v,
         };
-        if from.len() != 1 {
-            return Err(unsupported("multi-table DELETE"));
+        let multi = !d.tables.is_empty()
+            || d.using.is_some()
+            || from.len() != 1
+            || !from[0].joins.is_empty();
+        if multi {
+            return self.bind_multi_delete(d, from);
         }
         let mut select = self.bind_single_table_dml(
             &from[0],
@@ -2097,7 +2410,102 @@ impl<'a> Binder<'a> {
             d.limit.as_ref(),
         )?;
         select.subqueries = std::mem::take(&mut self.subqueries);
-        Ok(Delete { select })
+        Ok(Delete {
+            select,
+            targets: vec![],
+        })
+    }
+
+    /// `DELETE t1, t2 FROM <join> ...` / `DELETE FROM t1, t2 USING <join> ...`.
+    fn bind_multi_delete(
+        mut self,
+        d: &sq::Delete,
+        from: &[sq::TableWithJoins],
+    ) -> Result<Delete, SqlError> {
+        if !d.order_by.is_empty() || d.limit.is_some() {
+            let at = self.sql.to_ascii_uppercase().rfind(
+                if d.limit.is_some() && d.order_by.is_empty() {
+                    "LIMIT"
+                } else {
+                    "ORDER"
+                },
+            );
+            return Err(crate::parser::syntax_error(
+                self.sql,
+                at.unwrap_or(self.sql.len()),
+            ));
+        }
+        let (names, join): (Vec<Vec<String>>, &[sq::TableWithJoins]) = match &d.using {
+            Some(using) => {
+                let mut names = Vec::new();
+                for t in from {
+                    match &t.relation {
+                        sq::TableFactor::Table { name, .. } if t.joins.is_empty() => {
+                            names.push(name_parts(name))
+                        }
+                        _ => return Err(crate::parser::syntax_error(self.sql, 0)),
+                    }
+                }
+                (names, using)
+            }
+            None => (d.tables.iter().map(name_parts).collect(), from),
+        };
+        let mut sources = self.bind_from(join)?;
+        let mut targets = Vec::new();
+        for parts in &names {
+            let name = parts.last().cloned().unwrap_or_default();
+            let db = if parts.len() > 1 {
+                Some(parts[0].clone())
+            } else {
+                None
+            };
+            let Some(si) = sources
+                .iter()
+                .position(|s| s.alias == name && db.as_ref().is_none_or(|d| *d == s.db))
+            else {
+                return Err(err(
+                    code::ER_UNKNOWN_TABLE,
+                    format!("Unknown table '{name}' in MULTI DELETE"),
+                ));
+            };
+            if sources[si].table().is_none() {
+                return Err(err(
+                    crate::codes::ER_NON_UPDATABLE_TABLE,
+                    format!("The target table {name} of the DELETE is not updatable"),
+                ));
+            }
+            if !targets.contains(&si) {
+                targets.push(si);
+            }
+        }
+        for (i, s) in sources.iter_mut().enumerate() {
+            s.lock = Some(if targets.contains(&i) {
+                LockMode::Exclusive
+            } else {
+                LockMode::Shared
+            });
+        }
+        let select = self.bind_dml_select(sources, d.selection.as_ref(), &[], None)?;
+        // A subquery may not read a table rows are deleted from.
+        let mut read = Vec::new();
+        for q in &select.subqueries {
+            tables_read(q, &mut read);
+        }
+        for &si in &targets {
+            let src = &select.sources[si];
+            if let Some(t) = src.table() {
+                if read.iter().any(|(d, n)| *d == t.db && *n == t.name) {
+                    return Err(err(
+                        crate::codes::ER_UPDATE_TABLE_USED,
+                        format!(
+                            "Table '{}' is specified twice, both as a target for 'DELETE' and as a separate source for data",
+                            src.alias
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(Delete { select, targets })
     }
 
     /// A constant expression (SET values, DO, PURGE BEFORE ...).
@@ -2125,7 +2533,6 @@ impl<'a> Binder<'a> {
             SourceKind::Rows(Arc::new(vec![])),
             c,
             cols.len(),
-            JoinKind::Inner,
             IndexHints::default(),
         )?;
         self.bind_expr(e, Clause::Where)

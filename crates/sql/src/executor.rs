@@ -1,7 +1,10 @@
 //! Executor: runs planned statements against a transaction. Joins are nested loops over
-//! the chosen access paths (index lookups use values from the outer rows); aggregation is
-//! hash-based; sorting is in memory. INSERT/UPDATE/DELETE convert values to column types
-//! under the session's sql_mode and report MariaDB's affected-row counts.
+//! the chosen access paths (index lookups use values from the outer rows), with
+//! outer-joined groups NULL-extended when they match nothing; correlated subqueries run per
+//! row through a [`subquery::SubHost`]; set operations and derived tables are materialised;
+//! aggregation is hash-based; sorting is in memory. INSERT/UPDATE/DELETE (also multi-table)
+//! convert values to column types under the session's sql_mode and report MariaDB's
+//! affected-row counts.
 
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
@@ -17,8 +20,15 @@ use crate::expr::{self, eval, sort_cmp, truth, Ctx, Expr};
 use crate::planner::{self, Access};
 use crate::sql_err;
 
+mod setop;
+mod subquery;
+
+pub use subquery::resolve_subqueries;
+use subquery::SubHost;
+
 type RowIter = Box<dyn Iterator<Item = Result<Vec<Value>, SqlError>>>;
-type RowSink<'a> = dyn FnMut(&mut ExecCtx, &[Value]) -> Result<bool, SqlError> + 'a;
+/// Receives each joined row; returns false to stop.
+type RowSink<'a> = dyn FnMut(&mut Vec<Value>) -> Result<bool, SqlError> + 'a;
 
 /// What a statement needs from its session while it runs.
 pub struct ExecCtx<'a> {
@@ -60,81 +70,11 @@ impl ExecCtx<'_> {
 
 // ------------------------------------------------------------------ subqueries
 
-/// Runs the uncorrelated subqueries of a statement and replaces their references with
-/// values.
-pub fn resolve_subqueries(
-    cx: &mut ExecCtx,
-    subs: &mut [Select],
-    exprs: &mut [&mut Expr],
-) -> Result<(), SqlError> {
-    if subs.is_empty() {
-        return Ok(());
-    }
-    let mut results: Vec<Option<Vec<Vec<Value>>>> = vec![None; subs.len()];
-    let mut needed = vec![false; subs.len()];
-    for e in exprs.iter() {
-        e.walk(&mut |x| match x {
-            Expr::Subquery(i) | Expr::InSubquery(_, i, _) | Expr::Exists(i, _) => needed[*i] = true,
-            _ => {}
-        });
-    }
-    for (i, s) in subs.iter_mut().enumerate() {
-        if needed[i] {
-            results[i] = Some(run_select(cx, s)?);
-        }
-    }
-    for e in exprs.iter_mut() {
-        let mut error = None;
-        e.walk_mut(&mut |x| {
-            let rep = match x {
-                Expr::Subquery(i) => {
-                    let rows = results[*i].as_ref().unwrap();
-                    if rows.len() > 1 {
-                        error = Some(sql_err(
-                            code::ER_SUBQUERY_NO_1_ROW,
-                            "Subquery returns more than 1 row",
-                        ));
-                        return;
-                    }
-                    Some(Expr::Lit(
-                        rows.first().map(|r| r[0].clone()).unwrap_or(Value::Null),
-                    ))
-                }
-                Expr::Exists(i, neg) => {
-                    let rows = results[*i].as_ref().unwrap();
-                    Some(Expr::Lit(expr::bool_val(rows.is_empty() == *neg)))
-                }
-                Expr::InSubquery(a, i, neg) => {
-                    let rows = results[*i].as_ref().unwrap();
-                    let mut vals: Vec<Value> = Vec::new();
-                    let mut has_null = false;
-                    for r in rows {
-                        if r[0].is_null() {
-                            has_null = true;
-                        } else {
-                            vals.push(r[0].clone());
-                        }
-                    }
-                    vals.sort_by(sort_cmp);
-                    vals.dedup_by(|a, b| sort_cmp(a, b) == Ordering::Equal);
-                    Some(Expr::InSet(a.clone(), Arc::new(vals), has_null, *neg))
-                }
-                _ => None,
-            };
-            if let Some(r) = rep {
-                *x = r;
-            }
-        });
-        if let Some(e) = error {
-            return Err(e);
-        }
-    }
-    Ok(())
-}
-
+/// Runs the uncorrelated subqueries, materialises derived tables and set operations, and
+/// plans the select.
 fn prepare_select(cx: &mut ExecCtx, sel: &mut Select) -> Result<(), SqlError> {
     let mut subs = std::mem::take(&mut sel.subqueries);
-    {
+    let r = {
         let mut exprs: Vec<&mut Expr> = Vec::new();
         exprs.extend(sel.filter.iter_mut());
         exprs.extend(sel.items.iter_mut());
@@ -148,15 +88,19 @@ fn prepare_select(cx: &mut ExecCtx, sel: &mut Select) -> Result<(), SqlError> {
         }
         for s in sel.sources.iter_mut() {
             exprs.extend(s.on.iter_mut());
+            exprs.extend(s.post.iter_mut());
         }
-        resolve_subqueries(cx, &mut subs, &mut exprs)?;
-    }
-    // Derived tables are materialised.
+        resolve_subqueries(cx, &mut subs, &mut exprs)
+    };
+    sel.subqueries = subs;
+    r?;
     for s in sel.sources.iter_mut() {
-        if let SourceKind::Derived(d) = &mut s.kind {
-            let rows = run_select(cx, d)?;
-            s.kind = SourceKind::Rows(Arc::new(rows));
-        }
+        let rows = match &mut s.kind {
+            SourceKind::Derived(d) => run_select(cx, d)?,
+            SourceKind::SetOp(op) => setop::run_setop(cx, &mut op.root, &op.types)?,
+            _ => continue,
+        };
+        s.kind = SourceKind::Rows(Arc::new(rows));
     }
     planner::plan(sel);
     Ok(())
@@ -280,12 +224,13 @@ fn source_rows(
     limit_hint: Option<u64>,
 ) -> Result<RowIter, SqlError> {
     let src = &sel.sources[si];
+    let lock = src.lock.unwrap_or(sel.lock);
     match &src.kind {
         SourceKind::Rows(r) => {
             let r = r.clone();
             Ok(Box::new((0..r.len()).map(move |i| Ok(r[i].clone()))))
         }
-        SourceKind::Derived(_) => Err(sql_err(
+        SourceKind::Derived(_) | SourceKind::SetOp(_) => Err(sql_err(
             code::ER_UNKNOWN_ERROR,
             "derived table not materialised",
         )),
@@ -301,7 +246,7 @@ fn source_rows(
                 let mut out = Vec::new();
                 for r in rs {
                     if let Bound::Included(pk) = r.lower {
-                        if let Some(row) = cx.txn.get(t, &pk, sel.lock).map_err(engine_err)? {
+                        if let Some(row) = cx.txn.get(t, &pk, lock).map_err(engine_err)? {
                             out.push(Ok(row));
                         }
                     }
@@ -310,8 +255,8 @@ fn source_rows(
             }
             let opts = ScanOptions {
                 reverse: a.reverse,
-                lock: sel.lock,
-                covering: a.covering && sel.lock == LockMode::None,
+                lock,
+                covering: a.covering && lock == LockMode::None,
             };
             let _ = limit_hint;
             let mut cursors = Vec::new();
@@ -325,8 +270,12 @@ fn source_rows(
     }
 }
 
-fn passes(conds: &[Expr], row: &[Value]) -> Result<bool, SqlError> {
-    let cx = Ctx::new(row);
+fn passes(h: &SubHost, conds: &[Expr], row: &[Value]) -> Result<bool, SqlError> {
+    let cx = Ctx {
+        row,
+        aggs: &[],
+        subs: Some(h),
+    };
     for c in conds {
         if truth(&eval(c, &cx)?) != Some(true) {
             return Ok(false);
@@ -335,48 +284,80 @@ fn passes(conds: &[Expr], row: &[Value]) -> Result<bool, SqlError> {
     Ok(true)
 }
 
-/// Nested-loop join: calls `out` for every joined row passing the filters; `out` returns
-/// false to stop.
+/// Nested-loop join of `sources[level..end]`: calls `out` for every joined row passing the
+/// conditions; `out` returns false to stop. An outer-joined group that matches no row is
+/// NULL-extended once.
 fn join(
-    cx: &mut ExecCtx,
+    h: &SubHost,
     sel: &Select,
     level: usize,
+    end: usize,
     row: &mut Vec<Value>,
     out: &mut RowSink,
 ) -> Result<bool, SqlError> {
-    if level == sel.sources.len() {
-        return out(cx, row);
+    if level >= end {
+        return out(row);
     }
     let src = &sel.sources[level];
-    let (off, width) = (src.offset, src.width);
+    if src.join != JoinKind::Left {
+        return scan(h, sel, level, end, row, out);
+    }
+    let g = src.group_end.clamp(level + 1, end);
     let mut matched = false;
-    let it = source_rows(cx, sel, level, row, sel.limit)?;
+    let go = {
+        let mut inner = |row: &mut Vec<Value>| -> Result<bool, SqlError> {
+            matched = true;
+            if passes(h, &src.post, row)? {
+                join(h, sel, g, end, row, &mut *out)
+            } else {
+                Ok(true)
+            }
+        };
+        scan(h, sel, level, g, row, &mut inner)?
+    };
+    if !go {
+        return Ok(false);
+    }
+    if !matched {
+        for s in &sel.sources[level..g] {
+            for v in &mut row[s.offset..s.offset + s.width] {
+                *v = Value::Null;
+            }
+        }
+        if passes(h, &src.post, row)? {
+            return join(h, sel, g, end, row, out);
+        }
+    }
+    Ok(true)
+}
+
+/// The rows of `sources[level]` passing its conditions, each joined with the sources after
+/// it up to `end`.
+fn scan(
+    h: &SubHost,
+    sel: &Select,
+    level: usize,
+    end: usize,
+    row: &mut Vec<Value>,
+    out: &mut RowSink,
+) -> Result<bool, SqlError> {
+    let src = &sel.sources[level];
+    let (off, width) = (src.offset, src.width);
+    let it = h.with_cx(|cx| source_rows(cx, sel, level, row, sel.limit))?;
     let mut n = 0u64;
     for r in it {
         let r = r?;
         n += 1;
         if n.is_multiple_of(1024) {
-            cx.check_interrupt()?;
+            h.with_cx(|cx| cx.check_interrupt())?;
         }
         for (i, v) in r.into_iter().take(width).enumerate() {
             row[off + i] = v;
         }
-        if !passes(&src.on, row)? {
+        if !passes(h, &src.on, row)? || !passes(h, &src.filters, row)? {
             continue;
         }
-        matched = true;
-        if !passes(&src.filters, row)? {
-            continue;
-        }
-        if !join(cx, sel, level + 1, row, out)? {
-            return Ok(false);
-        }
-    }
-    if !matched && src.join == JoinKind::Left {
-        for v in &mut row[off..off + width] {
-            *v = Value::Null;
-        }
-        if passes(&src.filters, row)? && !join(cx, sel, level + 1, row, out)? {
+        if !join(h, sel, level + 1, end, row, out)? {
             return Ok(false);
         }
     }
@@ -550,14 +531,17 @@ fn minmax_from_index(cx: &mut ExecCtx, sel: &Select) -> Result<Vec<Value>, SqlEr
 }
 
 fn run_planned(cx: &mut ExecCtx, sel: &Select) -> Result<Vec<Vec<Value>>, SqlError> {
-    // Constant WHERE conjuncts with no sources.
-    if sel.sources.is_empty() && !sel.aggregate && !passes(&sel.filter, &[])? {
-        return Ok(vec![]);
-    }
     if sel.sources.first().is_some_and(|s| s.access.minmax) {
         let aggs = minmax_from_index(cx, sel)?;
         let row = vec![Value::Null; sel.width];
-        return finish(cx, sel, vec![(row, aggs)]);
+        let h = SubHost::new(cx, &sel.subqueries);
+        return finish(&h, sel, vec![(row, aggs)]);
+    }
+    let h = SubHost::new(cx, &sel.subqueries);
+    let h = &h;
+    // Constant WHERE conjuncts with no sources.
+    if sel.sources.is_empty() && !sel.aggregate && !passes(h, &sel.filter, &[])? {
+        return Ok(vec![]);
     }
     let early_limit = if !sel.aggregate && !sel.distinct && (sel.order_by.is_empty() || sel.ordered)
     {
@@ -569,19 +553,20 @@ fn run_planned(cx: &mut ExecCtx, sel: &Select) -> Result<Vec<Vec<Value>>, SqlErr
         return Ok(vec![]);
     }
     let mut row = vec![Value::Null; sel.width];
+    let n = sel.sources.len();
     if !sel.aggregate {
         let mut rows: Vec<(Vec<Value>, Vec<Value>)> = Vec::new();
         if sel.sources.is_empty() {
-            if passes(&sel.filter, &row)? {
+            if passes(h, &sel.filter, &row)? {
                 rows.push((row, vec![]));
             }
         } else {
-            join(cx, sel, 0, &mut row, &mut |_, r| {
+            join(h, sel, 0, n, &mut row, &mut |r| {
                 rows.push((r.to_vec(), vec![]));
                 Ok(early_limit.is_none_or(|l| (rows.len() as u64) < l))
             })?;
         }
-        return finish(cx, sel, rows);
+        return finish(h, sel, rows);
     }
     // Aggregation.
     let mut groups: Vec<Group> = Vec::new();
@@ -592,7 +577,11 @@ fn run_planned(cx: &mut ExecCtx, sel: &Select) -> Result<Vec<Vec<Value>>, SqlErr
         seen: sel.aggs.iter().map(|_| HashSet::new()).collect(),
     };
     let mut add = |groups: &mut Vec<Group>, r: &[Value]| -> Result<bool, SqlError> {
-        let cxr = Ctx::new(r);
+        let cxr = Ctx {
+            row: r,
+            aggs: &[],
+            subs: Some(h),
+        };
         let mut key = Vec::new();
         for g in &sel.group_by {
             expr::group_key(&eval(g, &cxr)?, &mut key);
@@ -627,11 +616,11 @@ fn run_planned(cx: &mut ExecCtx, sel: &Select) -> Result<Vec<Vec<Value>>, SqlErr
         Ok(true)
     };
     if sel.sources.is_empty() {
-        if passes(&sel.filter, &row)? {
+        if passes(h, &sel.filter, &row)? {
             add(&mut groups, &row)?;
         }
     } else {
-        join(cx, sel, 0, &mut row, &mut |_, r| add(&mut groups, r))?;
+        join(h, sel, 0, n, &mut row, &mut |r| add(&mut groups, r))?;
     }
     if groups.is_empty() && sel.group_by.is_empty() {
         groups.push(new_group(&vec![Value::Null; sel.width]));
@@ -647,7 +636,11 @@ fn run_planned(cx: &mut ExecCtx, sel: &Select) -> Result<Vec<Vec<Value>>, SqlErr
     if sel.order_by.is_empty() && !sel.group_by.is_empty() {
         let mut keyed = Vec::with_capacity(out.len());
         for (r, a) in out {
-            let c = Ctx { row: &r, aggs: &a };
+            let c = Ctx {
+                row: &r,
+                aggs: &a,
+                subs: Some(h),
+            };
             let mut k = Vec::new();
             for g in &sel.group_by {
                 k.push(eval(g, &c)?);
@@ -657,7 +650,7 @@ fn run_planned(cx: &mut ExecCtx, sel: &Select) -> Result<Vec<Vec<Value>>, SqlErr
         keyed.sort_by(|x, y| cmp_keys(&x.0, &y.0, &[]));
         out = keyed.into_iter().map(|x| x.1).collect();
     }
-    finish(cx, sel, out)
+    finish(h, sel, out)
 }
 
 fn cmp_keys(a: &[Value], b: &[Value], desc: &[bool]) -> Ordering {
@@ -677,16 +670,23 @@ fn cmp_keys(a: &[Value], b: &[Value], desc: &[bool]) -> Ordering {
 
 /// HAVING, ORDER BY, projection, DISTINCT, OFFSET/LIMIT.
 fn finish(
-    cx: &mut ExecCtx,
+    h: &SubHost,
     sel: &Select,
     rows: Vec<(Vec<Value>, Vec<Value>)>,
 ) -> Result<Vec<Vec<Value>>, SqlError> {
-    cx.check_interrupt()?;
+    h.with_cx(|cx| cx.check_interrupt())?;
+    fn ctx<'a>(h: &'a SubHost, row: &'a [Value], aggs: &'a [Value]) -> Ctx<'a> {
+        Ctx {
+            row,
+            aggs,
+            subs: Some(h),
+        }
+    }
     let mut rows = rows;
-    if let Some(h) = &sel.having {
+    if let Some(hv) = &sel.having {
         let mut kept = Vec::with_capacity(rows.len());
         for (r, a) in rows {
-            if truth(&eval(h, &Ctx { row: &r, aggs: &a })?) == Some(true) {
+            if truth(&eval(hv, &ctx(h, &r, &a))?) == Some(true) {
                 kept.push((r, a));
             }
         }
@@ -696,7 +696,7 @@ fn finish(
         let desc: Vec<bool> = sel.order_by.iter().map(|(_, d)| *d).collect();
         let mut keyed = Vec::with_capacity(rows.len());
         for (r, a) in rows {
-            let c = Ctx { row: &r, aggs: &a };
+            let c = ctx(h, &r, &a);
             let mut k = Vec::with_capacity(sel.order_by.len());
             for (e, _) in &sel.order_by {
                 k.push(eval(e, &c)?);
@@ -710,7 +710,7 @@ fn finish(
     let mut seen = HashSet::new();
     let mut skipped = 0u64;
     for (r, a) in rows {
-        let c = Ctx { row: &r, aggs: &a };
+        let c = ctx(h, &r, &a);
         let mut o = Vec::with_capacity(sel.items.len());
         for e in &sel.items {
             o.push(eval(e, &c)?);
@@ -742,9 +742,9 @@ pub fn explain_select(cx: &mut ExecCtx, sel: &mut Select) -> Result<Vec<Vec<Valu
     Ok(planner::explain(sel))
 }
 
-/// Rows matched by a single-table UPDATE/DELETE (locked), in ORDER BY order, limited.
-fn matching_rows(cx: &mut ExecCtx, sel: &mut Select) -> Result<Vec<Vec<Value>>, SqlError> {
-    prepare_select(cx, sel)?;
+/// Rows matched by an UPDATE/DELETE (locked; joined rows for multi-table statements), in
+/// ORDER BY order, limited. The select must be prepared.
+fn matching_rows(h: &SubHost, sel: &Select) -> Result<Vec<Vec<Value>>, SqlError> {
     let mut rows = Vec::new();
     let early = if sel.order_by.is_empty() || sel.ordered {
         sel.limit
@@ -755,7 +755,7 @@ fn matching_rows(cx: &mut ExecCtx, sel: &mut Select) -> Result<Vec<Vec<Value>>, 
         return Ok(rows);
     }
     let mut row = vec![Value::Null; sel.width];
-    join(cx, sel, 0, &mut row, &mut |_, r| {
+    join(h, sel, 0, sel.sources.len(), &mut row, &mut |r| {
         rows.push(r.to_vec());
         Ok(early.is_none_or(|l| (rows.len() as u64) < l))
     })?;
@@ -763,7 +763,11 @@ fn matching_rows(cx: &mut ExecCtx, sel: &mut Select) -> Result<Vec<Vec<Value>>, 
         let desc: Vec<bool> = sel.order_by.iter().map(|(_, d)| *d).collect();
         let mut keyed = Vec::with_capacity(rows.len());
         for r in rows {
-            let c = Ctx::new(&r);
+            let c = Ctx {
+                row: &r,
+                aggs: &[],
+                subs: Some(h),
+            };
             let mut k = Vec::new();
             for (e, _) in &sel.order_by {
                 k.push(eval(e, &c)?);
@@ -1035,7 +1039,15 @@ pub fn run_insert(cx: &mut ExecCtx, ins: &mut Insert) -> Result<WriteResult, Sql
                     ctx_row.extend(row.iter().cloned());
                     let mut new = old.clone();
                     for (c, e) in &ins.on_dup {
-                        let v = eval(e, &Ctx::new(&ctx_row))?;
+                        let v = {
+                            let h = SubHost::new(cx, &subs);
+                            let c = Ctx {
+                                row: &ctx_row,
+                                aggs: &[],
+                                subs: Some(&h),
+                            };
+                            eval(e, &c)?
+                        };
                         let v = store(cx, &t, *c, v, rowno, strict)?;
                         if v.is_null() && !t.columns[*c].nullable {
                             return Err(sql_err(
@@ -1098,90 +1110,232 @@ pub fn run_insert(cx: &mut ExecCtx, ins: &mut Insert) -> Result<WriteResult, Sql
     Ok(res)
 }
 
+/// Whether the part of a joined row belonging to table `t` is a NULL-extended (missing) row.
+fn absent(t: &TableDef, part: &[Value]) -> bool {
+    if t.hidden_pk {
+        part.get(t.columns.len()).is_none_or(Value::is_null)
+    } else {
+        t.primary().columns.iter().any(|&c| part[c].is_null())
+    }
+}
+
+/// The identity of a table row (its primary key) for "each row once" in multi-table
+/// statements.
+fn row_key(t: &TableDef, part: &[Value]) -> (u64, Vec<u8>) {
+    let mut k = Vec::new();
+    if t.hidden_pk {
+        expr::group_key(&part[t.columns.len()], &mut k);
+    } else {
+        for &c in &t.primary().columns {
+            expr::group_key(&part[c], &mut k);
+        }
+    }
+    (t.id as u64, k)
+}
+
 pub fn run_update(cx: &mut ExecCtx, up: &mut Update) -> Result<WriteResult, SqlError> {
-    let t = up.select.sources[0].table().unwrap().clone();
     let strict = cx.strict && !up.ignore;
     let mut subs = std::mem::take(&mut up.select.subqueries);
-    {
+    let r = {
         let mut exprs: Vec<&mut Expr> = up.sets.iter_mut().map(|(_, e)| e).collect();
-        resolve_subqueries(cx, &mut subs, &mut exprs)?;
-    }
+        resolve_subqueries(cx, &mut subs, &mut exprs)
+    };
     up.select.subqueries = subs;
-    let rows = matching_rows(cx, &mut up.select)?;
+    r?;
+    prepare_select(cx, &mut up.select)?;
     let warnings_before = cx.warnings.len();
-    let mut changed = 0u64;
-    let ncols = t.columns.len();
-    for (n, old) in rows.iter().enumerate() {
-        if n.is_multiple_of(256) {
-            cx.check_interrupt()?;
+    let sel = &up.select;
+    let h = SubHost::new(cx, &sel.subqueries);
+    let rows = matching_rows(&h, sel)?;
+    // The sources written, in FROM order.
+    let mut targets: Vec<usize> = Vec::new();
+    for (pos, _) in &up.sets {
+        if let Some(si) = sel
+            .sources
+            .iter()
+            .position(|s| *pos >= s.offset && *pos < s.offset + s.ncols)
+        {
+            if !targets.contains(&si) {
+                targets.push(si);
+            }
         }
+    }
+    targets.sort_by_key(|&si| sel.sources[si].offset);
+    // First every new value is computed (so subqueries see the rows as they were before
+    // the statement, as in MariaDB), then the rows are written.
+    struct Pending {
+        si: usize,
+        key: Option<(u64, Vec<u8>)>,
+        read: Vec<Value>,
+        sets: Vec<(usize, Value)>,
+    }
+    let mut pending = Vec::new();
+    let mut seen = HashSet::new();
+    for (n, joined) in rows.iter().enumerate() {
+        if n.is_multiple_of(256) {
+            h.with_cx(|cx| cx.check_interrupt())?;
+        }
+        let rowno = n as u64 + 1;
+        // Multi-table: every value is computed from the joined row as read.
+        let mut values = Vec::new();
+        if up.multi {
+            let c = Ctx {
+                row: joined,
+                aggs: &[],
+                subs: Some(&h),
+            };
+            for (_, e) in &up.sets {
+                values.push(eval(e, &c)?);
+            }
+        }
+        for &si in &targets {
+            let src = &sel.sources[si];
+            let Some(t) = src.table() else { continue };
+            let read = &joined[src.offset..src.offset + src.width];
+            let key = if up.multi {
+                if absent(t, read) {
+                    continue;
+                }
+                let key = row_key(t, read);
+                if !seen.insert((si, key.clone())) {
+                    continue;
+                }
+                Some(key)
+            } else {
+                None
+            };
+            let ncols = t.columns.len();
+            // Single-table: later assignments see earlier ones.
+            let mut new = read.to_vec();
+            let mut sets = Vec::new();
+            for (k, (pos, e)) in up.sets.iter().enumerate() {
+                if *pos < src.offset || *pos >= src.offset + ncols {
+                    continue;
+                }
+                let c = *pos - src.offset;
+                let v = if up.multi {
+                    values[k].clone()
+                } else {
+                    eval(
+                        e,
+                        &Ctx {
+                            row: &new,
+                            aggs: &[],
+                            subs: Some(&h),
+                        },
+                    )?
+                };
+                let v = h.with_cx(|cx| store(cx, t, c, v, rowno, strict))?;
+                let v = if v.is_null() && !t.columns[c].nullable {
+                    let e = sql_err(
+                        code::ER_BAD_NULL_ERROR,
+                        format!("Column '{}' cannot be null", t.columns[c].name),
+                    );
+                    if strict {
+                        return Err(e);
+                    }
+                    h.with_cx(|cx| cx.warn(e));
+                    zero_value(&t.columns[c].ty)
+                } else {
+                    v
+                };
+                new[c] = v.clone();
+                sets.push((c, v));
+            }
+            pending.push(Pending {
+                si,
+                key,
+                read: read.to_vec(),
+                sets,
+            });
+        }
+    }
+    let matched = pending.len() as u64;
+    let mut changed = 0u64;
+    // A table written through two aliases gets the second alias's changes on top of the
+    // first's.
+    let mut written: HashMap<(u64, Vec<u8>), Vec<Value>> = HashMap::new();
+    for (n, p) in pending.into_iter().enumerate() {
+        if n.is_multiple_of(256) {
+            h.with_cx(|cx| cx.check_interrupt())?;
+        }
+        let Some(t) = sel.sources[p.si].table() else {
+            continue;
+        };
+        let ncols = t.columns.len();
+        let old = match p.key.as_ref().and_then(|k| written.get(k)) {
+            Some(w) => w.clone(),
+            None => p.read,
+        };
         let mut new = old.clone();
         let mut set_cols = vec![false; ncols];
-        for (c, e) in &up.sets {
-            let v = eval(e, &Ctx::new(&new))?;
-            let v = store(cx, &t, *c, v, n as u64 + 1, strict)?;
-            if v.is_null() && !t.columns[*c].nullable {
-                let e = sql_err(
-                    code::ER_BAD_NULL_ERROR,
-                    format!("Column '{}' cannot be null", t.columns[*c].name),
-                );
-                if strict {
-                    return Err(e);
-                }
-                cx.warn(e);
-                new[*c] = zero_value(&t.columns[*c].ty);
-            } else {
-                new[*c] = v;
-            }
-            set_cols[*c] = true;
+        for (c, v) in p.sets {
+            new[c] = v;
+            set_cols[c] = true;
         }
         if rows_equal(&new[..ncols], &old[..ncols]) {
             continue;
         }
-        for (c, col) in t.columns.iter().enumerate() {
-            if col.on_update_now && !set_cols[c] {
-                new[c] = expr::convert_for_column(&Value::DateTime(cx.now), &col.ty)
-                    .unwrap_or(Value::Null);
-            }
-        }
-        if let Some(ac) = t.auto_increment_column() {
-            if set_cols[ac] {
-                let x = expr::to_i128(&new[ac]);
-                if x > 0 {
-                    cx.txn
-                        .observe_auto_increment(&t, x as u64)
-                        .map_err(engine_err)?;
+        h.with_cx(|cx| -> Result<(), SqlError> {
+            for (c, col) in t.columns.iter().enumerate() {
+                if col.on_update_now && !set_cols[c] {
+                    new[c] = expr::convert_for_column(&Value::DateTime(cx.now), &col.ty)
+                        .unwrap_or(Value::Null);
                 }
             }
-        }
-        cx.txn.update(&t, old, new).map_err(engine_err)?;
+            if let Some(ac) = t.auto_increment_column() {
+                if set_cols[ac] {
+                    let x = expr::to_i128(&new[ac]);
+                    if x > 0 {
+                        cx.txn
+                            .observe_auto_increment(t, x as u64)
+                            .map_err(engine_err)?;
+                    }
+                }
+            }
+            if let Some(k) = p.key {
+                written.insert(k, new.clone());
+            }
+            cx.txn.update(t, &old, new).map_err(engine_err)
+        })?;
         changed += 1;
     }
+    let warnings = h.with_cx(|cx| cx.warnings.len()) - warnings_before;
     Ok(WriteResult {
         affected: changed,
         last_insert_id: None,
-        info: format!(
-            "Rows matched: {}  Changed: {}  Warnings: {}",
-            rows.len(),
-            changed,
-            cx.warnings.len() - warnings_before
-        ),
+        info: format!("Rows matched: {matched}  Changed: {changed}  Warnings: {warnings}"),
         records: 0,
         duplicates: 0,
     })
 }
 
 pub fn run_delete(cx: &mut ExecCtx, del: &mut Delete) -> Result<WriteResult, SqlError> {
-    let t = del.select.sources[0].table().unwrap().clone();
-    let rows = matching_rows(cx, &mut del.select)?;
+    prepare_select(cx, &mut del.select)?;
+    let sel = &del.select;
+    let h = SubHost::new(cx, &sel.subqueries);
+    let rows = matching_rows(&h, sel)?;
+    let multi = !del.targets.is_empty();
+    let targets = if multi { del.targets.clone() } else { vec![0] };
+    let mut seen = HashSet::new();
+    let mut deleted = 0u64;
     for (n, r) in rows.iter().enumerate() {
         if n.is_multiple_of(256) {
-            cx.check_interrupt()?;
+            h.with_cx(|cx| cx.check_interrupt())?;
         }
-        cx.txn.delete(&t, r).map_err(engine_err)?;
+        for &si in &targets {
+            let src = &sel.sources[si];
+            let Some(t) = src.table() else { continue };
+            let part = &r[src.offset..src.offset + src.width];
+            if multi && (absent(t, part) || !seen.insert(row_key(t, part))) {
+                continue;
+            }
+            h.with_cx(|cx| cx.txn.delete(t, &part.to_vec()).map_err(engine_err))?;
+            deleted += 1;
+        }
     }
     Ok(WriteResult {
-        affected: rows.len() as u64,
+        affected: deleted,
         last_insert_id: None,
         info: String::new(),
         records: 0,

@@ -78,10 +78,20 @@ pub enum Expr {
     Case(Option<Box<Expr>>, Vec<(Expr, Expr)>, Option<Box<Expr>>),
     Func(Func, Vec<Expr>),
     Cast(Box<Expr>, CastType),
-    /// A subquery, replaced by its value before the enclosing statement runs.
+    /// A scalar subquery (index into the statement's subqueries). Uncorrelated ones are
+    /// replaced by their value before the enclosing statement runs; correlated ones are
+    /// evaluated per row through [`Ctx::subs`].
     Subquery(usize),
     InSubquery(Box<Expr>, usize, bool),
     Exists(usize, bool),
+    /// `x op ANY (subquery)` / `x op ALL (subquery)`: (x, op, subquery, all).
+    Quantified(Box<Expr>, BinOp, usize, bool),
+    /// Materialised `x op ANY/ALL (subquery)`: sorted distinct values, whether the
+    /// subquery returned a NULL, all.
+    QuantSet(Box<Expr>, BinOp, Arc<Vec<Value>>, bool, bool),
+    /// A column of an enclosing query: (levels up, position in that query's row). Replaced
+    /// by the outer row's value before a correlated subquery runs.
+    Outer(usize, usize),
 }
 
 impl Expr {
@@ -89,7 +99,12 @@ impl Expr {
     pub fn walk(&self, f: &mut dyn FnMut(&Expr)) {
         f(self);
         match self {
-            Expr::Lit(_) | Expr::Col(_) | Expr::Agg(_) | Expr::Subquery(_) | Expr::Exists(..) => {}
+            Expr::Lit(_)
+            | Expr::Col(_)
+            | Expr::Agg(_)
+            | Expr::Subquery(_)
+            | Expr::Exists(..)
+            | Expr::Outer(..) => {}
             Expr::Neg(a)
             | Expr::Not(a)
             | Expr::BitNot(a)
@@ -97,7 +112,9 @@ impl Expr {
             | Expr::IsBool(a, _, _)
             | Expr::Cast(a, _)
             | Expr::InSet(a, ..)
-            | Expr::InSubquery(a, ..) => a.walk(f),
+            | Expr::InSubquery(a, ..)
+            | Expr::Quantified(a, ..)
+            | Expr::QuantSet(a, ..) => a.walk(f),
             Expr::Bin(_, a, b)
             | Expr::And(a, b)
             | Expr::Or(a, b)
@@ -136,7 +153,12 @@ impl Expr {
     pub fn walk_mut(&mut self, f: &mut dyn FnMut(&mut Expr)) {
         f(self);
         match self {
-            Expr::Lit(_) | Expr::Col(_) | Expr::Agg(_) | Expr::Subquery(_) | Expr::Exists(..) => {}
+            Expr::Lit(_)
+            | Expr::Col(_)
+            | Expr::Agg(_)
+            | Expr::Subquery(_)
+            | Expr::Exists(..)
+            | Expr::Outer(..) => {}
             Expr::Neg(a)
             | Expr::Not(a)
             | Expr::BitNot(a)
@@ -144,7 +166,9 @@ impl Expr {
             | Expr::IsBool(a, _, _)
             | Expr::Cast(a, _)
             | Expr::InSet(a, ..)
-            | Expr::InSubquery(a, ..) => a.walk_mut(f),
+            | Expr::InSubquery(a, ..)
+            | Expr::Quantified(a, ..)
+            | Expr::QuantSet(a, ..) => a.walk_mut(f),
             Expr::Bin(_, a, b)
             | Expr::And(a, b)
             | Expr::Or(a, b)
@@ -179,17 +203,6 @@ impl Expr {
         }
     }
 
-    /// Largest column position referenced (None: no column).
-    pub fn max_col(&self) -> Option<usize> {
-        let mut m: Option<usize> = None;
-        self.walk(&mut |e| {
-            if let Expr::Col(c) = e {
-                m = Some(m.map_or(*c, |x| x.max(*c)));
-            }
-        });
-        m
-    }
-
     pub fn is_const(&self) -> bool {
         let mut c = true;
         self.walk(&mut |e| {
@@ -200,6 +213,8 @@ impl Expr {
                     | Expr::Subquery(_)
                     | Expr::InSubquery(..)
                     | Expr::Exists(..)
+                    | Expr::Quantified(..)
+                    | Expr::Outer(..)
                     | Expr::Func(Func::Rand, _)
             ) {
                 c = false;
@@ -209,16 +224,87 @@ impl Expr {
     }
 }
 
-/// Evaluation context: the current row and the aggregate values of its group.
+/// Runs the correlated subqueries of a statement for the row being evaluated.
+pub trait SubqueryEval {
+    /// The value of scalar subquery `i` (error 1242 if it returns more than one row).
+    fn scalar(&self, i: usize, row: &[Value]) -> EvalResult<Value>;
+    /// Whether subquery `i` returns a row.
+    fn exists(&self, i: usize, row: &[Value]) -> EvalResult<bool>;
+    /// The first column of subquery `i`: sorted distinct non-NULL values, and whether a
+    /// NULL was among them.
+    fn values(&self, i: usize, row: &[Value]) -> EvalResult<std::rc::Rc<(Vec<Value>, bool)>>;
+}
+
+/// Evaluation context: the current row, the aggregate values of its group, and the runner
+/// of correlated subqueries (None where there are none).
 pub struct Ctx<'a> {
     pub row: &'a [Value],
     pub aggs: &'a [Value],
+    pub subs: Option<&'a dyn SubqueryEval>,
 }
 
 impl<'a> Ctx<'a> {
     pub fn new(row: &'a [Value]) -> Self {
-        Ctx { row, aggs: &[] }
+        Ctx {
+            row,
+            aggs: &[],
+            subs: None,
+        }
     }
+
+    fn subs(&self) -> EvalResult<&'a dyn SubqueryEval> {
+        self.subs.ok_or_else(|| {
+            crate::sql_err(
+                code::ER_UNKNOWN_ERROR,
+                "subquery evaluated outside of its statement",
+            )
+        })
+    }
+}
+
+/// `x IN (set)` with SQL NULL semantics: an empty set gives FALSE even for a NULL `x`.
+pub fn in_set(x: &Value, set: &[Value], has_null: bool, neg: bool) -> Value {
+    if set.is_empty() && !has_null {
+        return bool_val(neg);
+    }
+    if x.is_null() {
+        return Value::Null;
+    }
+    let found = set.binary_search_by(|v| sort_cmp(v, x)).is_ok()
+        || set.iter().any(|v| compare(x, v) == Some(Ordering::Equal));
+    if found {
+        bool_val(!neg)
+    } else if has_null {
+        Value::Null
+    } else {
+        bool_val(neg)
+    }
+}
+
+/// `x op ANY (set)` / `x op ALL (set)` with SQL NULL semantics (ANY of an empty set is
+/// FALSE, ALL of an empty set TRUE, whatever `x` is).
+pub fn quantified(
+    x: &Value,
+    op: BinOp,
+    set: &[Value],
+    has_null: bool,
+    all: bool,
+) -> EvalResult<Value> {
+    if set.is_empty() && !has_null {
+        return Ok(bool_val(all));
+    }
+    if x.is_null() {
+        return Ok(Value::Null);
+    }
+    for v in set {
+        let r = truth(&binary(op, x.clone(), v.clone())?);
+        match (all, r) {
+            (false, Some(true)) => return Ok(bool_val(true)),
+            (true, Some(false)) => return Ok(bool_val(false)),
+            _ => {}
+        }
+    }
+    Ok(if has_null { Value::Null } else { bool_val(all) })
 }
 
 pub fn eval(e: &Expr, cx: &Ctx) -> EvalResult<Value> {
@@ -315,20 +401,9 @@ pub fn eval(e: &Expr, cx: &Ctx) -> EvalResult<Value> {
                 bool_val(*neg)
             }
         }
-        Expr::InSet(a, set, has_null, neg) => {
-            let x = eval(a, cx)?;
-            if x.is_null() {
-                return Ok(Value::Null);
-            }
-            let found = set.binary_search_by(|v| sort_cmp(v, &x)).is_ok()
-                || set.iter().any(|v| compare(&x, v) == Some(Ordering::Equal));
-            if found {
-                bool_val(!*neg)
-            } else if *has_null {
-                Value::Null
-            } else {
-                bool_val(*neg)
-            }
+        Expr::InSet(a, set, has_null, neg) => in_set(&eval(a, cx)?, set, *has_null, *neg),
+        Expr::QuantSet(a, op, set, has_null, all) => {
+            quantified(&eval(a, cx)?, *op, set, *has_null, *all)?
         }
         Expr::Like(a, p, esc, neg) => {
             let x = eval(a, cx)?;
@@ -370,10 +445,22 @@ pub fn eval(e: &Expr, cx: &Ctx) -> EvalResult<Value> {
         }
         Expr::Func(f, args) => crate::functions::call(*f, args, cx)?,
         Expr::Cast(a, t) => cast(eval(a, cx)?, *t)?,
-        Expr::Subquery(_) | Expr::InSubquery(..) | Expr::Exists(..) => {
+        Expr::Subquery(i) => cx.subs()?.scalar(*i, cx.row)?,
+        Expr::Exists(i, neg) => bool_val(cx.subs()?.exists(*i, cx.row)? != *neg),
+        Expr::InSubquery(a, i, neg) => {
+            let x = eval(a, cx)?;
+            let set = cx.subs()?.values(*i, cx.row)?;
+            in_set(&x, &set.0, set.1, *neg)
+        }
+        Expr::Quantified(a, op, i, all) => {
+            let x = eval(a, cx)?;
+            let set = cx.subs()?.values(*i, cx.row)?;
+            quantified(&x, *op, &set.0, set.1, *all)?
+        }
+        Expr::Outer(..) => {
             return Err(crate::sql_err(
-                code::ER_NOT_SUPPORTED_YET,
-                "This version of MariaDB doesn't yet support 'correlated subqueries'",
+                code::ER_UNKNOWN_ERROR,
+                "outer column reference evaluated outside of its subquery",
             ))
         }
     })

@@ -22,8 +22,15 @@
 //! - Strings compare bytewise with trailing spaces ignored (utf8mb4_bin semantics), in
 //!   expressions and in index order; MariaDB's default utf8mb4_general_ci is
 //!   case-insensitive.
-//! - Subqueries must be uncorrelated; UNION, views, stored routines, triggers, foreign key
-//!   enforcement, RIGHT JOIN and multi-table UPDATE/DELETE are not supported (errors 1235).
+//! - Queries: UNION / INTERSECT / EXCEPT (ALL / DISTINCT), correlated subqueries (EXISTS,
+//!   scalar, IN, ANY / ALL) run per outer row with results cached per outer value, INNER /
+//!   CROSS / LEFT / RIGHT / NATURAL / USING joins, multi-table UPDATE and DELETE. Not
+//!   supported (error 1235): WITH (CTEs), row constructors (`(a, b) IN (SELECT ...)`),
+//!   FULL JOIN, views, stored routines, triggers, foreign key enforcement.
+//! - A table written through two aliases of one multi-table UPDATE gets the changes of the
+//!   alias written first in FROM, then the other's (MariaDB leaves the order unspecified);
+//!   a row matched several times takes its values from the first joined row in onelog's
+//!   join order, which need not be MariaDB's.
 //! - The session time zone is UTC (`time_zone = '+00:00'`).
 //! - ALTER TABLE: `ADD COLUMN ... AUTO_INCREMENT`, partitions and CHECK/FOREIGN KEY
 //!   enforcement are not supported; `ALGORITHM`/`LOCK` clauses are accepted and ignored
@@ -82,6 +89,9 @@ pub struct ResultColumn {
     pub decimals: u8,
     /// Display length in bytes (the column definition's `column_length`).
     pub length: u32,
+    /// MariaDB's NULL type (MYSQL_TYPE_NULL, sent instead of `ty`'s code): a bare NULL and
+    /// expressions of only NULLs. `ty` is then a zero-length binary string.
+    pub null_type: bool,
 }
 
 impl ResultColumn {
@@ -114,7 +124,18 @@ impl ResultColumn {
             ty,
             nullable,
             flags,
+            null_type: false,
         }
+    }
+
+    /// A column of MariaDB's NULL type (`SELECT NULL`).
+    pub fn null(name: String) -> ResultColumn {
+        let mut rc = ResultColumn::expr(name, binder::NULL_TYPE, true);
+        rc.null_type = true;
+        rc.flags |= column_flags::NUM;
+        rc.decimals = 0;
+        rc.length = 0;
+        rc
     }
 
     /// A text column as SHOW statements return them.
@@ -183,6 +204,10 @@ pub fn sql_err(code: u16, message: impl Into<String>) -> SqlError {
         1074 => "42000",
         1110 => "42000",
         1412 => "HY000",
+        1222 => "21000",
+        1250 => "42000",
+        1288 => "HY000",
+        1093 => "HY000",
         c => sqlstate(c),
     };
     SqlError::new(code, state, message)
@@ -195,6 +220,10 @@ pub mod codes {
     pub const ER_INVALID_ON_UPDATE: u16 = 1294;
     pub const ER_TABLE_DEF_CHANGED: u16 = 1412;
     pub const ER_CANT_DROP_DB: u16 = 1008;
+    pub const ER_WRONG_NUMBER_OF_COLUMNS_IN_SELECT: u16 = 1222;
+    pub const ER_TABLENAME_NOT_ALLOWED_HERE: u16 = 1250;
+    pub const ER_NON_UPDATABLE_TABLE: u16 = 1288;
+    pub const ER_UPDATE_TABLE_USED: u16 = 1093;
 }
 
 /// First of the 256 code points (U+10FF00..=U+10FFFF, supplementary private use area B)

@@ -4,7 +4,8 @@
 //! its own built on sqlparser's token cursor; maps failures to MariaDB's 1064 message.
 //!
 //! Executable comments `/*! ... */` and `/*!40101 ... */` are expanded by sqlparser's
-//! tokenizer; `LOCK IN SHARE MODE` is rewritten to `FOR SHARE` here. Placeholders `?` are
+//! tokenizer; `LOCK IN SHARE MODE` is rewritten to `FOR SHARE`, the commas of
+//! `UPDATE t1, t2 SET` to JOIN and the `.*` of `DELETE t1.*, t2.* FROM` away. Placeholders `?` are
 //! numbered (`?1`, `?2`, ...) in text order so the binder can bind them by position.
 
 use onelog_types::{code, SqlError};
@@ -362,6 +363,7 @@ fn parse_text(text: &str) -> Result<Parsed, SqlError> {
         }
     }
     rewrite_lock_in_share_mode(&mut toks);
+    rewrite_multi_table(&mut toks);
     let err_at = |e: ParserError| -> SqlError {
         let msg = e.to_string();
         let off = error_location(&msg)
@@ -411,6 +413,51 @@ fn rewrite_lock_in_share_mode(toks: &mut [TokenWithSpan]) {
             toks[w[3]] = TokenWithSpan::new(Token::Whitespace(Whitespace::Space), Span::empty());
             return;
         }
+    }
+}
+
+/// Multi-table DML forms sqlparser does not know: `UPDATE t1, t2 SET ...` (the commas become
+/// JOIN: an inner join without condition is the same cross product) and
+/// `DELETE t1.*, t2.* FROM ...` (`.*` after a target is dropped).
+fn rewrite_multi_table(toks: &mut [TokenWithSpan]) {
+    let is = |t: &TokenWithSpan, k: &str| matches!(&t.token, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(k));
+    let Some(first) = toks
+        .iter()
+        .position(|t| !matches!(t.token, Token::Whitespace(_)))
+    else {
+        return;
+    };
+    let (update, stop) = if is(&toks[first], "UPDATE") {
+        (true, "SET")
+    } else if is(&toks[first], "DELETE") {
+        (false, "FROM")
+    } else {
+        return;
+    };
+    let mut depth = 0i32;
+    let mut i = first + 1;
+    while i < toks.len() {
+        match &toks[i].token {
+            Token::LParen => depth += 1,
+            Token::RParen => depth -= 1,
+            Token::Comma if depth == 0 && update => {
+                let span = toks[i].span;
+                toks[i] = TokenWithSpan::new(Token::make_keyword("JOIN"), span);
+            }
+            Token::Period
+                if depth == 0
+                    && !update
+                    && toks.get(i + 1).is_some_and(|t| t.token == Token::Mul) =>
+            {
+                let blank =
+                    || TokenWithSpan::new(Token::Whitespace(Whitespace::Space), Span::empty());
+                toks[i] = blank();
+                toks[i + 1] = blank();
+            }
+            _ if depth == 0 && is(&toks[i], stop) => return,
+            _ => {}
+        }
+        i += 1;
     }
 }
 

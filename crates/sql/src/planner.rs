@@ -2,7 +2,8 @@
 //! prefix/range scan, covering index scan, index-ordered scan for ORDER BY ... LIMIT, full
 //! scan), assigns WHERE conjuncts to join levels, and renders EXPLAIN rows.
 //!
-//! Sources are joined in FROM order (no join reordering). Conditions used for an access
+//! Sources are joined in the binder's order (FROM order, the preserved side of a RIGHT JOIN
+//! first; no join reordering). Conditions used for an access
 //! path are still evaluated as filters, so a range only has to be a superset of the
 //! matching rows; values that do not convert exactly to the key column's type (for
 //! example `int_col = 1.5` or `varchar_col = 5`) make the executor fall back to the whole
@@ -11,6 +12,7 @@
 use onelog_engine::TableDef;
 use onelog_types::{ColumnType, Value};
 
+use crate::binder::joins::{level_of, max_level, place, Place};
 use crate::binder::{AggKind, JoinKind, Select, Source, SourceKind};
 use crate::expr::{self, BinOp, Expr};
 
@@ -83,12 +85,18 @@ fn flip(op: BinOp) -> BinOp {
     }
 }
 
-/// Whether `e` only depends on columns before `offset` (earlier sources) or constants.
-fn is_outer(e: &Expr, offset: usize) -> bool {
+/// Whether `e` only depends on columns of sources joined before source `si` (by `levels`,
+/// the source of each row position) or constants.
+fn is_outer(e: &Expr, levels: &[usize], si: usize) -> bool {
     let mut ok = true;
     e.walk(&mut |x| match x {
-        Expr::Col(c) if *c >= offset => ok = false,
-        Expr::Agg(_) | Expr::Subquery(_) | Expr::InSubquery(..) | Expr::Exists(..) => ok = false,
+        Expr::Col(c) if levels.get(*c).is_none_or(|l| *l >= si) => ok = false,
+        Expr::Agg(_)
+        | Expr::Subquery(_)
+        | Expr::InSubquery(..)
+        | Expr::Exists(..)
+        | Expr::Quantified(..)
+        | Expr::Outer(..) => ok = false,
         Expr::Func(crate::functions::Func::Rand, _) => ok = false,
         _ => {}
     });
@@ -104,7 +112,14 @@ fn value_ok(e: &Expr, ty: &ColumnType) -> bool {
     }
 }
 
-fn col_conditions(conds: &[Expr], src: &Source, t: &TableDef) -> Vec<ColCond> {
+fn col_conditions(
+    conds: &[Expr],
+    src: &Source,
+    t: &TableDef,
+    levels: &[usize],
+    si: usize,
+) -> Vec<ColCond> {
+    let is_outer = |e: &Expr| is_outer(e, levels, si);
     let lo = src.offset;
     let hi = src.offset + t.columns.len();
     let own = |e: &Expr| match e {
@@ -121,7 +136,7 @@ fn col_conditions(conds: &[Expr], src: &Source, t: &TableDef) -> Vec<ColCond> {
                 ) =>
             {
                 if let Some(col) = own(a) {
-                    if is_outer(b, lo) && value_ok(b, &t.columns[col].ty) {
+                    if is_outer(b) && value_ok(b, &t.columns[col].ty) {
                         out.push(ColCond {
                             col,
                             op: *op,
@@ -130,7 +145,7 @@ fn col_conditions(conds: &[Expr], src: &Source, t: &TableDef) -> Vec<ColCond> {
                         });
                     }
                 } else if let Some(col) = own(b) {
-                    if is_outer(a, lo) && value_ok(a, &t.columns[col].ty) {
+                    if is_outer(a) && value_ok(a, &t.columns[col].ty) {
                         out.push(ColCond {
                             col,
                             op: flip(*op),
@@ -143,7 +158,7 @@ fn col_conditions(conds: &[Expr], src: &Source, t: &TableDef) -> Vec<ColCond> {
             Expr::Between(a, l, h, false) => {
                 if let Some(col) = own(a) {
                     let ty = &t.columns[col].ty;
-                    if is_outer(l, lo) && is_outer(h, lo) && value_ok(l, ty) && value_ok(h, ty) {
+                    if is_outer(l) && is_outer(h) && value_ok(l, ty) && value_ok(h, ty) {
                         out.push(ColCond {
                             col,
                             op: BinOp::Ge,
@@ -195,13 +210,31 @@ fn referenced_columns(sel: &Select, src: &Source) -> Vec<usize> {
     let mut cols = Vec::new();
     let mut visit = |e: &Expr| {
         e.walk(&mut |x| {
-            if let Expr::Col(c) = x {
-                if *c >= src.offset
-                    && *c < src.offset + src.width
-                    && !cols.contains(&(*c - src.offset))
+            let mut see = |c: usize| {
+                if c >= src.offset
+                    && c < src.offset + src.width
+                    && !cols.contains(&(c - src.offset))
                 {
-                    cols.push(*c - src.offset);
+                    cols.push(c - src.offset);
                 }
+            };
+            match x {
+                Expr::Col(c) => see(*c),
+                // The outer columns a correlated subquery reads.
+                Expr::Subquery(i)
+                | Expr::Exists(i, _)
+                | Expr::InSubquery(_, i, _)
+                | Expr::Quantified(_, _, i, _) => {
+                    for p in sel
+                        .subqueries
+                        .get(*i)
+                        .map(|s| s.params.as_slice())
+                        .unwrap_or(&[])
+                    {
+                        see(*p);
+                    }
+                }
+                _ => {}
             }
         })
     };
@@ -215,6 +248,7 @@ fn referenced_columns(sel: &Select, src: &Source) -> Vec<usize> {
     sel.aggs.iter().for_each(|a| visit(&a.arg));
     for s in &sel.sources {
         s.on.iter().for_each(&mut visit);
+        s.post.iter().for_each(&mut visit);
     }
     cols
 }
@@ -292,13 +326,13 @@ fn order_matches(
     Some(desc)
 }
 
-fn plan_source(sel: &Select, si: usize, conds: &[Expr]) -> Access {
+fn plan_source(sel: &Select, si: usize, conds: &[Expr], levels: &[usize]) -> Access {
     let src = &sel.sources[si];
     let t = match &src.kind {
         SourceKind::Table(t) => t.clone(),
         _ => return Access::default(),
     };
-    let cc = col_conditions(conds, src, &t);
+    let cc = col_conditions(conds, src, &t, levels, si);
     let referenced = referenced_columns(sel, src);
     let order = if si == 0 && sel.sources.len() == 1 && !sel.aggregate {
         order_columns(sel, src)
@@ -459,34 +493,34 @@ pub fn plan(sel: &mut Select) {
     if n == 0 {
         return;
     }
-    // Assign WHERE conjuncts to the first level at which all their columns are bound.
+    // Assign WHERE conjuncts to the first level at which all their columns (and those the
+    // correlated subqueries in them read) are bound; conjuncts over outer-joined columns
+    // are checked after the outer join.
+    let levels = level_of(&sel.sources, sel.width);
     let mut level_filters: Vec<Vec<Expr>> = vec![Vec::new(); n];
-    let mut leftover = Vec::new();
+    let subs = &sel.subqueries;
+    let params = |i: usize| subs.get(i).map(|s| s.params.clone()).unwrap_or_default();
+    let mut posts = Vec::new();
     for c in &sel.filter {
-        let max = c.max_col();
-        let lvl = match max {
-            None => 0,
-            Some(m) => sel
-                .sources
-                .iter()
-                .position(|s| m < s.offset + s.width)
-                .unwrap_or(n - 1),
-        };
-        if c.is_const() || lvl < n {
-            level_filters[lvl].push(c.clone());
-        } else {
-            leftover.push(c.clone());
+        let lvl = max_level(c, &levels, &params);
+        match place(&sel.sources, lvl, 0) {
+            Place::Level(l) => level_filters[l.min(n - 1)].push(c.clone()),
+            Place::Post(g) => posts.push((g, c.clone())),
         }
     }
+    for (g, c) in posts {
+        sel.sources[g].post.push(c);
+    }
     for (i, lf) in level_filters.iter_mut().enumerate() {
-        let conds: Vec<Expr> = if sel.sources[i].join == JoinKind::Left {
-            sel.sources[i].on.clone()
-        } else {
-            sel.sources[i].on.iter().chain(lf.iter()).cloned().collect()
-        };
-        let access = plan_source(sel, i, &conds);
-        sel.sources[i].access = access;
         sel.sources[i].filters = std::mem::take(lf);
+        let conds: Vec<Expr> = sel.sources[i]
+            .on
+            .iter()
+            .chain(sel.sources[i].filters.iter())
+            .cloned()
+            .collect();
+        let access = plan_source(sel, i, &conds, &levels);
+        sel.sources[i].access = access;
     }
     // A constant-false or filter-less single source: done. Decide ordering.
     if n == 1 && !sel.aggregate && !sel.order_by.is_empty() {
@@ -535,7 +569,6 @@ pub fn plan(sel: &mut Select) {
             }
         }
     }
-    let _ = leftover;
 }
 
 /// MariaDB's EXPLAIN columns.
@@ -703,6 +736,7 @@ pub fn explain(sel: &Select) -> Vec<Vec<Value>> {
             }
         };
         let needs_where = s.filters.iter().any(|f| !consumed(f))
+            || !s.post.is_empty()
             || (s.join == JoinKind::Left && s.on.iter().any(|f| !consumed(f)));
         if needs_where || a.kind == AccessKind::Range {
             extra.push("Using where");

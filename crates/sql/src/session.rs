@@ -14,7 +14,7 @@ use onelog_types::{code, DateTime, SqlError, Value};
 use parking_lot::Mutex;
 use sqlparser::ast as sq;
 
-use crate::binder::{self, BindEnv, Binder, Select, SourceKind, VirtualColumn};
+use crate::binder::{self, BindEnv, Binder, Select, VirtualColumn};
 use crate::database::{now, Database, ProcEntry, ProcState};
 use crate::executor::{self, engine_err, ExecCtx};
 use crate::parser::{self, Admin, Parsed, Scope as VarScope, SetTarget, Stmt};
@@ -120,16 +120,25 @@ fn ok(affected: u64, last_insert_id: u64, warnings: usize, info: String) -> Quer
 
 /// Tables a plan reads (for privilege checks and metadata locks).
 fn tables_of(sel: &Select, out: &mut Vec<(String, String)>) {
-    for s in &sel.sources {
-        match &s.kind {
-            SourceKind::Table(t) => out.push((t.db.clone(), t.name.clone())),
-            SourceKind::Derived(d) => tables_of(d, out),
-            SourceKind::Rows(_) => {}
-        }
-    }
-    for q in &sel.subqueries {
-        tables_of(q, out);
-    }
+    binder::tables_read(sel, out)
+}
+
+/// The tables of the given sources (targets of UPDATE/DELETE).
+fn target_tables(sel: &Select, targets: &[usize]) -> Vec<(String, String)> {
+    targets
+        .iter()
+        .filter_map(|&i| sel.sources.get(i).and_then(|s| s.table()))
+        .map(|t| (t.db.clone(), t.name.clone()))
+        .collect()
+}
+
+/// The tables of `tables` not in `written` (read by an UPDATE/DELETE).
+fn read_only(tables: &[(String, String)], written: &[(String, String)]) -> Vec<(String, String)> {
+    tables
+        .iter()
+        .filter(|t| !written.contains(t))
+        .cloned()
+        .collect()
 }
 
 impl Session {
@@ -991,8 +1000,19 @@ impl Session {
                 let mut plan = self.bind(text, |b| b.bind_update(u))?;
                 let mut tables = Vec::new();
                 tables_of(&plan.select, &mut tables);
-                self.check_tables(&tables[..1], Priv::UPDATE)?;
-                self.check_tables(&tables[1..], Priv::SELECT)?;
+                let targets: Vec<usize> = plan
+                    .sets
+                    .iter()
+                    .filter_map(|(p, _)| {
+                        plan.select
+                            .sources
+                            .iter()
+                            .position(|s| *p >= s.offset && *p < s.offset + s.ncols)
+                    })
+                    .collect();
+                let written = target_tables(&plan.select, &targets);
+                self.check_tables(&written, Priv::UPDATE)?;
+                self.check_tables(&read_only(&tables, &written), Priv::SELECT)?;
                 let r =
                     self.in_statement(text, &tables, |cx| executor::run_update(cx, &mut plan))?;
                 Ok(ok(r.affected, 0, self.warnings.len(), r.info))
@@ -1003,8 +1023,14 @@ impl Session {
                 let mut plan = self.bind(text, |b| b.bind_delete(d))?;
                 let mut tables = Vec::new();
                 tables_of(&plan.select, &mut tables);
-                self.check_tables(&tables[..1], Priv::DELETE)?;
-                self.check_tables(&tables[1..], Priv::SELECT)?;
+                let targets = if plan.targets.is_empty() {
+                    vec![0]
+                } else {
+                    plan.targets.clone()
+                };
+                let written = target_tables(&plan.select, &targets);
+                self.check_tables(&written, Priv::DELETE)?;
+                self.check_tables(&read_only(&tables, &written), Priv::SELECT)?;
                 let r =
                     self.in_statement(text, &tables, |cx| executor::run_delete(cx, &mut plan))?;
                 Ok(ok(r.affected, 0, self.warnings.len(), r.info))

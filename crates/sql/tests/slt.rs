@@ -13,6 +13,12 @@
 //!
 //! query error <code> [message prefix]
 //! skipif onelog|mariadb   /   onlyif onelog|mariadb   (applies to the next record)
+//!
+//! columns
+//! <sql>
+//! ----
+//! <one line per result column: its type (the column definition's type code, as named in
+//!  MariaDB's mysql_com.h without MYSQL_TYPE_) and its name>
 //! ```
 //! Each file runs in a fresh database `slt_<file stem>`.
 
@@ -25,9 +31,69 @@ use onelog_sql::{Database, QueryResult, Session};
 
 #[derive(Debug)]
 enum Outcome {
-    Ok { affected: u64 },
-    Rows(Vec<Vec<Option<String>>>),
-    Err { code: u16, message: String },
+    Ok {
+        affected: u64,
+    },
+    /// Rows, and the columns as `TYPE name`.
+    Rows(Vec<Vec<Option<String>>>, Vec<String>),
+    Err {
+        code: u16,
+        message: String,
+    },
+}
+
+/// The name of a column definition's type code.
+fn type_name(code: u8) -> String {
+    match code {
+        1 => "TINY",
+        2 => "SHORT",
+        3 => "LONG",
+        4 => "FLOAT",
+        5 => "DOUBLE",
+        6 => "NULL",
+        7 | 17 => "TIMESTAMP",
+        8 => "LONGLONG",
+        9 => "INT24",
+        10 => "DATE",
+        11 | 19 => "TIME",
+        12 | 18 => "DATETIME",
+        13 => "YEAR",
+        15 => "VARCHAR",
+        16 => "BIT",
+        246 => "NEWDECIMAL",
+        247 => "ENUM",
+        248 => "SET",
+        249..=252 => "BLOB",
+        253 => "VAR_STRING",
+        254 => "STRING",
+        _ => return format!("TYPE{code}"),
+    }
+    .to_string()
+}
+
+/// The type code onelog's server sends for a result column.
+fn onelog_type_code(c: &onelog_sql::ResultColumn) -> u8 {
+    use onelog_types::ColumnType as T;
+    if c.null_type {
+        return 6;
+    }
+    match c.ty {
+        T::Int { bytes: 1, .. } => 1,
+        T::Int { bytes: 2, .. } => 2,
+        T::Int { bytes: 3, .. } => 9,
+        T::Int { bytes: 4, .. } => 3,
+        T::Int { .. } => 8,
+        T::Float => 4,
+        T::Double => 5,
+        T::Decimal { .. } => 246,
+        T::Char { .. } => 254,
+        T::Varchar { .. } => 253,
+        T::Blob { .. } => 252,
+        T::Date => 10,
+        T::Time { .. } => 11,
+        T::DateTime { .. } => 12,
+        T::Timestamp { .. } => 7,
+    }
 }
 
 trait Backend {
@@ -48,7 +114,7 @@ impl Backend for Embedded {
             Ok(QueryResult::Ok { affected_rows, .. }) => Outcome::Ok {
                 affected: affected_rows,
             },
-            Ok(QueryResult::Rows { rows, .. }) => Outcome::Rows(
+            Ok(QueryResult::Rows { rows, columns }) => Outcome::Rows(
                 rows.into_iter()
                     .map(|r| {
                         r.into_iter()
@@ -61,6 +127,10 @@ impl Backend for Embedded {
                             })
                             .collect()
                     })
+                    .collect(),
+                columns
+                    .iter()
+                    .map(|c| format!("{} {}", type_name(onelog_type_code(c)), c.name))
                     .collect(),
             ),
             Err(e) => Outcome::Err {
@@ -82,7 +152,12 @@ impl Backend for Maria {
     fn run(&mut self, sql: &str) -> Outcome {
         match self.c.query(sql) {
             common::mariadb::Reply::Ok { affected } => Outcome::Ok { affected },
-            common::mariadb::Reply::Rows(r) => Outcome::Rows(r),
+            common::mariadb::Reply::Rows(r, cols) => Outcome::Rows(
+                r,
+                cols.into_iter()
+                    .map(|(name, code)| format!("{} {name}", type_name(code)))
+                    .collect(),
+            ),
             common::mariadb::Reply::Err { code, message } => Outcome::Err { code, message },
         }
     }
@@ -94,6 +169,7 @@ enum Expect {
     Count(u64),
     Error(u16, String),
     Rows { sort: bool, rows: Vec<String> },
+    Columns(Vec<String>),
 }
 
 #[derive(Debug)]
@@ -153,6 +229,17 @@ fn parse_file(text: &str) -> Vec<Record> {
             ("statement", Some("ok")) => Expect::Ok,
             ("statement", Some("count")) => Expect::Count(words[2].parse().unwrap()),
             ("statement", Some("error")) | ("query", Some("error")) => error_of(&words),
+            ("columns", _) => {
+                let mut cols = Vec::new();
+                if i < lines.len() && lines[i].trim() == "----" {
+                    i += 1;
+                    while i < lines.len() && !lines[i].trim().is_empty() {
+                        cols.push(lines[i].trim().to_string());
+                        i += 1;
+                    }
+                }
+                Expect::Columns(cols)
+            }
             ("query", _) => {
                 let sort = words.contains(&"rowsort");
                 let mut rows = Vec::new();
@@ -218,7 +305,18 @@ fn run_file(b: &mut dyn Backend, path: &Path) -> Vec<String> {
         let where_ = format!("{}:{} [{}]", path.display(), r.line, b.name());
         let fail = match (&r.expect, &got) {
             (Expect::Ok, Outcome::Ok { .. }) => None,
-            (Expect::Ok, Outcome::Rows(_)) => None,
+            (Expect::Ok, Outcome::Rows(..)) => None,
+            (Expect::Columns(want), Outcome::Rows(_, got)) => {
+                if want == got {
+                    None
+                } else {
+                    Some(format!(
+                        "expected columns:\n{}\ngot:\n{}",
+                        want.join("\n"),
+                        got.join("\n")
+                    ))
+                }
+            }
             (Expect::Count(n), Outcome::Ok { affected }) if n == affected => None,
             (Expect::Error(code, msg), Outcome::Err { code: c, message }) => {
                 if (*code == 0 || code == c) && message.starts_with(msg.as_str()) {
@@ -229,7 +327,7 @@ fn run_file(b: &mut dyn Backend, path: &Path) -> Vec<String> {
                     ))
                 }
             }
-            (Expect::Rows { sort, rows }, Outcome::Rows(got)) => {
+            (Expect::Rows { sort, rows }, Outcome::Rows(got, _)) => {
                 let mut g = render(got);
                 let mut e = rows.clone();
                 if *sort {

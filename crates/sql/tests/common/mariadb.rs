@@ -86,9 +86,31 @@ impl Drop for Server {
 /// A MariaDB error or a result.
 #[derive(Debug)]
 pub enum Reply {
-    Ok { affected: u64 },
-    Rows(Vec<Vec<Option<String>>>),
-    Err { code: u16, message: String },
+    Ok {
+        affected: u64,
+    },
+    /// Rows, and each column's name and type code.
+    Rows(Vec<Vec<Option<String>>>, Vec<(String, u8)>),
+    Err {
+        code: u16,
+        message: String,
+    },
+}
+
+/// Name and type code of a column definition packet.
+fn column_def(p: &[u8]) -> (String, u8) {
+    let mut i = 0;
+    let mut name = String::new();
+    for k in 0..6 {
+        let l = lenenc(p, &mut i).unwrap_or(0) as usize;
+        if k == 4 {
+            name = String::from_utf8_lossy(&p[i..i + l]).to_string();
+        }
+        i += l;
+    }
+    // Length of the fixed fields, character set (2), column length (4), then the type.
+    let _ = lenenc(p, &mut i);
+    (name, p[i + 6])
 }
 
 pub struct Client {
@@ -192,8 +214,9 @@ impl Client {
             _ => {
                 let mut i = 0;
                 let n = lenenc(&first, &mut i).unwrap_or(0);
+                let mut columns = Vec::new();
                 for _ in 0..n {
-                    self.read_packet().expect("coldef");
+                    columns.push(column_def(&self.read_packet().expect("coldef")));
                 }
                 let eof = self.read_packet().expect("eof");
                 assert_eq!(eof[0], 0xfe);
@@ -224,7 +247,7 @@ impl Client {
                     }
                     rows.push(row);
                 }
-                Reply::Rows(rows)
+                Reply::Rows(rows, columns)
             }
         };
         reply
