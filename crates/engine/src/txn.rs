@@ -620,16 +620,19 @@ impl Txn {
         });
     }
 
+    /// Position of the named savepoint (names are case-insensitive).
+    fn savepoint_index(&self, name: &str) -> Option<usize> {
+        self.named
+            .iter()
+            .position(|s| s.name.eq_ignore_ascii_case(name))
+    }
+
     /// `ROLLBACK TO SAVEPOINT name`: undoes every change made after the savepoint (row
     /// changes for the binlog included) and removes the savepoints set after it; the
     /// savepoint itself stays. Row locks stay held, as in InnoDB. False if there is no
     /// such savepoint.
     pub fn rollback_to_savepoint(&mut self, name: &str) -> bool {
-        let Some(i) = self
-            .named
-            .iter()
-            .position(|s| s.name.eq_ignore_ascii_case(name))
-        else {
+        let Some(i) = self.savepoint_index(name) else {
             return false;
         };
         let (u, c) = (self.named[i].undo, self.named[i].changes);
@@ -642,11 +645,7 @@ impl Txn {
     /// `RELEASE SAVEPOINT name`: removes the savepoint and every later one, keeping the
     /// changes. False if there is no such savepoint.
     pub fn release_savepoint(&mut self, name: &str) -> bool {
-        let Some(i) = self
-            .named
-            .iter()
-            .position(|s| s.name.eq_ignore_ascii_case(name))
-        else {
+        let Some(i) = self.savepoint_index(name) else {
             return false;
         };
         self.named.truncate(i);

@@ -152,6 +152,17 @@ fn check_round(dir: &Path, mode: LogMode) {
     e.shutdown().unwrap();
 }
 
+/// Runs test `name` of this binary as a child process with `env` set to `dir`.
+fn spawn_child(exe: &Path, name: &str, env: &str, dir: &Path) -> std::process::Child {
+    Command::new(exe)
+        .args(["--exact", name, "--nocapture", "--test-threads=1"])
+        .env(env, dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
 fn crash_rounds(mode: LogMode, rounds: usize) {
     let dir = tempfile::tempdir().unwrap();
     let exe = std::env::current_exe().unwrap();
@@ -213,18 +224,12 @@ fn sigkill_during_index_build() {
     let exe = std::env::current_exe().unwrap();
     for _ in 0..3 {
         let dir = tempfile::tempdir().unwrap();
-        let mut child = Command::new(&exe)
-            .args([
-                "--exact",
-                "crash_ddl_child",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env("ONELOG_CRASH_DDL_CHILD", dir.path())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = spawn_child(
+            &exe,
+            "crash_ddl_child",
+            "ONELOG_CRASH_DDL_CHILD",
+            dir.path(),
+        );
         std::thread::sleep(Duration::from_millis(200 + rand::random::<u64>() % 1500));
         child.kill().unwrap();
         child.wait().unwrap();
@@ -300,18 +305,12 @@ fn sigkill_during_table_rewrite() {
     let (mut old_seen, mut new_seen) = (0, 0);
     for round in 0..6 {
         let dir = tempfile::tempdir().unwrap();
-        let mut child = Command::new(&exe)
-            .args([
-                "--exact",
-                "crash_rewrite_child",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env("ONELOG_CRASH_REWRITE_CHILD", dir.path())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = spawn_child(
+            &exe,
+            "crash_rewrite_child",
+            "ONELOG_CRASH_REWRITE_CHILD",
+            dir.path(),
+        );
         // The kill lands while the rewrite runs (it starts once the rows are loaded and
         // takes about 50 ms here), or around its commit.
         let loaded = dir.path().join("loaded");
