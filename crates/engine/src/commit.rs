@@ -24,7 +24,6 @@
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::thread::JoinHandle;
 
 use parking_lot::{Condvar, Mutex};
 use rocksdb::{WriteBatch, WriteOptions, DB};
@@ -105,20 +104,25 @@ struct Shared {
     sync_binlog: AtomicU32,
     failed: Mutex<Option<String>>,
     stopped: AtomicBool,
-    /// Groups handed to the applier and not finished yet.
-    in_flight: std::sync::atomic::AtomicUsize,
+    /// Ticket of the last group applied to RocksDB and answered (groups are numbered in
+    /// log order by the writer; see [`finish_in_order`]).
+    applied: Mutex<u64>,
+    applied_cv: Condvar,
 }
 
 /// Group commit by leader and followers: the first committing session that finds no
-/// leader becomes it, takes everything queued, writes it with one write and one sync, and
-/// applies and answers it (or hands it to the applier thread when more is coming). Then,
-/// if others queued meanwhile, it hands leadership to the first of them and returns to its
-/// client. A lone client thus commits with no thread switch at all.
+/// leader becomes it, takes everything queued, and writes it with one write and one sync.
+/// Then, if others queued meanwhile, it hands leadership to the first of them (who writes
+/// and syncs the next group) while it applies its own group to RocksDB and answers it, in
+/// log order after the groups before. A lone client thus commits with no thread switch at
+/// all, and no commit ever waits for a dedicated thread to be scheduled (on a busy
+/// machine, a single applier thread was one runnable thread among many and made every
+/// commit wait for its time slice).
 pub(crate) struct Committer {
     shared: Arc<Shared>,
     /// The log writer's state, used by the leader; None once stopped.
     writer: Mutex<Option<Writer>>,
-    applier: Mutex<Option<JoinHandle<()>>>,
+    db: Arc<DB>,
 }
 
 impl Committer {
@@ -136,31 +140,24 @@ impl Committer {
             sync_binlog: AtomicU32::new(1),
             failed: Mutex::new(None),
             stopped: AtomicBool::new(false),
-            in_flight: std::sync::atomic::AtomicUsize::new(0),
+            applied: Mutex::new(0),
+            applied_cv: Condvar::new(),
         });
-        let (tx, rx) = std::sync::mpsc::sync_channel(4);
-        let applier = {
-            let (shared, db) = (shared.clone(), db.clone());
-            std::thread::Builder::new()
-                .name("onelog-applier".into())
-                .spawn(move || finisher(shared, db, rx))
-                .expect("spawn applier")
-        };
         let writer = Writer {
             shared: shared.clone(),
-            db,
+            db: db.clone(),
             wal,
             mode,
             counters,
             groups_since_sync: 0,
             tail: Vec::new(),
             tail_bytes: 0,
-            finisher: tx,
+            last_ticket: 0,
         };
         Committer {
             shared,
             writer: Mutex::new(Some(writer)),
-            applier: Mutex::new(Some(applier)),
+            db,
         }
     }
 
@@ -238,18 +235,26 @@ impl Committer {
         }
         drop(q);
         let n = reqs.len();
-        match w.as_mut() {
+        let done = match w.as_mut() {
             Some(w) => w.process(reqs),
-            None => answer(reqs, Err(EngineError::ShuttingDown)),
-        }
+            None => {
+                answer(reqs, Err(EngineError::ShuttingDown));
+                None
+            }
+        };
         drop(w);
-        let mut q = sh.queue.lock();
-        let next = if timed_out { n } else { n + q.pending.len() };
-        sh.expected
-            .store(next.clamp(1, MAX_EXPECTED), Ordering::Relaxed);
-        match q.pending.front() {
-            Some(next) => next.reply.hand_lead(),
-            None => q.leader = false,
+        {
+            let mut q = sh.queue.lock();
+            let next = if timed_out { n } else { n + q.pending.len() };
+            sh.expected
+                .store(next.clamp(1, MAX_EXPECTED), Ordering::Relaxed);
+            match q.pending.front() {
+                Some(next) => next.reply.hand_lead(),
+                None => q.leader = false,
+            }
+        }
+        if let Some(f) = done {
+            finish_in_order(sh, &self.db, f);
         }
     }
 
@@ -269,15 +274,17 @@ impl Committer {
         self.shared.failed.lock().clone()
     }
 
-    /// Refuses new commits, lets the current leader finish, and drains the applier.
+    /// Refuses new commits, lets the current leader finish, and waits until every
+    /// written group is applied.
     pub fn stop(&self) {
         self.shared.queue.lock().stop = true;
-        // Waits for a leader in the middle of a round; dropping the writer closes the
-        // applier's channel.
+        // Waits for a leader in the middle of a round.
         let writer = self.writer.lock().take();
-        drop(writer);
-        if let Some(t) = self.applier.lock().take() {
-            let _ = t.join();
+        if let Some(w) = writer {
+            let mut applied = self.shared.applied.lock();
+            while *applied < w.last_ticket {
+                self.shared.applied_cv.wait(&mut applied);
+            }
         }
         // Requests queued after the last round (their sessions wait for a leader).
         let left: Vec<Request> = self.shared.queue.lock().pending.drain(..).collect();
@@ -297,31 +304,38 @@ struct Writer {
     /// are not known to be durable in the binlog yet (`sync_binlog` != 1).
     tail: Vec<(Vec<u8>, LogPos, u64)>,
     tail_bytes: u64,
-    /// Durable groups on their way to be applied and answered (engine mode).
-    finisher: std::sync::mpsc::SyncSender<Finish>,
+    /// Ticket of the last group processed (groups are numbered from 1 in log order).
+    last_ticket: u64,
 }
 
-/// A processed group on its way to the finisher: batches to apply (engine mode, in binlog
-/// order), then answers.
+/// A written (and, per `sync_binlog`, synced) group on its way to be finished: batches to
+/// apply (engine mode, in binlog order), then answers.
 struct Finish {
+    ticket: u64,
     reqs: Vec<Request>,
     result: Result<Vec<CommitInfo>>,
     apply: Vec<WriteBatch>,
 }
 
-/// The finisher thread: applies durable groups to RocksDB (WAL off) in log order and
-/// answers their sessions. Running it beside the writer lets group N+1 be written and
-/// synced while group N is applied (ordering rule: a group is applied only after it is
-/// durable, and groups are applied in log order).
-fn finisher(shared: Arc<Shared>, db: Arc<DB>, rx: std::sync::mpsc::Receiver<Finish>) {
-    for f in rx {
-        finish(&shared, &db, f);
-        shared.in_flight.fetch_sub(1, Ordering::AcqRel);
+/// Applies a durable group to RocksDB (WAL off) once every group before it is applied,
+/// then answers its sessions. The leader that wrote the group does this after handing
+/// leadership on, so group N+1 is written and synced while group N is applied (ordering
+/// rule: a group is applied only after it is durable, and groups are applied in log
+/// order).
+fn finish_in_order(shared: &Shared, db: &DB, mut f: Finish) {
+    let mut applied = shared.applied.lock();
+    while *applied + 1 != f.ticket {
+        shared.applied_cv.wait(&mut applied);
     }
+    drop(applied);
+    apply(shared, db, &mut f);
+    *shared.applied.lock() = f.ticket;
+    shared.applied_cv.notify_all();
+    answer(f.reqs, f.result);
 }
 
-/// Applies a durable group's batches in order, then answers its sessions.
-fn finish(shared: &Shared, db: &DB, mut f: Finish) {
+/// Applies a durable group's batches in order; a failure fails the group and the log.
+fn apply(shared: &Shared, db: &DB, f: &mut Finish) {
     let wo = write_opts(LogMode::Engine);
     if f.result.is_ok() {
         for batch in f.apply.drain(..) {
@@ -337,7 +351,6 @@ fn finish(shared: &Shared, db: &DB, mut f: Finish) {
             }
         }
     }
-    answer(f.reqs, f.result);
 }
 
 fn answer(reqs: Vec<Request>, result: Result<Vec<CommitInfo>>) {
@@ -370,12 +383,14 @@ impl Writer {
         EngineError::LogFailed(f.clone().unwrap())
     }
 
-    fn process(&mut self, mut reqs: Vec<Request>) {
+    /// Writes and syncs a group; returns it to be finished in order (None: answered
+    /// already because the log has failed).
+    fn process(&mut self, mut reqs: Vec<Request>) -> Option<Finish> {
         if let Some(why) = self.shared.failed.lock().clone() {
             for r in reqs {
                 r.reply.set(Err(EngineError::LogFailed(why.clone())));
             }
-            return;
+            return None;
         }
         // Barriers carry nothing; they are answered in order with the rest.
         let work: Vec<usize> = (0..reqs.len())
@@ -391,25 +406,13 @@ impl Writer {
                 LogMode::Off => self.commit_off(&mut reqs, &work),
             }
         };
-        let f = Finish {
+        self.last_ticket += 1;
+        Some(Finish {
+            ticket: self.last_ticket,
             reqs,
             result,
             apply,
-        };
-        // Nothing waiting to be written and nothing ahead in the applier: finish here and
-        // save a thread hand-off (the single-client case). Otherwise the applier finishes
-        // it, in order, while the next group is written and synced.
-        if self.shared.in_flight.load(Ordering::Acquire) == 0
-            && self.shared.queue.lock().pending.is_empty()
-        {
-            finish(&self.shared, &self.db, f);
-            return;
-        }
-        self.shared.in_flight.fetch_add(1, Ordering::AcqRel);
-        if let Err(std::sync::mpsc::SendError(f)) = self.finisher.send(f) {
-            self.shared.in_flight.fetch_sub(1, Ordering::AcqRel);
-            answer(f.reqs, Err(EngineError::ShuttingDown));
-        }
+        })
     }
 
     /// Appends the groups of `work` to the binlog and syncs per `sync_binlog`. With
