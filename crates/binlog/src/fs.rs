@@ -380,6 +380,11 @@ impl SimFs {
         self.st.lock().syncs
     }
 
+    /// `write_at` calls so far.
+    pub fn write_count(&self) -> u64 {
+        self.st.lock().writes
+    }
+
     /// The durable bytes of a file, if its name is durable.
     pub fn durable_contents(&self, path: &Path) -> Option<Vec<u8>> {
         let st = self.st.lock();

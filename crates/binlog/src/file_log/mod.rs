@@ -560,6 +560,13 @@ impl Binlog {
             return Ok(());
         }
         let target = (to + RUNWAY).min(max);
+        // A write reaching far beyond the runway (a large transaction) covers that space
+        // with its own bytes: zeros are needed only after it. Writing and syncing zeros
+        // it is about to overwrite would double its cost (and stall every commit queued
+        // behind it).
+        if to > rw.1 + RUNWAY {
+            rw.1 = to & !4095;
+        }
         // One page per write: the page cache sizes its folios by the writes that create
         // them, and a commit's small write into a 1 MiB folio makes fdatasync write back
         // the whole MiB (measured: 1024 KiB per 246-byte commit after 1 MiB zero writes,

@@ -480,6 +480,28 @@ fn zero_fill_keeps_a_runway_of_written_zeros() {
 }
 
 #[test]
+fn zero_fill_skips_what_a_large_write_covers() {
+    let fs = SimFs::new();
+    let mut o = opts(Naming::Engine, 64 << 20);
+    o.preallocate = Preallocate::ZeroFill;
+    let b = open(&fs, &o);
+    b.append(&mut [trx(1, 100)]).unwrap();
+    let before = fs.write_count();
+    // One 12 MiB transaction: its own write, then zeros (4 KiB each) only after its end.
+    b.append(&mut [trx(2, 12 << 20)]).unwrap();
+    let writes = fs.write_count() - before;
+    let runway_pages = RUNWAY / 4096;
+    assert!(
+        writes <= runway_pages + 2,
+        "{writes} writes: zeros were written where the transaction goes"
+    );
+    b.sync().unwrap();
+    fs.crash();
+    let b = open(&fs, &o);
+    assert_eq!(ids(&b), vec![1, 2]);
+}
+
+#[test]
 fn full_disk_at_rotation_fails_cleanly_and_recovers() {
     let fs = SimFs::new();
     let o = opts(Naming::Engine, 16 << 10);
