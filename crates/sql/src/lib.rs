@@ -50,6 +50,7 @@ mod expr;
 mod functions;
 mod planner;
 mod session;
+mod shape;
 mod show;
 mod users;
 mod vars;

@@ -288,6 +288,16 @@ fn error_location(msg: &str) -> Option<Location> {
 /// Splits and parses a (multi-)statement string. A tokenizer failure fails the whole string;
 /// a statement that fails to parse yields an error in its place (execution stops there).
 pub fn parse_multi(sql: &str) -> Result<Vec<Result<Parsed, SqlError>>, SqlError> {
+    // The common case, one statement and no `;` at all: tokenize once, not once to split
+    // and again to parse. Errors take the general path below, which words them.
+    if !sql.contains(';') {
+        let text = sql.trim();
+        if !text.is_empty() {
+            if let Ok(p) = parse_text(text) {
+                return Ok(vec![Ok(p)]);
+            }
+        }
+    }
     let d = dialect();
     let map = LineMap::new(sql);
     let tokens = Tokenizer::new(&d, sql)

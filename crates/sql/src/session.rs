@@ -34,6 +34,9 @@ struct Prepared {
     parsed: Parsed,
 }
 
+/// Statement shapes a session keeps parsed (it forgets them all when full).
+const SHAPE_CACHE: usize = 32;
+
 pub struct Session {
     pub(crate) db: Arc<Database>,
     pub(crate) user: String,
@@ -62,6 +65,8 @@ pub struct Session {
     internal: bool,
     stmt_now: DateTime,
     params: Vec<Value>,
+    /// Parsed INSERT/REPLACE shapes by their text (see `crate::shape`).
+    shapes: HashMap<String, Parsed>,
 }
 
 /// The binder's view of a session for one statement.
@@ -188,6 +193,7 @@ impl Session {
             internal: false,
             stmt_now: now(),
             params: Vec::new(),
+            shapes: HashMap::new(),
         }
     }
 
@@ -217,6 +223,7 @@ impl Session {
             internal: true,
             stmt_now: now(),
             params: Vec::new(),
+            shapes: HashMap::new(),
         }
     }
 
@@ -662,6 +669,10 @@ impl Session {
     pub fn execute(&mut self, sql: &str) -> Vec<Result<QueryResult, SqlError>> {
         self.db.questions.fetch_add(1, Ordering::Relaxed);
         self.set_proc("Query", Some(sql));
+        if let Some(r) = self.run_shaped(sql) {
+            self.set_proc("Sleep", None);
+            return vec![r];
+        }
         let out = match parser::parse_multi(sql) {
             Err(e) => {
                 self.warnings.clear();
@@ -691,6 +702,31 @@ impl Session {
         };
         self.set_proc("Sleep", None);
         out
+    }
+
+    /// Runs an INSERT/REPLACE ... VALUES as its shape, parsed once per session, with its
+    /// literals as parameters (see `crate::shape`). None: the statement has no such shape
+    /// (or the shape does not parse); it takes the ordinary path.
+    fn run_shaped(&mut self, sql: &str) -> Option<Result<QueryResult, SqlError>> {
+        let shape = crate::shape::shape_of(sql)?;
+        let mut parsed = match self.shapes.remove(&shape.text) {
+            Some(p) => p,
+            None => {
+                let p = parser::parse_one(&shape.text).ok()?;
+                if p.params != shape.literals.len() || !matches!(p.stmt, Stmt::Sql(_)) {
+                    return None;
+                }
+                p
+            }
+        };
+        // What the binlog annotates and the process list shows is the statement as sent.
+        parsed.text = sql.trim().to_string();
+        let r = self.run_with_params(&parsed, shape.literals);
+        if self.shapes.len() >= SHAPE_CACHE {
+            self.shapes.clear();
+        }
+        self.shapes.insert(shape.text, parsed);
+        Some(r)
     }
 
     /// Convenience: runs one statement string and returns its (last) result.
