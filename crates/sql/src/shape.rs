@@ -1,11 +1,14 @@
-//! Statement shapes: `INSERT`/`REPLACE ... VALUES` statements with their literals taken
-//! out, so that a session parses each shape once and runs it again with the literals as
-//! parameters (the way a prepared statement runs).
+//! Statement shapes: statements with their literals taken out, so that a session parses
+//! each shape once and runs it again with the literals as parameters (the way a prepared
+//! statement runs). Literals are taken from the VALUES list of INSERT / REPLACE and from
+//! the WHERE clause of SELECT / UPDATE / DELETE, nowhere else (a select-list literal names
+//! its column, ORDER BY 1 is a position, LIMIT and type lengths must be numbers).
 //!
-//! Loads send the same INSERT over and over with different values; parsing was the largest
-//! single cost of a 100-row INSERT. [`shape_of`] scans the text once (much cheaper than
-//! sqlparser's tokenizer and parser) and returns the text with every number and string
-//! literal of the VALUES list replaced by `?`, plus the literals as values, converted
+//! Loads and benchmarks send the same statements over and over with different values;
+//! parsing was the largest single cost of a 100-row INSERT and a large part of a point
+//! query. [`shape_of`] scans the text once (much cheaper than sqlparser's tokenizer and
+//! parser) and returns the text with every number and string literal of its region
+//! replaced by `?`, plus the literals as values, converted
 //! exactly as the binder converts them ([`parse_number`], [`literal_bytes`]): a
 //! placeholder binds to the same constant the literal would, so the statement means the
 //! same thing.
@@ -14,8 +17,10 @@
 //! the ordinary path: comments, `;`, `?`, backslash escapes, double-quoted strings,
 //! introducers and hex/bit literals (`_binary'..'`, `x'..'`, `0x..`), numbers with
 //! exponents or without digits on one side of the point, adjacent string literals (MariaDB
-//! concatenates them), and any SELECT (INSERT ... SELECT, subqueries). Literals after
-//! `ON DUPLICATE KEY UPDATE` stay in the text.
+//! concatenates them), typed literals (`DATE '...'`), user variables, `ESCAPE`, and any
+//! SELECT in an INSERT or a second SELECT (INSERT ... SELECT, subqueries). Literals after
+//! `ON DUPLICATE KEY UPDATE` stay in the text. A shape that does not parse (a `?` where
+//! sqlparser wants a number, as in `CAST(x AS CHAR(10))`) is not used either.
 
 use onelog_types::Value;
 
@@ -33,7 +38,42 @@ fn is_ident_char(c: u8) -> bool {
     c.is_ascii_alphanumeric() || c == b'_' || c == b'$' || c >= 0x80
 }
 
-/// The shape of an INSERT or REPLACE ... VALUES statement, or None.
+/// Which statements have shapes, and where their literals are taken from.
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    /// INSERT / REPLACE: the VALUES list (up to ON DUPLICATE KEY UPDATE).
+    Insert,
+    /// SELECT / UPDATE / DELETE: the WHERE clause (up to ORDER BY, LIMIT, ...).
+    Filter,
+}
+
+/// Words that end a WHERE clause.
+const AFTER_WHERE: &[&str] = &[
+    "ORDER",
+    "GROUP",
+    "LIMIT",
+    "HAVING",
+    "FOR",
+    "LOCK",
+    "UNION",
+    "INTERSECT",
+    "EXCEPT",
+    "WINDOW",
+    "INTO",
+    "PROCEDURE",
+    "RETURNING",
+];
+
+/// Words before a string that make it a typed literal or give it a character set.
+fn types_a_string(word: &str) -> bool {
+    word.starts_with('_')
+        || ["DATE", "TIME", "TIMESTAMP", "N"]
+            .iter()
+            .any(|w| word.eq_ignore_ascii_case(w))
+}
+
+/// The shape of an INSERT/REPLACE ... VALUES or a SELECT/UPDATE/DELETE with a WHERE
+/// clause, or None.
 pub fn shape_of(sql: &str) -> Option<Shape> {
     let b = sql.as_bytes();
     let mut i = 0;
@@ -45,17 +85,25 @@ pub fn shape_of(sql: &str) -> Option<Shape> {
         .position(|&c| !c.is_ascii_alphabetic())
         .map_or(b.len(), |n| i + n);
     let first = &sql[i..first_end];
-    if !first.eq_ignore_ascii_case("INSERT") && !first.eq_ignore_ascii_case("REPLACE") {
+    let kind = if first.eq_ignore_ascii_case("INSERT") || first.eq_ignore_ascii_case("REPLACE") {
+        Kind::Insert
+    } else if ["SELECT", "UPDATE", "DELETE"]
+        .iter()
+        .any(|w| first.eq_ignore_ascii_case(w))
+    {
+        Kind::Filter
+    } else {
         return None;
-    }
+    };
     let mut text = String::with_capacity(sql.len());
     let mut literals = Vec::new();
-    // Inside the VALUES list (after VALUES/VALUE, before ON DUPLICATE KEY UPDATE).
-    let mut in_values = false;
-    let mut seen_values = false;
-    // The last significant token was a string literal / a word.
+    // Inside the region whose literals become parameters; the region was seen.
+    let mut in_region = false;
+    let mut seen_region = false;
+    let mut selects = 0;
+    // The last significant token was a string literal / this word.
     let mut after_string = false;
-    let mut after_word = false;
+    let mut prev_word: Option<&str> = None;
     let mut copied = 0;
     while i < b.len() {
         let c = b[i];
@@ -64,14 +112,14 @@ pub fn shape_of(sql: &str) -> Option<Shape> {
                 i += 1;
                 continue;
             }
-            b';' | b'?' | b'#' | b'"' | b'\\' => return None,
+            b';' | b'?' | b'#' | b'"' | b'\\' | b'@' => return None,
             b'-' if b.get(i + 1) == Some(&b'-') => return None,
             b'/' if b.get(i + 1) == Some(&b'*') => return None,
             b'`' => {
                 let end = sql[i + 1..].find('`')? + i + 1;
                 i = end + 1;
                 after_string = false;
-                after_word = true;
+                prev_word = Some("`");
                 continue;
             }
             b'\'' => {
@@ -93,24 +141,25 @@ pub fn shape_of(sql: &str) -> Option<Shape> {
                         break;
                     }
                 }
-                // DATE '...', TIMESTAMP '...', _utf8mb4 '...': typed literals stay literals.
-                if !in_values || after_string || after_word {
+                if after_string || prev_word.is_some_and(types_a_string) {
                     return None;
                 }
-                text.push_str(&sql[copied..i]);
-                text.push('?');
-                copied = j;
-                literals.push(Value::Bytes(literal_bytes(&value)));
+                if in_region {
+                    text.push_str(&sql[copied..i]);
+                    text.push('?');
+                    copied = j;
+                    literals.push(Value::Bytes(literal_bytes(&value)));
+                }
                 i = j;
                 after_string = true;
-                after_word = false;
+                prev_word = None;
                 continue;
             }
             b'0'..=b'9' | b'.' if i == 0 || !is_ident_char(b[i - 1]) => {
                 if c == b'.' && !b.get(i + 1).is_some_and(u8::is_ascii_digit) {
                     i += 1;
                     after_string = false;
-                    after_word = false;
+                    prev_word = None;
                     continue;
                 }
                 if c == b'.' {
@@ -133,7 +182,7 @@ pub fn shape_of(sql: &str) -> Option<Shape> {
                 if j < b.len() && (is_ident_char(b[j]) || b[j] == b'.') {
                     return None; // 1e5, 0x1f, 1abc (an identifier), 1.2.3
                 }
-                if in_values {
+                if in_region {
                     text.push_str(&sql[copied..i]);
                     text.push('?');
                     copied = j;
@@ -150,27 +199,44 @@ pub fn shape_of(sql: &str) -> Option<Shape> {
                     return None; // _binary'..', x'..', b'..', N'..'
                 }
                 let word = &sql[i..j];
-                if word.eq_ignore_ascii_case("SELECT") {
-                    return None;
+                let is = |w: &str| word.eq_ignore_ascii_case(w);
+                if is("ESCAPE") {
+                    return None; // LIKE ... ESCAPE wants a literal
                 }
-                if word.eq_ignore_ascii_case("VALUES") || word.eq_ignore_ascii_case("VALUE") {
-                    if seen_values {
-                        return None; // VALUES() in ON DUPLICATE KEY UPDATE: keep it simple
+                if is("SELECT") {
+                    selects += 1;
+                    if kind == Kind::Insert || selects > 1 {
+                        return None; // INSERT ... SELECT, subqueries
                     }
-                    in_values = true;
-                    seen_values = true;
-                } else if word.eq_ignore_ascii_case("ON") && in_values {
-                    in_values = false;
+                }
+                let starts = match kind {
+                    Kind::Insert => is("VALUES") || is("VALUE"),
+                    Kind::Filter => is("WHERE"),
+                };
+                if starts {
+                    if seen_region {
+                        return None; // VALUES() in ON DUPLICATE KEY UPDATE, ...
+                    }
+                    in_region = true;
+                    seen_region = true;
+                } else if in_region {
+                    let ends = match kind {
+                        Kind::Insert => is("ON"),
+                        Kind::Filter => AFTER_WHERE.iter().any(|w| is(w)),
+                    };
+                    if ends {
+                        in_region = false;
+                    }
                 }
                 i = j;
                 after_string = false;
-                after_word = true;
+                prev_word = Some(word);
                 continue;
             }
             _ => i += 1,
         }
         after_string = false;
-        after_word = false;
+        prev_word = None;
     }
     if literals.is_empty() {
         return None;
@@ -216,7 +282,12 @@ mod tests {
     fn anything_unsure_declines() {
         for s in [
             "SELECT 1",
+            "SELECT 'a', 1 FROM t",
             "UPDATE t SET a = 1",
+            "SELECT * FROM t WHERE a IN (SELECT 1)",
+            "SELECT * FROM t WHERE a = @v",
+            "SELECT * FROM t WHERE a LIKE 'x!%' ESCAPE '!'",
+            "SELECT * FROM t WHERE d = DATE '2020-01-01'",
             "INSERT INTO t VALUES ('a\\'b')",
             "INSERT INTO t VALUES (\"a\")",
             "INSERT INTO t VALUES (1); INSERT INTO t VALUES (2)",
@@ -241,6 +312,22 @@ mod tests {
         ] {
             assert_eq!(shape(s), None, "{s}");
         }
+    }
+
+    #[test]
+    fn where_clauses_lose_their_literals() {
+        let (t, v) =
+            shape("SELECT 1, 'x' FROM t WHERE a = 5 AND b LIKE 'q%' ORDER BY 1 LIMIT 10").unwrap();
+        assert_eq!(
+            t,
+            "SELECT 1, 'x' FROM t WHERE a = ? AND b LIKE ? ORDER BY 1 LIMIT 10"
+        );
+        assert_eq!(v, vec![Value::Int(5), Value::Bytes(b"q%".to_vec())]);
+        let (t, v) = shape("UPDATE t SET a = 1 WHERE id BETWEEN 2 AND 3.5").unwrap();
+        assert_eq!(t, "UPDATE t SET a = 1 WHERE id BETWEEN ? AND ?");
+        assert_eq!(v, vec![Value::Int(2), parse_number("3.5")]);
+        let (t, _) = shape("DELETE FROM t WHERE id >= 10 AND id < 20").unwrap();
+        assert_eq!(t, "DELETE FROM t WHERE id >= ? AND id < ?");
     }
 
     #[test]
