@@ -499,8 +499,8 @@ impl Writer {
         infos
     }
 
-    /// Appends and syncs; the batches (each carrying its applied position) go to the
-    /// finisher, which applies them after this group is durable.
+    /// Appends and syncs; the batches (each carrying its applied position) are applied
+    /// by `finish_in_order` after this group is durable.
     fn commit_engine(
         &mut self,
         reqs: &mut [Request],
