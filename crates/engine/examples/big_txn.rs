@@ -49,6 +49,7 @@ fn table(name: &str) -> TableDef {
                 ColumnType::Blob {
                     len_bytes: 4,
                     binary: true,
+                    collation: onelog_types::Collation::Binary,
                 },
             ),
         ],

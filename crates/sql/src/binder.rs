@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use onelog_engine::{AlterOp, Catalog, ColumnDef, Ddl, IndexDef, LockMode, TableDef};
-use onelog_types::{code, ColumnType, DateTime, Decimal, SqlError, Value};
+use onelog_types::{code, Collation, ColumnType, DateTime, Decimal, Derivation, SqlError, Value};
 use sqlparser::ast as sq;
 use sqlparser::ast::Spanned;
 
@@ -44,10 +44,7 @@ impl VirtualColumn {
     pub fn text(name: &str) -> Self {
         VirtualColumn {
             name: name.to_string(),
-            ty: ColumnType::Varchar {
-                len: 64,
-                binary: false,
-            },
+            ty: ColumnType::varchar(64, Collation::DEFAULT),
         }
     }
     pub fn int(name: &str) -> Self {
@@ -345,16 +342,13 @@ fn bigint() -> ColumnType {
 }
 
 fn varchar(len: u32) -> ColumnType {
-    ColumnType::Varchar { len, binary: false }
+    ColumnType::varchar(len, Collation::DEFAULT)
 }
 
 /// The type of a literal value.
 pub fn value_type(v: &Value) -> ColumnType {
     match v {
-        Value::Null => ColumnType::Varchar {
-            len: 0,
-            binary: true,
-        },
+        Value::Null => ColumnType::varchar(0, Collation::Binary),
         Value::Int(i) => ColumnType::Int {
             bytes: if i.unsigned_abs() < (1 << 31) { 4 } else { 8 },
             unsigned: false,
@@ -1703,13 +1697,7 @@ impl<'a> Binder<'a> {
                         (t, true)
                     }
                     AggKind::Min | AggKind::Max => (a.arg_type, true),
-                    AggKind::GroupConcat => (
-                        ColumnType::Blob {
-                            len_bytes: 2,
-                            binary: false,
-                        },
-                        true,
-                    ),
+                    AggKind::GroupConcat => (ColumnType::text(2, Collation::DEFAULT), true),
                     AggKind::BitAnd | AggKind::BitOr => (
                         ColumnType::Int {
                             bytes: 8,
@@ -1824,10 +1812,7 @@ impl<'a> Binder<'a> {
                         unsigned: true,
                     },
                     CastType::Char => varchar(255),
-                    CastType::Binary => ColumnType::Varchar {
-                        len: 255,
-                        binary: true,
-                    },
+                    CastType::Binary => ColumnType::varchar(255, Collation::Binary),
                     CastType::Double => ColumnType::Double,
                     CastType::Decimal(p, s) => ColumnType::Decimal {
                         precision: *p,
@@ -2242,62 +2227,29 @@ pub fn column_type(t: &sq::DataType, name: &str) -> Result<ColumnType, SqlError>
                 scale: s,
             }
         }
-        D::Char(l) | D::Character(l) => ColumnType::Char {
-            len: char_len(l, 1),
-            binary: false,
-        },
+        D::Char(l) | D::Character(l) => ColumnType::char(char_len(l, 1), Collation::DEFAULT),
         D::Varchar(l) | D::CharacterVarying(l) | D::CharVarying(l) | D::Nvarchar(l) => {
             if l.is_none() {
                 return Err(crate::parser::syntax_error("", 0));
             }
-            ColumnType::Varchar {
-                len: char_len(l, 0),
-                binary: false,
-            }
+            ColumnType::varchar(char_len(l, 0), Collation::DEFAULT)
         }
-        D::Binary(l) => ColumnType::Char {
-            len: l.unwrap_or(1) as u32,
-            binary: true,
-        },
-        D::Varbinary(l) => ColumnType::Varchar {
-            len: match l {
+        D::Binary(l) => ColumnType::char(l.unwrap_or(1) as u32, Collation::Binary),
+        D::Varbinary(l) => ColumnType::varchar(
+            match l {
                 Some(sq::BinaryLength::IntegerLength { length }) => *length as u32,
                 _ => 65535,
             },
-            binary: true,
-        },
-        D::TinyText => ColumnType::Blob {
-            len_bytes: 1,
-            binary: false,
-        },
-        D::Text => ColumnType::Blob {
-            len_bytes: 2,
-            binary: false,
-        },
-        D::MediumText => ColumnType::Blob {
-            len_bytes: 3,
-            binary: false,
-        },
-        D::LongText => ColumnType::Blob {
-            len_bytes: 4,
-            binary: false,
-        },
-        D::TinyBlob => ColumnType::Blob {
-            len_bytes: 1,
-            binary: true,
-        },
-        D::Blob(_) => ColumnType::Blob {
-            len_bytes: 2,
-            binary: true,
-        },
-        D::MediumBlob => ColumnType::Blob {
-            len_bytes: 3,
-            binary: true,
-        },
-        D::LongBlob => ColumnType::Blob {
-            len_bytes: 4,
-            binary: true,
-        },
+            Collation::Binary,
+        ),
+        D::TinyText => ColumnType::text(1, Collation::DEFAULT),
+        D::Text => ColumnType::text(2, Collation::DEFAULT),
+        D::MediumText => ColumnType::text(3, Collation::DEFAULT),
+        D::LongText => ColumnType::text(4, Collation::DEFAULT),
+        D::TinyBlob => ColumnType::text(1, Collation::Binary),
+        D::Blob(_) => ColumnType::text(2, Collation::Binary),
+        D::MediumBlob => ColumnType::text(3, Collation::Binary),
+        D::LongBlob => ColumnType::text(4, Collation::Binary),
         D::Date => ColumnType::Date,
         D::Datetime(p) => ColumnType::DateTime {
             fsp: p.unwrap_or(0).min(6) as u8,
@@ -2310,7 +2262,7 @@ pub fn column_type(t: &sq::DataType, name: &str) -> Result<ColumnType, SqlError>
         },
         other => return Err(unsupported(&format!("data type {other}"))),
     };
-    if let ColumnType::Varchar { len, binary } | ColumnType::Char { len, binary } = ty {
+    if let ColumnType::Varchar { len, binary, .. } | ColumnType::Char { len, binary, .. } = ty {
         let max = if matches!(ty, ColumnType::Char { .. }) {
             255
         } else if binary {

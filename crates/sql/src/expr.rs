@@ -1357,7 +1357,7 @@ pub fn convert_for_column(v: &Value, ty: &ColumnType) -> Result<Value, (ConvIssu
                 _ => Err((ConvIssue::OutOfRange, Value::Decimal(max()))),
             }
         }
-        ColumnType::Char { len, binary } | ColumnType::Varchar { len, binary } => {
+        ColumnType::Char { len, binary, .. } | ColumnType::Varchar { len, binary, .. } => {
             let mut b = to_bytes(v);
             if let Value::Double(_) = v {
                 b = to_string(v).into_bytes();

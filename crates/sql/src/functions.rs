@@ -2,7 +2,7 @@
 //! whose value is fixed for a statement (NOW(), DATABASE(), VERSION(), CONNECTION_ID(),
 //! LAST_INSERT_ID(), ROW_COUNT()) are folded to constants by the binder.
 
-use onelog_types::{code, ColumnType, Date, DateTime, Decimal, Value};
+use onelog_types::{code, Collation, ColumnType, Date, DateTime, Decimal, Value};
 
 use crate::expr::{
     self, compare, eval, to_bytes, to_decimal, to_f64, to_i64, to_string, truth, Ctx, EvalResult,
@@ -131,7 +131,7 @@ pub fn lookup(name: &str) -> Option<(Func, usize, usize)> {
 /// The result type of a function call given its argument types (for column metadata).
 pub fn result_type(f: Func, args: &[ColumnType]) -> ColumnType {
     use Func::*;
-    let varchar = |len: u32| ColumnType::Varchar { len, binary: false };
+    let varchar = |len: u32| ColumnType::varchar(len, Collation::DEFAULT);
     let bigint = ColumnType::Int {
         bytes: 8,
         unsigned: false,
@@ -153,10 +153,7 @@ pub fn result_type(f: Func, args: &[ColumnType]) -> ColumnType {
         Coalesce | IfNull | Greatest | Least => merged_type(args).unwrap_or(varchar(255)),
         If => merged_type(args.get(1..).unwrap_or(&[])).unwrap_or(varchar(255)),
         NullIf => args.first().copied().unwrap_or(varchar(255)),
-        _ => ColumnType::Varchar {
-            len: 255,
-            binary: false,
-        },
+        _ => varchar(255),
     }
 }
 
@@ -164,26 +161,27 @@ pub fn result_type(f: Func, args: &[ColumnType]) -> ColumnType {
 /// NULL literals (typed `VARBINARY(0)`) don't count, and strings merge to the longest,
 /// binary only if every one is binary (`COALESCE(NULL, 'x')` is text, as in MariaDB).
 fn merged_type(args: &[ColumnType]) -> Option<ColumnType> {
-    let null = ColumnType::Varchar {
-        len: 0,
-        binary: true,
-    };
+    let null = ColumnType::varchar(0, Collation::Binary);
     let typed: Vec<ColumnType> = args.iter().copied().filter(|t| *t != null).collect();
     let Some(first) = typed.first().copied() else {
         return args.first().copied();
     };
     let str_len = |t: &ColumnType| match *t {
-        ColumnType::Char { len, binary } | ColumnType::Varchar { len, binary } => {
+        ColumnType::Char { len, binary, .. } | ColumnType::Varchar { len, binary, .. } => {
             Some((len, binary))
         }
         _ => None,
     };
     let strs: Option<Vec<(u32, bool)>> = typed.iter().map(str_len).collect();
     match strs {
-        Some(v) if v.len() > 1 => Some(ColumnType::Varchar {
-            len: v.iter().map(|x| x.0).max().unwrap_or(0),
-            binary: v.iter().all(|x| x.1),
-        }),
+        Some(v) if v.len() > 1 => Some(ColumnType::varchar(
+            v.iter().map(|x| x.0).max().unwrap_or(0),
+            if v.iter().all(|x| x.1) {
+                Collation::Binary
+            } else {
+                Collation::DEFAULT
+            },
+        )),
         _ => Some(first),
     }
 }

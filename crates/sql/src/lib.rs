@@ -114,10 +114,7 @@ impl ResultColumn {
     pub fn text(name: &str) -> ResultColumn {
         ResultColumn::expr(
             name.to_string(),
-            ColumnType::Varchar {
-                len: 64,
-                binary: false,
-            },
+            ColumnType::varchar(64, onelog_types::Collation::DEFAULT),
             true,
         )
     }

@@ -221,27 +221,33 @@ fn data_type(ty: &ColumnType) -> &'static str {
         ColumnType::Blob {
             len_bytes: 1,
             binary: false,
+            ..
         } => "tinytext",
         ColumnType::Blob {
             len_bytes: 2,
             binary: false,
+            ..
         } => "text",
         ColumnType::Blob {
             len_bytes: 3,
             binary: false,
+            ..
         } => "mediumtext",
         ColumnType::Blob { binary: false, .. } => "longtext",
         ColumnType::Blob {
             len_bytes: 1,
             binary: true,
+            ..
         } => "tinyblob",
         ColumnType::Blob {
             len_bytes: 2,
             binary: true,
+            ..
         } => "blob",
         ColumnType::Blob {
             len_bytes: 3,
             binary: true,
+            ..
         } => "mediumblob",
         ColumnType::Blob { binary: true, .. } => "longblob",
         ColumnType::Date => "date",
@@ -417,7 +423,8 @@ pub fn info_schema(
             for t in tables() {
                 for (i, c) in t.columns.iter().enumerate() {
                     let (cmax, coct) = match c.ty {
-                        ColumnType::Char { len, binary } | ColumnType::Varchar { len, binary } => {
+                        ColumnType::Char { len, binary, .. }
+                        | ColumnType::Varchar { len, binary, .. } => {
                             (u(len as u64), u(len as u64 * if binary { 1 } else { 4 }))
                         }
                         ColumnType::Blob { .. } => {

@@ -26,6 +26,7 @@ pub fn accounts_table() -> TableDef {
                 ColumnType::Varchar {
                     len: 40,
                     binary: false,
+                    collation: onelog_types::Collation::Utf8mb4GeneralCi,
                 },
                 true,
             ),
