@@ -65,6 +65,7 @@ fn table(name: &str) -> TableDef {
         comment: String::new(),
         engine_name: String::new(),
         auto_increment_start: None,
+        collation: onelog_types::Collation::Utf8mb4GeneralCi,
     }
 }
 

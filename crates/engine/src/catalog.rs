@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use onelog_types::{ColumnType, Value};
+use onelog_types::{Collation, ColumnType, Value};
 use serde::{Deserialize, Serialize};
 
 /// Identifies a table for the lifetime of the table (stable across renames).
@@ -100,6 +100,11 @@ pub struct TableDef {
     /// AUTO_INCREMENT= table option (first value to hand out), if given.
     #[serde(default)]
     pub auto_increment_start: Option<u64>,
+    /// The table's default collation (`DEFAULT CHARSET=... COLLATE=...`): that of columns
+    /// added without one. Tables created before onelog recorded collations read as
+    /// [`Collation::LEGACY`] (utf8mb4_bin), like their text columns.
+    #[serde(default = "Collation::legacy")]
+    pub collation: Collation,
 }
 
 impl TableDef {

@@ -155,6 +155,9 @@ pub struct Select {
     pub columns: Vec<ResultColumn>,
     pub distinct: bool,
     pub order_by: Vec<(Expr, bool)>,
+    /// The collations ORDER BY and GROUP BY items sort and group strings by.
+    pub order_colls: Vec<Collation>,
+    pub group_colls: Vec<Collation>,
     pub limit: Option<u64>,
     pub offset: u64,
     pub lock: LockMode,
@@ -803,11 +806,11 @@ impl<'a> Binder<'a> {
                             .find(|s| ident_eq(&s.name, &name))
                             .map(|s| s.pos);
                         match (left, right) {
-                            (Some(l), Some(r)) => on.push(Expr::Bin(
-                                BinOp::Eq,
-                                Box::new(Expr::Col(l)),
-                                Box::new(Expr::Col(r)),
-                            )),
+                            (Some(l), Some(r)) => {
+                                let (l, r) = (Expr::Col(l), Expr::Col(r));
+                                let coll = self.agg_coll(&[&l, &r]);
+                                on.push(Expr::Bin(BinOp::Eq, Box::new(l), Box::new(r), coll))
+                            }
                             _ => {
                                 return Err(err(
                                     code::ER_BAD_FIELD_ERROR,
@@ -1045,6 +1048,9 @@ impl<'a> Binder<'a> {
         if matches!(s.distinct, Some(sq::Distinct::On(_))) {
             return Err(unsupported("DISTINCT ON"));
         }
+        // (Before the aggregates move into the plan: ORDER BY may name them.)
+        let order_colls = order.iter().map(|(e, _)| self.coll_of(e).0).collect();
+        let group_colls = group_by.iter().map(|e| self.coll_of(e).0).collect();
         Ok(Select {
             sources,
             filter,
@@ -1054,6 +1060,8 @@ impl<'a> Binder<'a> {
             items,
             columns,
             distinct,
+            order_colls,
+            group_colls,
             order_by: order,
             limit: None,
             offset: 0,
@@ -1241,13 +1249,22 @@ impl<'a> Binder<'a> {
                 }
                 self.lookup_column(&parts, clause)?
             }
-            E::Value(v) => Expr::Lit(self.bind_value(&v.value)?),
+            E::Value(v) => {
+                let lit = Expr::Lit(self.bind_value(&v.value)?);
+                if matches!(v.value, sq::Value::HexStringLiteral(_)) {
+                    // X'..' is a binary string.
+                    Expr::Collate(Box::new(lit), Collation::Binary, Derivation::Coercible)
+                } else {
+                    lit
+                }
+            }
             E::Nested(inner) => self.bind_expr(inner, clause)?,
             E::BinaryOp { left, op, right } => {
                 let l = self.sub(left, clause)?;
                 let r = self.sub(right, clause)?;
                 use sq::BinaryOperator as O;
-                let b = |o| Expr::Bin(o, l.clone(), r.clone());
+                let coll = self.agg_coll(&[&l, &r]);
+                let b = |o| Expr::Bin(o, l.clone(), r.clone(), coll);
                 match op {
                     O::Plus => b(BinOp::Add),
                     O::Minus => b(BinOp::Sub),
@@ -1306,12 +1323,15 @@ impl<'a> Binder<'a> {
                 negated,
                 low,
                 high,
-            } => Expr::Between(
-                self.sub(expr, clause)?,
-                self.sub(low, clause)?,
-                self.sub(high, clause)?,
-                *negated,
-            ),
+            } => {
+                let (a, l, h) = (
+                    self.sub(expr, clause)?,
+                    self.sub(low, clause)?,
+                    self.sub(high, clause)?,
+                );
+                let coll = self.agg_coll(&[&a, &l, &h]);
+                Expr::Between(a, l, h, *negated, coll)
+            }
             E::InList {
                 expr,
                 list,
@@ -1322,7 +1342,8 @@ impl<'a> Binder<'a> {
                 for x in list {
                     l.push(self.bind_expr(x, clause)?);
                 }
-                Expr::InList(a, l, *negated)
+                let coll = self.agg_coll(&std::iter::once(&*a).chain(&l).collect::<Vec<_>>());
+                Expr::InList(a, l, *negated, coll)
             }
             E::InSubquery {
                 expr,
@@ -1337,7 +1358,12 @@ impl<'a> Binder<'a> {
                         "Operand should contain 1 column(s)",
                     ));
                 }
-                Expr::InSubquery(a, i, *negated)
+                let sub = match self.subqueries[i].columns[0].ty.collation() {
+                    Some(c) => (c, Derivation::Implicit),
+                    None => (Collation::DEFAULT, Derivation::Numeric),
+                };
+                let coll = Collation::aggregate(self.coll_of(&a), sub).0;
+                Expr::InSubquery(a, i, *negated, coll)
             }
             E::Subquery(q) => {
                 let i = self.bind_subquery(q)?;
@@ -1381,24 +1407,19 @@ impl<'a> Binder<'a> {
                     }
                     None => None,
                 };
-                Expr::Like(
-                    self.sub(expr, clause)?,
-                    self.sub(pattern, clause)?,
-                    esc,
-                    *negated,
-                )
+                let (a, p) = (self.sub(expr, clause)?, self.sub(pattern, clause)?);
+                let coll = self.agg_coll(&[&a, &p]);
+                Expr::Like(a, p, esc, *negated, coll)
             }
             E::ILike {
                 negated,
                 expr,
                 pattern,
                 ..
-            } => Expr::Like(
-                self.sub(expr, clause)?,
-                self.sub(pattern, clause)?,
-                None,
-                *negated,
-            ),
+            } => {
+                let (a, p) = (self.sub(expr, clause)?, self.sub(pattern, clause)?);
+                Expr::Like(a, p, None, *negated, Collation::Utf8mb4GeneralCi)
+            }
             E::RLike {
                 negated,
                 expr,
@@ -1430,7 +1451,15 @@ impl<'a> Binder<'a> {
                     Some(e) => Some(self.sub(e, clause)?),
                     None => None,
                 };
-                Expr::Case(op, whens, els)
+                let coll = match &op {
+                    Some(o) => self.agg_coll(
+                        &std::iter::once(&**o)
+                            .chain(whens.iter().map(|(w, _)| w))
+                            .collect::<Vec<_>>(),
+                    ),
+                    None => Collation::DEFAULT,
+                };
+                Expr::Case(op, whens, els, coll)
             }
             E::Cast {
                 expr, data_type, ..
@@ -1441,8 +1470,26 @@ impl<'a> Binder<'a> {
                 Some(t) => Expr::Cast(self.sub(expr, clause)?, cast_type(t)?),
                 None => self.bind_expr(expr, clause)?,
             },
-            E::Collate { expr, .. } => self.bind_expr(expr, clause)?,
-            E::Prefixed { value, .. } => self.bind_expr(value, clause)?,
+            E::Collate { expr, collation } => {
+                let name = name_parts(collation).join(".");
+                let Some(c) = Collation::from_name(&name) else {
+                    return Err(err(
+                        crate::codes::ER_UNKNOWN_COLLATION,
+                        format!("Unknown collation: '{name}'"),
+                    ));
+                };
+                Expr::Collate(self.sub(expr, clause)?, c, Derivation::Explicit)
+            }
+            E::Prefixed { prefix, value } => {
+                let v = self.sub(value, clause)?;
+                // `_binary 'x'`: a binary string literal; other introducers name text
+                // charsets stored as utf8mb4.
+                if prefix.value.eq_ignore_ascii_case("_binary") {
+                    Expr::Collate(v, Collation::Binary, Derivation::Coercible)
+                } else {
+                    *v
+                }
+            }
             E::TypedString(ts) => {
                 let v = Expr::Lit(self.bind_value(&ts.value.value)?);
                 Expr::Cast(Box::new(v), cast_type(&ts.data_type)?)
@@ -1670,7 +1717,92 @@ impl<'a> Binder<'a> {
     // ---------------------------------------------------------------- types
 
     pub fn type_of(&self, e: &Expr) -> (ColumnType, bool) {
+        let (ty, nullable) = self.base_type_of(e);
+        // String results carry the collation the expression compares with.
+        match self.coll_of(e) {
+            (c, d) if ty.is_string() && d < Derivation::Numeric => (ty.with_collation(c), nullable),
+            _ => (ty, nullable),
+        }
+    }
+
+    /// The collation of an expression's string value and how strongly it binds
+    /// (MariaDB's coercibility): `COLLATE` is explicit, a column implicit, a literal
+    /// coercible; a function of strings takes the aggregate of its string arguments.
+    pub fn coll_of(&self, e: &Expr) -> (Collation, Derivation) {
+        let numeric = (Collation::DEFAULT, Derivation::Numeric);
+        let of_type = |t: &ColumnType| match t.collation() {
+            Some(c) => (c, Derivation::Implicit),
+            None => numeric,
+        };
         match e {
+            Expr::Lit(Value::Null) => (Collation::DEFAULT, Derivation::Ignorable),
+            Expr::Lit(Value::Bytes(_)) => (Collation::DEFAULT, Derivation::Coercible),
+            Expr::Lit(_) => numeric,
+            Expr::Col(p) => self.types.get(*p).map_or(numeric, |(t, _)| of_type(t)),
+            Expr::Collate(_, c, d) => (*c, *d),
+            Expr::Agg(i) => {
+                let a = &self.aggs[*i];
+                match a.kind {
+                    AggKind::Min | AggKind::Max => self.coll_of(&a.arg),
+                    AggKind::GroupConcat => match self.coll_of(&a.arg) {
+                        (_, Derivation::Numeric | Derivation::Ignorable) => {
+                            (Collation::DEFAULT, Derivation::Coercible)
+                        }
+                        c => c,
+                    },
+                    _ => numeric,
+                }
+            }
+            Expr::Func(f, args) => {
+                let ts: Vec<ColumnType> = args.iter().map(|a| self.base_type_of(a).0).collect();
+                if !functions::result_type(*f, &ts).is_string() {
+                    return numeric;
+                }
+                let args = match f {
+                    Func::If => args.get(1..).unwrap_or(&[]),
+                    _ => &args[..],
+                };
+                self.agg_args(args)
+                    .unwrap_or((Collation::DEFAULT, Derivation::Coercible))
+            }
+            Expr::Case(_, whens, els, _) => {
+                let results: Vec<Expr> = whens
+                    .iter()
+                    .map(|(_, r)| r.clone())
+                    .chain(els.as_deref().cloned())
+                    .collect();
+                self.agg_args(&results).unwrap_or(numeric)
+            }
+            Expr::Cast(_, CastType::Char) => (Collation::DEFAULT, Derivation::Implicit),
+            Expr::Cast(_, CastType::Binary) => (Collation::Binary, Derivation::Implicit),
+            Expr::Subquery(i) => of_type(&self.subqueries[*i].columns[0].ty),
+            _ => numeric,
+        }
+    }
+
+    /// The aggregated collation of the string-valued expressions among `args` (None: none
+    /// is a string).
+    fn agg_args(&self, args: &[Expr]) -> Option<(Collation, Derivation)> {
+        args.iter()
+            .map(|a| self.coll_of(a))
+            .filter(|(_, d)| *d < Derivation::Numeric)
+            .reduce(Collation::aggregate)
+    }
+
+    /// The collation a comparison of `args` uses (MariaDB's aggregation rules).
+    fn agg_coll(&self, args: &[&Expr]) -> Collation {
+        args.iter()
+            .map(|a| self.coll_of(a))
+            .reduce(Collation::aggregate)
+            .map_or(Collation::DEFAULT, |c| c.0)
+    }
+
+    fn base_type_of(&self, e: &Expr) -> (ColumnType, bool) {
+        match e {
+            Expr::Collate(a, c, _) => {
+                let (t, n) = self.base_type_of(a);
+                (t.with_collation(*c), n)
+            }
             Expr::Lit(v) => (value_type(v), v.is_null()),
             Expr::Col(p) => self.types.get(*p).copied().unwrap_or((bigint(), true)),
             Expr::Agg(i) => {
@@ -1708,7 +1840,7 @@ impl<'a> Binder<'a> {
                 }
             }
             Expr::Neg(a) => {
-                let (t, n) = self.type_of(a);
+                let (t, n) = self.base_type_of(a);
                 (
                     match t {
                         ColumnType::Int { .. } => bigint(),
@@ -1718,9 +1850,9 @@ impl<'a> Binder<'a> {
                     n,
                 )
             }
-            Expr::Bin(op, a, b) => {
-                let (ta, na) = self.type_of(a);
-                let (tb, nb) = self.type_of(b);
+            Expr::Bin(op, a, b, _) => {
+                let (ta, na) = self.base_type_of(a);
+                let (tb, nb) = self.base_type_of(b);
                 match op {
                     BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod => {
                         (arith_type(ta, tb, *op), na || nb || *op == BinOp::Div)
@@ -1779,7 +1911,7 @@ impl<'a> Binder<'a> {
                 },
                 false,
             ),
-            Expr::Case(_, whens, els) => {
+            Expr::Case(_, whens, els, _) => {
                 let mut t = whens.first().map(|(_, r)| self.type_of(r).0);
                 if let (None, Some(e)) = (&t, els) {
                     t = Some(self.type_of(e).0);
@@ -2022,6 +2154,8 @@ impl<'a> Binder<'a> {
             columns: vec![],
             items,
             distinct: false,
+            order_colls: order.iter().map(|(e, _)| self.coll_of(e).0).collect(),
+            group_colls: vec![],
             order_by: order,
             limit,
             offset: 0,
@@ -2346,7 +2480,53 @@ struct BoundColumn {
     unique: bool,
 }
 
-fn bind_column(c: &sq::ColumnDef) -> Result<BoundColumn, SqlError> {
+/// The collation named by `CHARACTER SET cs` and/or `COLLATE name` (None when neither is
+/// given). `latin1`, `utf8mb3`/`utf8` and `ascii` are stored as utf8mb4: their `_ci`
+/// collations map to utf8mb4_general_ci and their `_bin`/`_cs` ones to utf8mb4_bin (see
+/// `onelog_types::collation`).
+pub fn charset_collation(
+    charset: Option<&str>,
+    collation: Option<&str>,
+) -> Result<Option<Collation>, SqlError> {
+    let cs = match charset {
+        Some(cs) => Some(Collation::charset_default(cs).ok_or_else(|| {
+            err(
+                crate::codes::ER_UNKNOWN_CHARACTER_SET,
+                format!("Unknown character set: '{cs}'"),
+            )
+        })?),
+        None => None,
+    };
+    let Some(name) = collation else {
+        return Ok(cs);
+    };
+    let c = Collation::from_name(name).ok_or_else(|| {
+        err(
+            crate::codes::ER_UNKNOWN_COLLATION,
+            format!("Unknown collation: '{name}'"),
+        )
+    })?;
+    if let Some(cs_name) = charset {
+        let of = Collation::charset_of_name(name);
+        let same = of.eq_ignore_ascii_case(cs_name)
+            || (matches!(of.as_str(), "utf8" | "utf8mb3")
+                && matches!(cs_name.to_ascii_lowercase().as_str(), "utf8" | "utf8mb3"));
+        if !same {
+            return Err(err(
+                crate::codes::ER_COLLATION_CHARSET_MISMATCH,
+                format!(
+                    "COLLATION '{name}' is not valid for CHARACTER SET '{}'",
+                    cs_name.to_lowercase()
+                ),
+            ));
+        }
+    }
+    Ok(Some(c))
+}
+
+/// Binds a column definition; text columns without CHARACTER SET / COLLATE get
+/// `table_coll`, the table's default collation.
+fn bind_column(c: &sq::ColumnDef, table_coll: Collation) -> Result<BoundColumn, SqlError> {
     let name = c.name.value.clone();
     if name.is_empty() || name.len() > 64 {
         return Err(err(
@@ -2354,7 +2534,20 @@ fn bind_column(c: &sq::ColumnDef) -> Result<BoundColumn, SqlError> {
             format!("Incorrect column name '{name}'"),
         ));
     }
-    let ty = column_type(&c.data_type, &name)?;
+    let mut ty = column_type(&c.data_type, &name)?;
+    let mut charset = None;
+    let mut collation = None;
+    for o in &c.options {
+        match &o.option {
+            sq::ColumnOption::CharacterSet(n) => charset = Some(name_parts(n).join(".")),
+            sq::ColumnOption::Collation(n) => collation = Some(name_parts(n).join(".")),
+            _ => {}
+        }
+    }
+    if ty.is_string() && !ty.is_binary() {
+        let coll = charset_collation(charset.as_deref(), collation.as_deref())?;
+        ty = ty.with_collation(coll.unwrap_or(table_coll));
+    }
     let mut def = ColumnDef {
         name: name.clone(),
         ty,
@@ -2571,7 +2764,16 @@ fn constraint_index(
     }))
 }
 
-fn table_options(opts: &sq::CreateTableOptions) -> (String, Option<u64>, String) {
+/// ENGINE, AUTO_INCREMENT, COMMENT and the default collation (DEFAULT CHARSET / COLLATE)
+/// of a table's options.
+struct TableOptions {
+    engine: String,
+    auto_increment: Option<u64>,
+    comment: String,
+    collation: Collation,
+}
+
+fn table_options(opts: &sq::CreateTableOptions) -> Result<TableOptions, SqlError> {
     let list: &[sq::SqlOption] = match opts {
         sq::CreateTableOptions::None => &[],
         sq::CreateTableOptions::With(v)
@@ -2582,6 +2784,8 @@ fn table_options(opts: &sq::CreateTableOptions) -> (String, Option<u64>, String)
     let mut engine = "InnoDB".to_string();
     let mut autoinc = None;
     let mut comment = String::new();
+    let mut charset = None;
+    let mut collation = None;
     for o in list {
         match o {
             sq::SqlOption::KeyValue { key, value } => {
@@ -2590,6 +2794,10 @@ fn table_options(opts: &sq::CreateTableOptions) -> (String, Option<u64>, String)
                 match k.as_str() {
                     "AUTO_INCREMENT" => autoinc = v.parse().ok(),
                     "COMMENT" => comment = v,
+                    "DEFAULT CHARSET" | "CHARSET" | "DEFAULT CHARACTER SET" | "CHARACTER SET" => {
+                        charset = Some(v)
+                    }
+                    "DEFAULT COLLATE" | "COLLATE" => collation = Some(v),
                     _ => {}
                 }
             }
@@ -2608,7 +2816,14 @@ fn table_options(opts: &sq::CreateTableOptions) -> (String, Option<u64>, String)
             }
         }
     }
-    (engine, autoinc, comment)
+    let collation =
+        charset_collation(charset.as_deref(), collation.as_deref())?.unwrap_or(Collation::DEFAULT);
+    Ok(TableOptions {
+        engine,
+        auto_increment: autoinc,
+        comment,
+        collation,
+    })
 }
 
 /// Binds CREATE TABLE into the engine's table definition.
@@ -2662,11 +2877,12 @@ pub fn bind_create_table(
             "A table must have at least 1 column",
         ));
     }
+    let opts = table_options(&ct.table_options)?;
     let mut columns = Vec::new();
     let mut inline_pk = Vec::new();
     let mut inline_unique = Vec::new();
     for c in &ct.columns {
-        let bc = bind_column(c)?;
+        let bc = bind_column(c, opts.collation)?;
         if columns
             .iter()
             .any(|x: &ColumnDef| ident_eq(&x.name, &bc.def.name))
@@ -2757,7 +2973,6 @@ pub fn bind_create_table(
             "Incorrect table definition; there can be only one auto column and it must be defined as a key",
         ));
     }
-    let (engine_name, auto_increment_start, comment) = table_options(&ct.table_options);
     let def = TableDef {
         id: 0,
         db,
@@ -2765,9 +2980,10 @@ pub fn bind_create_table(
         columns,
         indexes,
         hidden_pk: false,
-        comment,
-        engine_name,
-        auto_increment_start,
+        comment: opts.comment,
+        engine_name: opts.engine,
+        auto_increment_start: opts.auto_increment,
+        collation: opts.collation,
     };
     Ok((
         Ddl::CreateTable {
@@ -2815,7 +3031,7 @@ pub fn bind_alter(t: &TableDef, ops: &[sq::AlterTableOperation]) -> Result<Vec<A
                 if_not_exists,
                 ..
             } => {
-                let bc = bind_column(column_def)?;
+                let bc = bind_column(column_def, t.collation)?;
                 if cols.iter().any(|c| ident_eq(&c.name, &bc.def.name)) {
                     if *if_not_exists {
                         continue;

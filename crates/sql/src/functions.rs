@@ -244,11 +244,13 @@ pub fn call(f: Func, args: &[Expr], cx: &Ctx) -> EvalResult<Value> {
         NullIf => {
             let a = arg(args, 0, cx)?;
             let b = arg(args, 1, cx)?;
-            return Ok(if compare(&a, &b) == Some(std::cmp::Ordering::Equal) {
-                Value::Null
-            } else {
-                a
-            });
+            return Ok(
+                if compare(&a, &b, Collation::DEFAULT) == Some(std::cmp::Ordering::Equal) {
+                    Value::Null
+                } else {
+                    a
+                },
+            );
         }
         ConcatWs => {
             let sep = arg(args, 0, cx)?;
@@ -283,7 +285,7 @@ pub fn call(f: Func, args: &[Expr], cx: &Ctx) -> EvalResult<Value> {
             }
             for (i, a) in args[1..].iter().enumerate() {
                 let v = eval(a, cx)?;
-                if compare(&x, &v) == Some(std::cmp::Ordering::Equal) {
+                if compare(&x, &v, Collation::DEFAULT) == Some(std::cmp::Ordering::Equal) {
                     return Ok(Value::Int(i as i64 + 1));
                 }
             }
@@ -426,7 +428,7 @@ pub fn call(f: Func, args: &[Expr], cx: &Ctx) -> EvalResult<Value> {
         Greatest | Least => {
             let mut best = v0();
             for v in &vals[1..] {
-                let o = compare(v, &best).unwrap_or(std::cmp::Ordering::Equal);
+                let o = compare(v, &best, Collation::DEFAULT).unwrap_or(std::cmp::Ordering::Equal);
                 if (f == Greatest && o.is_gt()) || (f == Least && o.is_lt()) {
                     best = v.clone();
                 }
@@ -513,8 +515,15 @@ pub fn call(f: Func, args: &[Expr], cx: &Ctx) -> EvalResult<Value> {
             if needle.is_empty() {
                 pos = from + 1;
             } else if hay.len() >= needle.len() {
+                // Characters match under the connection collation (case-insensitive).
+                let coll = Collation::DEFAULT;
                 for i in from..=hay.len() - needle.len() {
-                    if hay[i..i + needle.len()] == needle[..] {
+                    let window = &hay[i..i + needle.len()];
+                    if window
+                        .iter()
+                        .zip(&needle)
+                        .all(|(a, b)| coll.char_eq(*a, *b))
+                    {
                         pos = i + 1;
                         break;
                     }

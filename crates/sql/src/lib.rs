@@ -185,6 +185,9 @@ pub mod codes {
     pub const ER_INVALID_ON_UPDATE: u16 = 1294;
     pub const ER_TABLE_DEF_CHANGED: u16 = 1412;
     pub const ER_CANT_DROP_DB: u16 = 1008;
+    pub const ER_UNKNOWN_CHARACTER_SET: u16 = 1115;
+    pub const ER_COLLATION_CHARSET_MISMATCH: u16 = 1253;
+    pub const ER_UNKNOWN_COLLATION: u16 = 1273;
 }
 
 /// First of the 256 code points (U+10FF00..=U+10FFFF, supplementary private use area B)

@@ -5,7 +5,7 @@
 use std::sync::atomic::Ordering;
 
 use onelog_engine::{Catalog, ColumnDef, TableDef};
-use onelog_types::{code, ColumnType, SqlError, Value};
+use onelog_types::{code, Collation, ColumnType, SqlError, Value};
 
 use crate::binder::{unsupported, VirtualColumn};
 use crate::executor::engine_err;
@@ -55,6 +55,7 @@ fn result(
                     crate::expr::to_string(&r[0]).to_lowercase().as_bytes(),
                     p.to_lowercase().as_bytes(),
                     b'\\',
+                    Collation::Utf8mb4Bin,
                 )
             })
             .collect(),

@@ -54,6 +54,7 @@ pub fn accounts_table() -> TableDef {
         comment: String::new(),
         engine_name: "InnoDB".into(),
         auto_increment_start: None,
+        collation: onelog_types::Collation::Utf8mb4GeneralCi,
     }
 }
 
