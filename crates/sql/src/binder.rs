@@ -470,6 +470,36 @@ impl<'a> Binder<'a> {
         Binder::new(self.env, self.sql)
     }
 
+    /// Whether the SQL text right before `e` is the keyword BINARY (the `BINARY x`
+    /// operator, which sqlparser turns into a cast of everything that follows it).
+    fn after_binary_keyword(&self, e: &sq::Expr) -> bool {
+        let Some(start) = self.offset_of(e.span().start) else {
+            return false;
+        };
+        let before = self.sql[..start].trim_end();
+        before.len() >= 6
+            && before[before.len() - 6..].eq_ignore_ascii_case("binary")
+            && !before[..before.len() - 6].ends_with(|c: char| c.is_alphanumeric() || c == '_')
+    }
+
+    /// The byte offset of a location in the SQL text.
+    fn offset_of(&self, l: sqlparser::tokenizer::Location) -> Option<usize> {
+        if l.line == 0 {
+            return None;
+        }
+        let start = *self.line_starts.get(l.line as usize - 1)?;
+        let line = self.sql.get(start..)?;
+        let col = l.column.saturating_sub(1) as usize;
+        Some(
+            start
+                + line
+                    .char_indices()
+                    .nth(col)
+                    .map(|(i, _)| i)
+                    .unwrap_or(line.len()),
+        )
+    }
+
     /// The text of an AST node as the user wrote it (for column names).
     fn text_of(&self, span: sqlparser::tokenizer::Span) -> Option<String> {
         let off = |l: sqlparser::tokenizer::Location| -> Option<usize> {
@@ -1463,7 +1493,18 @@ impl<'a> Binder<'a> {
             }
             E::Cast {
                 expr, data_type, ..
-            } => Expr::Cast(self.sub(expr, clause)?, cast_type(data_type)?),
+            } => {
+                // `BINARY a = b` is `(BINARY a) = b` in MariaDB, not `BINARY (a = b)`.
+                if matches!(data_type, sq::DataType::Binary(None))
+                    && self.after_binary_keyword(expr)
+                {
+                    let mut fixed = (**expr).clone();
+                    if binary_onto_leftmost(&mut fixed) {
+                        return self.bind_expr(&fixed, clause);
+                    }
+                }
+                Expr::Cast(self.sub(expr, clause)?, cast_type(data_type)?)
+            }
             E::Convert {
                 expr, data_type, ..
             } => match data_type {
@@ -2310,6 +2351,34 @@ fn char_len(l: &Option<sq::CharacterLength>, default: u32) -> u32 {
         Some(sq::CharacterLength::Max) => 65535,
         None => default,
     }
+}
+
+/// Moves a `BINARY` cast onto the leftmost operand of `e` (see the binder's `E::Cast`
+/// arm); false when `e` has no operand to descend into.
+fn binary_onto_leftmost(e: &mut sq::Expr) -> bool {
+    use sq::Expr as E;
+    let inner = match e {
+        E::BinaryOp { left, .. } => left,
+        E::Like { expr, .. }
+        | E::ILike { expr, .. }
+        | E::RLike { expr, .. }
+        | E::InList { expr, .. }
+        | E::InSubquery { expr, .. }
+        | E::Between { expr, .. }
+        | E::IsNull(expr)
+        | E::IsNotNull(expr) => expr,
+        _ => return false,
+    };
+    if !binary_onto_leftmost(inner) {
+        let leaf = (**inner).clone();
+        **inner = E::Cast {
+            kind: sq::CastKind::Cast,
+            expr: Box::new(leaf),
+            data_type: sq::DataType::Binary(None),
+            format: None,
+        };
+    }
+    true
 }
 
 /// Maps a declared SQL type to a column type.

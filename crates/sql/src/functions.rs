@@ -502,29 +502,33 @@ pub fn call(f: Func, args: &[Expr], cx: &Ctx) -> EvalResult<Value> {
         }
         Instr | Locate => {
             let (hay, needle) = if f == Instr {
-                (chars(&vals[0]), chars(&vals[1]))
+                (to_bytes(&vals[0]), to_bytes(&vals[1]))
             } else {
-                (chars(&vals[1]), chars(&vals[0]))
+                (to_bytes(&vals[1]), to_bytes(&vals[0]))
             };
             let from = if f == Locate {
                 (vals.get(2).map(to_i64).unwrap_or(1) - 1).max(0) as usize
             } else {
                 0
             };
+            // As MariaDB: at each character of the haystack, the next bytes as long as the
+            // needle compare under the connection collation (case-insensitive; an accented
+            // letter only matches one of the same UTF-8 length).
+            let starts = hay
+                .iter()
+                .enumerate()
+                .filter(|(_, b)| **b & 0xC0 != 0x80)
+                .map(|(i, _)| i);
             let mut pos = 0;
             if needle.is_empty() {
                 pos = from + 1;
-            } else if hay.len() >= needle.len() {
-                // Characters match under the connection collation (case-insensitive).
-                let coll = Collation::DEFAULT;
-                for i in from..=hay.len() - needle.len() {
-                    let window = &hay[i..i + needle.len()];
-                    if window
-                        .iter()
-                        .zip(&needle)
-                        .all(|(a, b)| coll.char_eq(*a, *b))
-                    {
-                        pos = i + 1;
+            } else {
+                for (k, i) in starts.enumerate().skip(from) {
+                    let Some(window) = hay.get(i..i + needle.len()) else {
+                        break;
+                    };
+                    if Collation::weights(window).eq(Collation::weights(&needle)) {
+                        pos = k + 1;
                         break;
                     }
                 }

@@ -144,6 +144,12 @@ pub fn create_table_sql(t: &TableDef, autoinc: Option<u64>) -> String {
     let mut lines = Vec::new();
     for c in &t.columns {
         let mut l = format!("  `{}` {}", c.name, type_name(c));
+        // As MariaDB: a text column's collation is shown when it differs from the table's.
+        if let Some(coll) = c.ty.collation().filter(|&x| x != Collation::Binary) {
+            if coll != t.collation {
+                l += &format!(" CHARACTER SET {} COLLATE {}", coll.charset(), coll.name());
+            }
+        }
         if !c.nullable {
             l += " NOT NULL";
         }
@@ -198,7 +204,11 @@ pub fn create_table_sql(t: &TableDef, autoinc: Option<u64>) -> String {
     if let Some(a) = autoinc.filter(|a| *a > 1) {
         out += &format!(" AUTO_INCREMENT={a}");
     }
-    out += " DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci";
+    out += &format!(
+        " DEFAULT CHARSET={} COLLATE={}",
+        t.collation.charset(),
+        t.collation.name()
+    );
     if !t.comment.is_empty() {
         out += &format!(" COMMENT='{}'", t.comment.replace('\'', "''"));
     }
@@ -375,7 +385,7 @@ pub fn info_schema(
                         Value::Null,
                         Value::Null,
                         Value::Null,
-                        s("utf8mb4_general_ci"),
+                        s(t.collation.name()),
                         Value::Null,
                         s(""),
                         s(&t.comment),
@@ -475,11 +485,13 @@ pub fn info_schema(
                         np,
                         ns,
                         dp,
-                        if textual { s("utf8mb4") } else { Value::Null },
-                        if textual {
-                            s("utf8mb4_general_ci")
-                        } else {
-                            Value::Null
+                        match c.ty.collation() {
+                            Some(coll) if textual => s(coll.charset()),
+                            _ => Value::Null,
+                        },
+                        match c.ty.collation() {
+                            Some(coll) if textual => s(coll.name()),
+                            _ => Value::Null,
                         },
                         s(&type_name(c)),
                         s(key_of(&t, i)),
@@ -900,7 +912,7 @@ pub fn run_show(sess: &mut Session, a: &Admin, _p: &Parsed) -> Result<QueryResul
                         Value::Null,
                         Value::Null,
                         Value::Null,
-                        s("utf8mb4_general_ci"),
+                        s(t.collation.name()),
                         Value::Null,
                         s(""),
                         s(&t.comment),
@@ -1276,10 +1288,9 @@ fn show_columns(
         .map(|(i, c)| {
             let mut r = vec![s(&c.name), s(&type_name(c))];
             if full {
-                r.push(if c.ty.is_string() && !c.ty.is_binary() {
-                    s("utf8mb4_general_ci")
-                } else {
-                    Value::Null
+                r.push(match c.ty.collation() {
+                    Some(coll) if !c.ty.is_binary() => s(coll.name()),
+                    _ => Value::Null,
                 });
             }
             r.push(s(if c.nullable { "YES" } else { "NO" }));
