@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use onelog_engine::*;
-use onelog_types::{ColumnType, Value};
+use onelog_types::{Collation, ColumnType, Value};
 
 /// The DDL statements the tests issue, re-created from their text during recovery.
 pub struct TestReplayer;
@@ -58,6 +58,18 @@ pub fn accounts_table() -> TableDef {
     }
 }
 
+/// `names`: a utf8mb4_general_ci VARCHAR primary key `code` and a unique general_ci
+/// `nick` (index 1, "nick").
+pub fn names_table() -> TableDef {
+    let ci = ColumnType::varchar(10, Collation::Utf8mb4GeneralCi);
+    let mut t = accounts_table();
+    t.name = "names".into();
+    t.columns = vec![col("code", ci, false), col("nick", ci, true)];
+    t.indexes[1].name = "nick".into();
+    t.indexes[1].unique = true;
+    t
+}
+
 pub fn col(name: &str, ty: ColumnType, nullable: bool) -> ColumnDef {
     ColumnDef {
         name: name.into(),
@@ -79,6 +91,10 @@ pub fn ddl_for(sql: &str) -> Ddl {
         },
         "CREATE TABLE accounts" => Ddl::CreateTable {
             def: accounts_table(),
+            if_not_exists: false,
+        },
+        "CREATE TABLE names" => Ddl::CreateTable {
+            def: names_table(),
             if_not_exists: false,
         },
         "CREATE INDEX bal ON accounts (balance)" => Ddl::AlterTable {
