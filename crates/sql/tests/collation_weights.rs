@@ -1,6 +1,7 @@
 //! onelog's utf8mb4_general_ci against a real MariaDB 10.11 (skipped without mariadbd):
 //! the weight of every BMP character, and comparisons of tricky string pairs.
 
+#[allow(dead_code)] // the shared client has more than this test reads
 mod common;
 
 use std::cmp::Ordering;
