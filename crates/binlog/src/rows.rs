@@ -28,7 +28,8 @@ use crate::event::{RowsEvent, RowsKind, TableMap};
 /// JSON's type code in MySQL (MariaDB logs JSON as LONGTEXT, but reads it).
 const JSON: u8 = 245;
 
-/// Collations written in table-map DEFAULT_CHARSET metadata.
+/// The default collation written in table-map DEFAULT_CHARSET metadata; columns of other
+/// collations (utf8mb4_bin 46, binary 63) are listed as exceptions.
 const COLLATION_UTF8MB4_GENERAL_CI: u32 = 45;
 
 /// Whether the type counts as numeric for table-map SIGNEDNESS metadata.

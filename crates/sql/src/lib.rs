@@ -18,9 +18,12 @@
 //! - `database`: open, bootstrap, DDL replay for recovery, the process list.
 //!
 //! Differences from MariaDB worth knowing:
-//! - Strings compare bytewise with trailing spaces ignored (utf8mb4_bin semantics), in
-//!   expressions and in index order; MariaDB's default utf8mb4_general_ci is
-//!   case-insensitive.
+//! - Strings compare under MariaDB's collations: text columns default to
+//!   utf8mb4_general_ci (case- and accent-insensitive, PAD SPACE) or are utf8mb4_bin, binary
+//!   strings compare bytewise; the same order holds in expressions and in index keys (see
+//!   `expr` and `onelog_types::collation`). Other charsets and collations (latin1,
+//!   utf8mb3, utf8mb4_unicode_ci, ...) map to these, and columns of catalogs written before
+//!   collations were recorded compare as utf8mb4_bin.
 //! - Subqueries must be uncorrelated; UNION, views, stored routines, triggers, foreign key
 //!   enforcement, RIGHT JOIN and multi-table UPDATE/DELETE are not supported (errors 1235).
 //! - The session time zone is UTC (`time_zone = '+00:00'`).
