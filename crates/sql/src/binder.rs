@@ -41,10 +41,19 @@ pub struct VirtualColumn {
 }
 
 impl VirtualColumn {
+    /// A text column: utf8mb4_general_ci, except database and table names, which compare
+    /// case-sensitively (as MariaDB's information_schema lookups by name do on Linux,
+    /// where database and table names are case-sensitive).
     pub fn text(name: &str) -> Self {
+        let names = ["TABLE_SCHEMA", "TABLE_NAME", "SCHEMA_NAME", "INDEX_SCHEMA"];
+        let coll = if names.iter().any(|n| n.eq_ignore_ascii_case(name)) {
+            Collation::Utf8mb4Bin
+        } else {
+            Collation::DEFAULT
+        };
         VirtualColumn {
             name: name.to_string(),
-            ty: ColumnType::varchar(64, Collation::DEFAULT),
+            ty: ColumnType::varchar(64, coll),
         }
     }
     pub fn int(name: &str) -> Self {
