@@ -168,3 +168,23 @@ impl Catalog {
             .map(|(_, t)| t)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Catalog records written before collations were recorded: text columns and the
+    /// table read as utf8mb4_bin, the bytewise order their index keys were built in.
+    #[test]
+    fn records_without_collations_read_as_legacy() {
+        let json = r#"{"id":1,"db":"d","name":"t","columns":[
+            {"name":"a","ty":{"Varchar":{"len":10,"binary":false}},"nullable":false,
+             "default":null,"auto_increment":false}],
+            "indexes":[{"id":5,"name":"PRIMARY","columns":[0],"unique":true,"primary":true}],
+            "hidden_pk":false}"#;
+        let t: TableDef = serde_json::from_str(json).unwrap();
+        assert_eq!(t.collation, Collation::LEGACY);
+        assert_eq!(t.columns[0].ty.collation(), Some(Collation::Utf8mb4Bin));
+        assert!(!t.columns[0].ty.is_ci());
+    }
+}
