@@ -346,6 +346,7 @@ mod tests {
                     ty: ColumnType::Blob {
                         len_bytes: 3,
                         binary: true,
+                        collation: onelog_types::Collation::Binary,
                     },
                     nullable: true,
                 },

@@ -28,9 +28,9 @@ use crate::event::{RowsEvent, RowsKind, TableMap};
 /// JSON's type code in MySQL (MariaDB logs JSON as LONGTEXT, but reads it).
 const JSON: u8 = 245;
 
-/// Collations written in table-map DEFAULT_CHARSET metadata.
+/// The default collation written in table-map DEFAULT_CHARSET metadata; columns of other
+/// collations (utf8mb4_bin 46, binary 63) are listed as exceptions.
 const COLLATION_UTF8MB4_GENERAL_CI: u32 = 45;
-const COLLATION_BINARY: u32 = 63;
 
 /// Whether the type counts as numeric for table-map SIGNEDNESS metadata.
 pub fn is_numeric_type(ty: u8) -> bool {
@@ -199,8 +199,11 @@ impl TableDef {
         let mut k = 0;
         for (c, s) in self.columns.iter().zip(&specs) {
             if is_character_type(s.type_code) {
-                if c.ty.is_binary() {
-                    exceptions.push((k, COLLATION_BINARY));
+                match c.ty.collation() {
+                    Some(coll) if coll != onelog_types::Collation::Utf8mb4GeneralCi => {
+                        exceptions.push((k, coll.id() as u32))
+                    }
+                    _ => {}
                 }
                 k += 1;
             }
@@ -988,23 +991,77 @@ mod tests {
     #[test]
     fn strings() {
         for binary in [false, true] {
-            round_trip(ColumnType::Char { len: 10, binary }, Value::str("abc"));
             round_trip(
-                ColumnType::Char { len: 255, binary },
+                ColumnType::Char {
+                    len: 10,
+                    binary,
+                    collation: if binary {
+                        onelog_types::Collation::Binary
+                    } else {
+                        onelog_types::Collation::Utf8mb4GeneralCi
+                    },
+                },
+                Value::str("abc"),
+            );
+            round_trip(
+                ColumnType::Char {
+                    len: 255,
+                    binary,
+                    collation: if binary {
+                        onelog_types::Collation::Binary
+                    } else {
+                        onelog_types::Collation::Utf8mb4GeneralCi
+                    },
+                },
                 Value::Bytes(vec![b'x'; 255]),
             );
-            round_trip(ColumnType::Varchar { len: 60, binary }, Value::str(""));
             round_trip(
-                ColumnType::Varchar { len: 300, binary },
+                ColumnType::Varchar {
+                    len: 60,
+                    binary,
+                    collation: if binary {
+                        onelog_types::Collation::Binary
+                    } else {
+                        onelog_types::Collation::Utf8mb4GeneralCi
+                    },
+                },
+                Value::str(""),
+            );
+            round_trip(
+                ColumnType::Varchar {
+                    len: 300,
+                    binary,
+                    collation: if binary {
+                        onelog_types::Collation::Binary
+                    } else {
+                        onelog_types::Collation::Utf8mb4GeneralCi
+                    },
+                },
                 Value::Bytes(vec![0xff; 300]),
             );
             round_trip(
-                ColumnType::Varchar { len: 16000, binary },
+                ColumnType::Varchar {
+                    len: 16000,
+                    binary,
+                    collation: if binary {
+                        onelog_types::Collation::Binary
+                    } else {
+                        onelog_types::Collation::Utf8mb4GeneralCi
+                    },
+                },
                 Value::Bytes(vec![7; 16000]),
             );
             for len_bytes in 1..=4u8 {
                 round_trip(
-                    ColumnType::Blob { len_bytes, binary },
+                    ColumnType::Blob {
+                        len_bytes,
+                        binary,
+                        collation: if binary {
+                            onelog_types::Collation::Binary
+                        } else {
+                            onelog_types::Collation::Utf8mb4GeneralCi
+                        },
+                    },
                     Value::Bytes(vec![1, 0, 2]),
                 );
             }
@@ -1012,6 +1069,11 @@ mod tests {
                 ColumnType::Blob {
                     len_bytes: 3,
                     binary,
+                    collation: if binary {
+                        onelog_types::Collation::Binary
+                    } else {
+                        onelog_types::Collation::Utf8mb4GeneralCi
+                    },
                 },
                 Value::Bytes(vec![9; 70_000]),
             );
@@ -1019,6 +1081,11 @@ mod tests {
                 ColumnType::Blob {
                     len_bytes: 4,
                     binary,
+                    collation: if binary {
+                        onelog_types::Collation::Binary
+                    } else {
+                        onelog_types::Collation::Utf8mb4GeneralCi
+                    },
                 },
                 Value::Bytes(vec![9; 70_000]),
             );
@@ -1027,6 +1094,7 @@ mod tests {
         let ty = ColumnType::Char {
             len: 255,
             binary: false,
+            collation: onelog_types::Collation::Utf8mb4GeneralCi,
         };
         let spec = ColumnSpec::from_type(&ty);
         assert_eq!(spec.meta, 0xcefc);
@@ -1036,11 +1104,13 @@ mod tests {
         let spec = ColumnSpec::from_type(&ColumnType::Blob {
             len_bytes: 1,
             binary: true,
+            collation: onelog_types::Collation::Binary,
         });
         assert!(pack_value(&mut Vec::new(), &spec, &Value::Bytes(vec![0; 256])).is_err());
         let spec = ColumnSpec::from_type(&ColumnType::Varchar {
             len: 3,
             binary: true,
+            collation: onelog_types::Collation::Binary,
         });
         assert!(pack_value(&mut Vec::new(), &spec, &Value::Bytes(vec![0; 4])).is_err());
         assert!(pack_value(&mut Vec::new(), &spec, &Value::Int(1)).is_err());
@@ -1134,11 +1204,13 @@ mod tests {
             ColumnType::Varchar {
                 len: 10,
                 binary: false,
+                collation: onelog_types::Collation::Utf8mb4GeneralCi,
             },
             ColumnType::Double,
             ColumnType::Blob {
                 len_bytes: 2,
                 binary: true,
+                collation: onelog_types::Collation::Binary,
             },
         ]
         .iter()
@@ -1253,6 +1325,7 @@ mod tests {
                     ty: ColumnType::Char {
                         len: 255,
                         binary: false,
+                        collation: onelog_types::Collation::Utf8mb4GeneralCi,
                     },
                     nullable: true,
                 },
@@ -1261,6 +1334,7 @@ mod tests {
                     ty: ColumnType::Blob {
                         len_bytes: 2,
                         binary: true,
+                        collation: onelog_types::Collation::Binary,
                     },
                     nullable: true,
                 },

@@ -87,6 +87,7 @@ fn all_types_table() -> TableDef {
                 ColumnType::Char {
                     len: 10,
                     binary: false,
+                    collation: onelog_types::Collation::Utf8mb4GeneralCi,
                 },
             ),
             col(
@@ -94,6 +95,7 @@ fn all_types_table() -> TableDef {
                 ColumnType::Char {
                     len: 255,
                     binary: false,
+                    collation: onelog_types::Collation::Utf8mb4GeneralCi,
                 },
             ),
             col(
@@ -101,6 +103,7 @@ fn all_types_table() -> TableDef {
                 ColumnType::Varchar {
                     len: 100,
                     binary: false,
+                    collation: onelog_types::Collation::Utf8mb4GeneralCi,
                 },
             ),
             col(
@@ -108,6 +111,7 @@ fn all_types_table() -> TableDef {
                 ColumnType::Varchar {
                     len: 300,
                     binary: true,
+                    collation: onelog_types::Collation::Binary,
                 },
             ),
             col(
@@ -115,6 +119,7 @@ fn all_types_table() -> TableDef {
                 ColumnType::Blob {
                     len_bytes: 2,
                     binary: false,
+                    collation: onelog_types::Collation::Utf8mb4GeneralCi,
                 },
             ),
             col(
@@ -122,6 +127,7 @@ fn all_types_table() -> TableDef {
                 ColumnType::Blob {
                     len_bytes: 3,
                     binary: true,
+                    collation: onelog_types::Collation::Binary,
                 },
             ),
             col("dt", ColumnType::Date),

@@ -49,6 +49,7 @@ fn table(name: &str) -> TableDef {
                 ColumnType::Blob {
                     len_bytes: 4,
                     binary: true,
+                    collation: onelog_types::Collation::Binary,
                 },
             ),
         ],
@@ -64,6 +65,7 @@ fn table(name: &str) -> TableDef {
         comment: String::new(),
         engine_name: String::new(),
         auto_increment_start: None,
+        collation: onelog_types::Collation::Utf8mb4GeneralCi,
     }
 }
 

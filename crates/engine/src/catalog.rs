@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use onelog_types::{ColumnType, Value};
+use onelog_types::{Collation, ColumnType, Value};
 use serde::{Deserialize, Serialize};
 
 /// Identifies a table for the lifetime of the table (stable across renames).
@@ -100,6 +100,11 @@ pub struct TableDef {
     /// AUTO_INCREMENT= table option (first value to hand out), if given.
     #[serde(default)]
     pub auto_increment_start: Option<u64>,
+    /// The table's default collation (`DEFAULT CHARSET=... COLLATE=...`): that of columns
+    /// added without one. Tables created before onelog recorded collations read as
+    /// [`Collation::LEGACY`] (utf8mb4_bin), like their text columns.
+    #[serde(default = "Collation::legacy")]
+    pub collation: Collation,
 }
 
 impl TableDef {
@@ -161,5 +166,25 @@ impl Catalog {
             .range((db.to_string(), String::new())..)
             .take_while(move |((d, _), _)| d == db)
             .map(|(_, t)| t)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Catalog records written before collations were recorded: text columns and the
+    /// table read as utf8mb4_bin, the bytewise order their index keys were built in.
+    #[test]
+    fn records_without_collations_read_as_legacy() {
+        let json = r#"{"id":1,"db":"d","name":"t","columns":[
+            {"name":"a","ty":{"Varchar":{"len":10,"binary":false}},"nullable":false,
+             "default":null,"auto_increment":false}],
+            "indexes":[{"id":5,"name":"PRIMARY","columns":[0],"unique":true,"primary":true}],
+            "hidden_pk":false}"#;
+        let t: TableDef = serde_json::from_str(json).unwrap();
+        assert_eq!(t.collation, Collation::LEGACY);
+        assert_eq!(t.columns[0].ty.collation(), Some(Collation::Utf8mb4Bin));
+        assert!(!t.columns[0].ty.is_ci());
     }
 }

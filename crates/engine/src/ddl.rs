@@ -473,9 +473,19 @@ fn same_storage(from: &ColumnType, to: &ColumnType) -> bool {
                 unsigned: ub,
             },
         ) => ua == ub && b >= a,
-        (T::Varchar { len: a, binary: ba }, T::Varchar { len: b, binary: bb }) => {
-            ba == bb && b >= a
-        }
+        // Index keys of text depend on the collation (general_ci keys hold weights).
+        (
+            T::Varchar {
+                len: a,
+                binary: ba,
+                collation: ca,
+            },
+            T::Varchar {
+                len: b,
+                binary: bb,
+                collation: cb,
+            },
+        ) => ba == bb && ca == cb && b >= a,
         (
             T::Decimal {
                 precision: pa,
@@ -808,10 +818,13 @@ fn build_indexes(
         let mut n = 0u64;
         while it.valid() {
             n += 1;
+            // Rows hold every column; only a hidden row id comes from the key.
             let mut rest = &it.key().unwrap()[5..];
             let mut pk = Vec::new();
-            for ty in &old_pk_types {
-                pk.push(keycode::decode(&mut rest, ty)?);
+            if old.hidden_pk {
+                for ty in &old_pk_types {
+                    pk.push(keycode::decode(&mut rest, ty)?);
+                }
             }
             let old_row = decode_stored_row(old, it.value().unwrap(), &pk)?;
             let row: Vec<Value> = if rewrite {
@@ -904,16 +917,17 @@ fn check_unique(engine: &Engine, t: &TableDef, i: usize) -> Result<()> {
     while it.valid() {
         let key = it.key().unwrap();
         let mut rest = &key[5..];
-        let mut vals = Vec::new();
+        let mut has_null = false;
         for ty in &types {
-            vals.push(keycode::decode(&mut rest, ty)?);
+            has_null |= keycode::is_null(rest);
+            keycode::skip(&mut rest, ty)?;
         }
         let prefix_len = key.len() - rest.len();
         let prefix = key[..prefix_len].to_vec();
-        if !vals.iter().any(Value::is_null) && prev.as_deref() == Some(&prefix[..]) {
+        if !has_null && prev.as_deref() == Some(&prefix[..]) {
             return Err(EngineError::DuplicateKey {
                 key: idx.name.clone(),
-                value: vals
+                value: duplicate_value(engine, t, idx, it.value().unwrap(), rest)?
                     .iter()
                     .map(|v| v.to_string())
                     .collect::<Vec<_>>()
@@ -925,4 +939,40 @@ fn check_unique(engine: &Engine, t: &TableDef, i: usize) -> Result<()> {
     }
     it.status()?;
     Ok(())
+}
+
+/// The key values of a duplicate entry for the error message, as stored in its row (keys of
+/// general_ci columns hold weights): `value` is the entry's value, `pk` the encoded primary
+/// key that ends a secondary entry.
+fn duplicate_value(
+    engine: &Engine,
+    t: &TableDef,
+    idx: &IndexDef,
+    value: &[u8],
+    mut pk: &[u8],
+) -> Result<Vec<Value>> {
+    let raw = if idx.primary {
+        Some(value.to_vec())
+    } else {
+        let mut key = keys::index_prefix(t.primary().id);
+        key.extend_from_slice(pk);
+        engine.db.get(&key)?
+    };
+    let Some(raw) = raw else {
+        return Err(EngineError::Corrupt(format!(
+            "index {} of {} has an entry without a row",
+            idx.name, t.name
+        )));
+    };
+    let rowid = if t.hidden_pk && !idx.primary {
+        vec![keycode::decode(&mut pk, &keys::ROWID_TYPE)?]
+    } else {
+        vec![Value::Null]
+    };
+    let row = decode_stored_row(t, &raw, &rowid)?;
+    Ok(if idx.primary {
+        keys::pk_values(t, &row)
+    } else {
+        keys::secondary_values(t, idx, &row)
+    })
 }

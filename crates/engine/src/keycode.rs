@@ -1,9 +1,8 @@
 //! Order-preserving ("memcomparable") key encoding of values.
 //!
-//! Encoded keys compare bytewise in the same order as the values compare in SQL (with
-//! NULL first, and strings in binary order with trailing spaces ignored for non-binary
-//! types, i.e. PAD SPACE). Every encoding is prefix-free, so a tuple of columns can be
-//! encoded by concatenation and a prefix of columns is a byte prefix of the full key.
+//! Encoded keys compare bytewise in the same order as the values compare in SQL under the
+//! column's collation, with NULL first. Every encoding is prefix-free, so a tuple of columns
+//! can be encoded by concatenation and a prefix of columns is a byte prefix of the full key.
 //!
 //! Format of one value:
 //! - NULL: `0x00`
@@ -13,15 +12,23 @@
 //!   - FLOAT/DOUBLE: 8 bytes big-endian of the f64 bits, sign bit flipped for positives,
 //!     all bits flipped for negatives (-0.0 is normalised to 0.0)
 //!   - DECIMAL(p,s): the mantissa rescaled to s, 16 bytes big-endian of `m XOR 1<<127`
-//!   - strings: groups of 8 bytes (zero padded) each followed by a marker byte:
-//!     `0xFF` after a full group when more data follows, `0xFF - pad` after the last group
-//!     (`0xF7` for an empty tail group)
+//!   - binary strings (BINARY, VARBINARY, BLOB) and utf8mb4_bin text: the bytes (for
+//!     utf8mb4_bin without trailing spaces: PAD SPACE) in groups of 8 bytes (zero padded),
+//!     each followed by a marker byte: `0xFF` after a full group when more data follows,
+//!     `0xFF - pad` after the last group (`0xF7` for an empty tail group). Decodable.
+//!   - utf8mb4_general_ci text: the collation weights (`onelog_types::collation`, 16 bits
+//!     big-endian per character) of the value without trailing spaces, in groups of 4
+//!     weights padded with space weights (0x0020), each followed by a marker comparing the
+//!     rest of the string with spaces: `0x01` rest sorts before spaces, `0x03` after them,
+//!     `0x02` nothing left (the last group). So `'a' = 'A' = 'a  '`, and `'a\t' < 'a'` as in
+//!     MariaDB's PAD SPACE comparison. Not decodable: the key holds weights, not the value
+//!     (readers take such values from the row, see [`decodable`]).
 //!   - DATE: 4 bytes big-endian of `year << 9 | month << 5 | day`
 //!   - DATETIME/TIMESTAMP: 8 bytes big-endian of the packed value
 //!     `((((year*13+month)*32+day)*24+hour)*60+minute)*60+second)*10^6 + micro`
 //!   - TIME: 8 bytes big-endian of signed microseconds `XOR 1<<63`
 
-use onelog_types::{ColumnType, Date, DateTime, Decimal, Time, Value};
+use onelog_types::{Collation, ColumnType, Date, DateTime, Decimal, Time, Value};
 
 use crate::error::{EngineError, Result};
 
@@ -29,6 +36,12 @@ const NULL_TAG: u8 = 0x00;
 const VALUE_TAG: u8 = 0x01;
 const GROUP: usize = 8;
 const MARKER: u8 = 0xFF;
+/// Weights per group of a general_ci value, and the group markers.
+const CI_GROUP: usize = 4;
+const CI_LESS: u8 = 0x01;
+const CI_END: u8 = 0x02;
+const CI_GREATER: u8 = 0x03;
+const SPACE_WEIGHT: u16 = 0x20;
 
 /// Appends the encoding of `v` (a value of column type `ty`) to `out`.
 pub fn encode(out: &mut Vec<u8>, ty: &ColumnType, v: &Value) -> Result<()> {
@@ -74,14 +87,11 @@ pub fn encode(out: &mut Vec<u8>, ty: &ColumnType, v: &Value) -> Result<()> {
             let m = d.rescale(*scale).ok_or_else(|| bad(ty, v))?.mantissa;
             out.extend_from_slice(&((m as u128) ^ (1 << 127)).to_be_bytes())
         }
-        (t, Value::Bytes(b)) if t.is_string() => {
-            let b = if t.is_binary() {
-                &b[..]
-            } else {
-                trim_trailing_spaces(b)
-            };
-            encode_bytes(out, b)
-        }
+        (t, Value::Bytes(b)) if t.is_string() => match t.collation() {
+            Some(Collation::Utf8mb4GeneralCi) => encode_weights(out, trim_trailing_spaces(b)),
+            Some(Collation::Binary) => encode_bytes(out, b),
+            _ => encode_bytes(out, trim_trailing_spaces(b)),
+        },
         (ColumnType::Date, Value::Date(d)) => out.extend_from_slice(&pack_date(d).to_be_bytes()),
         (ColumnType::DateTime { .. } | ColumnType::Timestamp { .. }, Value::DateTime(dt)) => {
             out.extend_from_slice(&pack_datetime(dt).to_be_bytes())
@@ -98,9 +108,36 @@ fn bad(ty: &ColumnType, v: &Value) -> EngineError {
     EngineError::Other(format!("value {v:?} does not match column type {ty:?}"))
 }
 
-pub fn trim_trailing_spaces(b: &[u8]) -> &[u8] {
-    let end = b.iter().rposition(|&c| c != b' ').map_or(0, |p| p + 1);
-    &b[..end]
+pub use onelog_types::collation::trim_trailing_spaces;
+
+/// Whether values of type `ty` can be decoded from their key (all but general_ci text).
+pub fn decodable(ty: &ColumnType) -> bool {
+    !ty.is_ci()
+}
+
+/// general_ci: groups of `CI_GROUP` weights, space padded, each followed by how the rest of
+/// the string compares with spaces (see the module documentation).
+fn encode_weights(out: &mut Vec<u8>, b: &[u8]) {
+    let w: Vec<u16> = Collation::weights(b).collect();
+    let mut i = 0;
+    loop {
+        for k in i..i + CI_GROUP {
+            out.extend_from_slice(&w.get(k).copied().unwrap_or(SPACE_WEIGHT).to_be_bytes());
+        }
+        i += CI_GROUP;
+        // `b` has no trailing spaces, so a non-empty rest holds a non-space weight.
+        match w
+            .get(i..)
+            .and_then(|r| r.iter().find(|&&x| x != SPACE_WEIGHT))
+        {
+            None => {
+                out.push(CI_END);
+                return;
+            }
+            Some(&x) if x < SPACE_WEIGHT => out.push(CI_LESS),
+            Some(_) => out.push(CI_GREATER),
+        }
+    }
 }
 
 fn encode_bytes(out: &mut Vec<u8>, b: &[u8]) {
@@ -180,6 +217,11 @@ pub fn decode(input: &mut &[u8], ty: &ColumnType) -> Result<Value> {
             let m = (u128::from_be_bytes(b) ^ (1 << 127)) as i128;
             Value::Decimal(Decimal::new(m, *scale))
         }
+        t if t.is_ci() => {
+            return Err(EngineError::Other(
+                "general_ci keys hold weights: the value is not decodable".into(),
+            ))
+        }
         t if t.is_string() => {
             let mut out = Vec::new();
             loop {
@@ -214,6 +256,29 @@ pub fn decode(input: &mut &[u8], ty: &ColumnType) -> Result<Value> {
         )),
         _ => return Err(corrupt()),
     })
+}
+
+/// Whether the encoded value at the front of `input` is NULL.
+pub fn is_null(input: &[u8]) -> bool {
+    input.first() == Some(&NULL_TAG)
+}
+
+/// Skips one encoded value of type `ty` at the front of `input` (any type, including
+/// general_ci text, whose values [`decode`] cannot return).
+pub fn skip(input: &mut &[u8], ty: &ColumnType) -> Result<()> {
+    if !ty.is_ci() {
+        return decode(input, ty).map(|_| ());
+    }
+    if take(input, 1)?[0] == NULL_TAG {
+        return Ok(());
+    }
+    loop {
+        match take(input, CI_GROUP * 2 + 1)?[CI_GROUP * 2] {
+            CI_END => return Ok(()),
+            CI_LESS | CI_GREATER => {}
+            _ => return Err(corrupt()),
+        }
+    }
 }
 
 fn be_u64(b: &[u8]) -> u64 {
@@ -254,6 +319,12 @@ mod tests {
     fn enc(ty: ColumnType, v: Value) -> Vec<u8> {
         let mut out = Vec::new();
         encode(&mut out, &ty, &v).unwrap();
+        let mut s = &out[..];
+        skip(&mut s, &ty).unwrap();
+        assert!(s.is_empty());
+        if !decodable(&ty) {
+            return out;
+        }
         let mut s = &out[..];
         let back = decode(&mut s, &ty).unwrap();
         assert!(s.is_empty());
@@ -306,10 +377,7 @@ mod tests {
 
     #[test]
     fn strings_order_and_prefix_free() {
-        let ty = ColumnType::Varchar {
-            len: 100,
-            binary: true,
-        };
+        let ty = ColumnType::varchar(100, Collation::Binary);
         let words: Vec<&[u8]> = vec![
             b"",
             b"\0",
@@ -326,11 +394,44 @@ mod tests {
             assert!(a < b, "{:?} {:?}", w[0], w[1]);
             assert!(!b.starts_with(&a));
         }
-        let text = ColumnType::Char {
-            len: 10,
-            binary: false,
-        };
+        let text = ColumnType::char(10, Collation::Utf8mb4Bin);
         assert_eq!(enc(text, Value::str("ab  ")), enc(text, Value::str("ab")));
+    }
+
+    #[test]
+    fn general_ci_keys_order_as_the_collation_compares() {
+        let ty = ColumnType::varchar(100, Collation::Utf8mb4GeneralCi);
+        let alphabet = [
+            "a", "A", "á", "b", " ", "\t", "ß", "s", "😀", "\u{fffd}", "z",
+        ];
+        let mut rng = rand::thread_rng();
+        let mut words: Vec<String> = vec![String::new(), " ".into(), "a".into(), "a\t".into()];
+        for _ in 0..300 {
+            let n = rng.gen_range(0..12);
+            words.push(
+                (0..n)
+                    .map(|_| alphabet[rng.gen_range(0..alphabet.len())])
+                    .collect(),
+            );
+        }
+        let keys: Vec<Vec<u8>> = words.iter().map(|w| enc(ty, Value::str(w))).collect();
+        for (i, a) in words.iter().enumerate() {
+            for (j, b) in words.iter().enumerate() {
+                let want = Collation::Utf8mb4GeneralCi.compare(a.as_bytes(), b.as_bytes());
+                assert_eq!(keys[i].cmp(&keys[j]), want, "{a:?} {b:?}");
+                if i != j && keys[i] != keys[j] {
+                    assert!(!keys[j].starts_with(&keys[i]), "{a:?} {b:?}");
+                }
+            }
+        }
+        assert_eq!(
+            enc(ty, Value::str("Straße ")),
+            enc(ty, Value::str("STRASE"))
+        );
+        assert!(enc(ty, Value::str("a\t")) < enc(ty, Value::str("a")));
+        assert!(enc(ty, Value::Null) < enc(ty, Value::str("")));
+        let mut s = &enc(ty, Value::str("x"))[..];
+        assert!(decode(&mut s, &ty).is_err());
     }
 
     #[test]

@@ -13,7 +13,10 @@
 //!
 //! Index keys: primary `I id enc(pk cols)`; secondary `I id enc(index cols) enc(pk cols)`,
 //! with `enc` from `keycode.rs`. Tables without a declared primary key use a hidden
-//! unsigned row id as their primary key.
+//! unsigned row id as their primary key. `enc` of utf8mb4_general_ci text is its collation
+//! weight string, not decodable: readers take column values from the row (which every
+//! primary entry holds whole), never from a key, except for covering scans over decodable
+//! key columns.
 
 use onelog_types::{ColumnType, Value};
 

@@ -51,7 +51,8 @@ pub struct ScanOptions {
     pub reverse: bool,
     pub lock: LockMode,
     /// Return only the index's columns and the primary key columns (others are NULL),
-    /// without reading the row: a covering index scan. Ignored for the primary index.
+    /// without reading the row: a covering index scan. Ignored for the primary index, and
+    /// when a key column is general_ci text (its key holds weights: the row is read).
     pub covering: bool,
 }
 
@@ -114,6 +115,9 @@ pub struct RowCursor {
     interrupt: Option<Arc<std::sync::atomic::AtomicBool>>,
     pk_types: Vec<ColumnType>,
     idx_types: Vec<ColumnType>,
+    /// Whether every key column decodes from the key (no general_ci text): covering scans
+    /// need it, otherwise they read the row.
+    key_decodable: bool,
     done: bool,
 }
 
@@ -181,13 +185,16 @@ pub(crate) fn open_cursor(
     };
     let engine = txn.engine().clone();
     let iter = Iter::new(&engine.db, snap.clone(), lower, upper);
-    let pk_overlay = if idx.primary || opts.covering {
+    let pk_types = keys::pk_types(&table);
+    let key_decodable = idx_types.iter().chain(&pk_types).all(keycode::decodable);
+    let pk_overlay = if idx.primary || (opts.covering && key_decodable) {
         Arc::new(Default::default())
     } else {
         Arc::new(txn.overlay.clone())
     };
     Ok(RowCursor {
-        pk_types: keys::pk_types(&table),
+        key_decodable,
+        pk_types,
         idx_types,
         engine,
         index,
@@ -321,10 +328,12 @@ impl RowCursor {
         let idx = &t.indexes[self.index];
         let mut rest = &key[5..];
         if idx.primary {
-            let mut pk = Vec::with_capacity(self.pk_types.len());
-            for ty in &self.pk_types {
-                pk.push(keycode::decode(&mut rest, ty)?);
-            }
+            // The row holds every column; only a hidden row id comes from the key.
+            let pk = if t.hidden_pk {
+                vec![keycode::decode(&mut rest, &keys::ROWID_TYPE)?]
+            } else {
+                Vec::new()
+            };
             if self.opts.lock != LockMode::None {
                 // Lock, then read the latest version (it may have changed or gone).
                 self.lock(&key)?;
@@ -335,15 +344,26 @@ impl RowCursor {
             }
             return Ok(Some(decode_stored_row(&t, &value, &pk)?));
         }
+        // A secondary entry `enc(index cols) enc(pk cols)`. Values come from the key only for
+        // a covering scan whose key columns all decode (general_ci keys hold weights).
+        let covering = self.opts.covering && self.opts.lock == LockMode::None && self.key_decodable;
         let mut idx_vals = Vec::with_capacity(self.idx_types.len());
         for ty in &self.idx_types {
-            idx_vals.push(keycode::decode(&mut rest, ty)?);
+            if covering {
+                idx_vals.push(keycode::decode(&mut rest, ty)?);
+            } else {
+                keycode::skip(&mut rest, ty)?;
+            }
         }
+        let mut pk_key = keys::index_prefix(t.primary().id);
+        pk_key.extend_from_slice(rest);
         let mut pk = Vec::with_capacity(self.pk_types.len());
-        for ty in &self.pk_types {
-            pk.push(keycode::decode(&mut rest, ty)?);
+        if covering || t.hidden_pk {
+            for ty in &self.pk_types {
+                pk.push(keycode::decode(&mut rest, ty)?);
+            }
         }
-        if self.opts.covering && self.opts.lock == LockMode::None {
+        if covering {
             let mut row = vec![Value::Null; t.columns.len()];
             for (&c, v) in idx.columns.iter().zip(idx_vals) {
                 row[c] = v;
@@ -357,7 +377,6 @@ impl RowCursor {
             }
             return Ok(Some(row));
         }
-        let pk_key = keys::encode_tuple(t.primary().id, &self.pk_types, &pk)?;
         let raw = if self.opts.lock != LockMode::None {
             self.lock(&pk_key)?;
             self.engine.db.get(&pk_key)?
@@ -371,7 +390,13 @@ impl RowCursor {
         if self.opts.lock != LockMode::None {
             // The row may have changed since the index entry was read: keep it only if it
             // still has this entry.
-            let now = keys::secondary_key(&t, idx, &row[..t.columns.len()], &pk)?;
+            let vis = &row[..t.columns.len()];
+            let pk = if t.hidden_pk {
+                pk
+            } else {
+                keys::pk_values(&t, vis)
+            };
+            let now = keys::secondary_key(&t, idx, vis, &pk)?;
             if now != key {
                 return Ok(None);
             }

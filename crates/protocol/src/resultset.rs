@@ -131,12 +131,12 @@ fn temporal_len(base: u32, fsp: u8) -> u32 {
 pub fn wire_type(t: &ColumnType) -> WireType {
     use column_flag::*;
     let bin = COLLATION_BINARY;
-    let text = |binary: bool| {
-        if binary {
-            (COLLATION_BINARY, BINARY, 1u64)
-        } else {
-            (COLLATION_UTF8MB4_GENERAL_CI, 0, UTF8MB4_MAXLEN as u64)
-        }
+    // utf8mb4_bin columns carry the BINARY flag too (MariaDB sets it for every collation
+    // that sorts bytewise).
+    let text = |binary: bool| match t.collation() {
+        _ if binary => (COLLATION_BINARY, BINARY, 1u64),
+        Some(c) if !c.is_ci() => (c.id(), BINARY, UTF8MB4_MAXLEN as u64),
+        _ => (COLLATION_UTF8MB4_GENERAL_CI, 0, UTF8MB4_MAXLEN as u64),
     };
     let w = |type_code, length: u32, decimals, collation, flags| WireType {
         type_code,
@@ -169,15 +169,17 @@ pub fn wire_type(t: &ColumnType) -> WireType {
             bin,
             NUM,
         ),
-        ColumnType::Char { len, binary } => {
+        ColumnType::Char { len, binary, .. } => {
             let (coll, f, mul) = text(binary);
             w(tc::STRING, clamp(len as u64 * mul), 0, coll, f)
         }
-        ColumnType::Varchar { len, binary } => {
+        ColumnType::Varchar { len, binary, .. } => {
             let (coll, f, mul) = text(binary);
             w(tc::VAR_STRING, clamp(len as u64 * mul), 0, coll, f)
         }
-        ColumnType::Blob { len_bytes, binary } => {
+        ColumnType::Blob {
+            len_bytes, binary, ..
+        } => {
             let (coll, f, mul) = text(binary);
             let max = (1u64 << (8 * len_bytes.clamp(1, 4) as u64)) - 1;
             w(tc::BLOB, clamp(max * mul), 0, coll, f | BLOB)
@@ -694,21 +696,24 @@ mod tests {
         assert_eq!(
             len(ColumnType::Varchar {
                 len: 100,
-                binary: false
+                binary: false,
+                collation: onelog_types::Collation::Utf8mb4GeneralCi,
             }),
             400
         );
         assert_eq!(
             len(ColumnType::Varchar {
                 len: 100,
-                binary: true
+                binary: true,
+                collation: onelog_types::Collation::Binary,
             }),
             100
         );
         assert_eq!(
             len(ColumnType::Char {
                 len: 120,
-                binary: false
+                binary: false,
+                collation: onelog_types::Collation::Utf8mb4GeneralCi,
             }),
             480
         );
@@ -732,14 +737,16 @@ mod tests {
         assert_eq!(
             len(ColumnType::Blob {
                 len_bytes: 2,
-                binary: true
+                binary: true,
+                collation: onelog_types::Collation::Binary,
             }),
             65535
         );
         assert_eq!(
             len(ColumnType::Blob {
                 len_bytes: 4,
-                binary: false
+                binary: false,
+                collation: onelog_types::Collation::Utf8mb4GeneralCi,
             }),
             u32::MAX
         );
@@ -751,7 +758,8 @@ mod tests {
         assert_eq!(
             wire_type(&ColumnType::Varchar {
                 len: 1,
-                binary: false
+                binary: false,
+                collation: onelog_types::Collation::Utf8mb4GeneralCi,
             })
             .type_code,
             253
@@ -759,7 +767,8 @@ mod tests {
         assert_eq!(
             wire_type(&ColumnType::Varchar {
                 len: 1,
-                binary: false
+                binary: false,
+                collation: onelog_types::Collation::Utf8mb4GeneralCi,
             })
             .collation,
             45
@@ -889,6 +898,7 @@ mod tests {
             ColumnType::Varchar {
                 len: 10,
                 binary: false,
+                collation: onelog_types::Collation::Utf8mb4GeneralCi,
             },
             ColumnType::Int {
                 bytes: 8,

@@ -299,6 +299,7 @@ mod tests {
     const VC: ColumnType = ColumnType::Varchar {
         len: 20,
         binary: false,
+        collation: onelog_types::Collation::Utf8mb4GeneralCi,
     };
     const INT: ColumnType = ColumnType::Int {
         bytes: 4,
@@ -351,6 +352,7 @@ mod tests {
             ColumnType::Varchar {
                 len: 3,
                 binary: false,
+                collation: onelog_types::Collation::Utf8mb4GeneralCi,
             },
             true,
         );

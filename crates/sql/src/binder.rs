@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use onelog_engine::{AlterOp, Catalog, ColumnDef, Ddl, IndexDef, LockMode, TableDef};
-use onelog_types::{code, ColumnType, DateTime, Decimal, SqlError, Value};
+use onelog_types::{code, Collation, ColumnType, DateTime, Decimal, Derivation, SqlError, Value};
 use sqlparser::ast as sq;
 use sqlparser::ast::Spanned;
 
@@ -42,13 +42,19 @@ pub struct VirtualColumn {
 }
 
 impl VirtualColumn {
+    /// A text column: utf8mb4_general_ci, except database and table names, which compare
+    /// case-sensitively (as MariaDB's information_schema lookups by name do on Linux,
+    /// where database and table names are case-sensitive).
     pub fn text(name: &str) -> Self {
+        let names = ["TABLE_SCHEMA", "TABLE_NAME", "SCHEMA_NAME", "INDEX_SCHEMA"];
+        let coll = if names.iter().any(|n| n.eq_ignore_ascii_case(name)) {
+            Collation::Utf8mb4Bin
+        } else {
+            Collation::DEFAULT
+        };
         VirtualColumn {
             name: name.to_string(),
-            ty: ColumnType::Varchar {
-                len: 64,
-                binary: false,
-            },
+            ty: ColumnType::varchar(64, coll),
         }
     }
     pub fn int(name: &str) -> Self {
@@ -178,6 +184,9 @@ pub struct Select {
     pub columns: Vec<ResultColumn>,
     pub distinct: bool,
     pub order_by: Vec<(Expr, bool)>,
+    /// The collations ORDER BY and GROUP BY items sort and group strings by.
+    pub order_colls: Vec<Collation>,
+    pub group_colls: Vec<Collation>,
     pub limit: Option<u64>,
     pub offset: u64,
     pub lock: LockMode,
@@ -389,16 +398,13 @@ fn bigint() -> ColumnType {
 }
 
 fn varchar(len: u32) -> ColumnType {
-    ColumnType::Varchar { len, binary: false }
+    ColumnType::varchar(len, Collation::DEFAULT)
 }
 
 /// The type of a literal value.
 pub fn value_type(v: &Value) -> ColumnType {
     match v {
-        Value::Null => ColumnType::Varchar {
-            len: 0,
-            binary: true,
-        },
+        Value::Null => ColumnType::varchar(0, Collation::Binary),
         Value::Int(i) => ColumnType::Int {
             bytes: if i.unsigned_abs() < (1 << 31) { 4 } else { 8 },
             unsigned: false,
@@ -618,6 +624,36 @@ impl<'a> Binder<'a> {
         let mut b = Binder::new(self.env, self.sql);
         b.outer = self.outer.clone();
         b
+    }
+
+    /// Whether the SQL text right before `e` is the keyword BINARY (the `BINARY x`
+    /// operator, which sqlparser turns into a cast of everything that follows it).
+    fn after_binary_keyword(&self, e: &sq::Expr) -> bool {
+        let Some(start) = self.offset_of(e.span().start) else {
+            return false;
+        };
+        let before = self.sql[..start].trim_end();
+        before.len() >= 6
+            && before[before.len() - 6..].eq_ignore_ascii_case("binary")
+            && !before[..before.len() - 6].ends_with(|c: char| c.is_alphanumeric() || c == '_')
+    }
+
+    /// The byte offset of a location in the SQL text.
+    fn offset_of(&self, l: sqlparser::tokenizer::Location) -> Option<usize> {
+        if l.line == 0 {
+            return None;
+        }
+        let start = *self.line_starts.get(l.line as usize - 1)?;
+        let line = self.sql.get(start..)?;
+        let col = l.column.saturating_sub(1) as usize;
+        Some(
+            start
+                + line
+                    .char_indices()
+                    .nth(col)
+                    .map(|(i, _)| i)
+                    .unwrap_or(line.len()),
+        )
     }
 
     /// The text of an AST node as the user wrote it (for column names).
@@ -901,10 +937,7 @@ impl<'a> Binder<'a> {
                     .iter()
                     .map(|c| {
                         let ty = if c.null_type {
-                            ColumnType::Char {
-                                len: 0,
-                                binary: true,
-                            }
+                            setop::NULL_STORED
                         } else {
                             c.ty
                         };
@@ -1175,6 +1208,9 @@ impl<'a> Binder<'a> {
         if matches!(s.distinct, Some(sq::Distinct::On(_))) {
             return Err(unsupported("DISTINCT ON"));
         }
+        // (Before the aggregates move into the plan: ORDER BY may name them.)
+        let order_colls = order.iter().map(|(e, _)| self.coll_of(e).0).collect();
+        let group_colls = group_by.iter().map(|e| self.coll_of(e).0).collect();
         Ok(Select {
             sources,
             filter,
@@ -1184,6 +1220,8 @@ impl<'a> Binder<'a> {
             items,
             columns,
             distinct,
+            order_colls,
+            group_colls,
             order_by: order,
             limit: None,
             offset: 0,
@@ -1383,6 +1421,15 @@ impl<'a> Binder<'a> {
         Ok(self.subqueries.len() - 1)
     }
 
+    /// The collation comparing `a` with the one column of subquery `i`.
+    fn subquery_coll(&self, a: &Expr, i: usize) -> Collation {
+        let sub = match self.subqueries[i].columns[0].ty.collation() {
+            Some(c) => (c, Derivation::Implicit),
+            None => (Collation::DEFAULT, Derivation::Numeric),
+        };
+        Collation::aggregate(self.coll_of(a), sub).0
+    }
+
     /// A subquery used as a one-column operand (IN, ANY/ALL, scalar).
     fn bind_column_subquery(&mut self, q: &sq::Query, with_limit: bool) -> Result<usize, SqlError> {
         if !with_limit && q.limit_clause.is_some() {
@@ -1417,13 +1464,22 @@ impl<'a> Binder<'a> {
                 }
                 self.lookup_column(&parts, clause)?
             }
-            E::Value(v) => Expr::Lit(self.bind_value(&v.value)?),
+            E::Value(v) => {
+                let lit = Expr::Lit(self.bind_value(&v.value)?);
+                if matches!(v.value, sq::Value::HexStringLiteral(_)) {
+                    // X'..' is a binary string.
+                    Expr::Collate(Box::new(lit), Collation::Binary, Derivation::Coercible)
+                } else {
+                    lit
+                }
+            }
             E::Nested(inner) => self.bind_expr(inner, clause)?,
             E::BinaryOp { left, op, right } => {
                 let l = self.sub(left, clause)?;
                 let r = self.sub(right, clause)?;
                 use sq::BinaryOperator as O;
-                let b = |o| Expr::Bin(o, l.clone(), r.clone());
+                let coll = self.agg_coll(&[&l, &r]);
+                let b = |o| Expr::Bin(o, l.clone(), r.clone(), coll);
                 match op {
                     O::Plus => b(BinOp::Add),
                     O::Minus => b(BinOp::Sub),
@@ -1482,12 +1538,15 @@ impl<'a> Binder<'a> {
                 negated,
                 low,
                 high,
-            } => Expr::Between(
-                self.sub(expr, clause)?,
-                self.sub(low, clause)?,
-                self.sub(high, clause)?,
-                *negated,
-            ),
+            } => {
+                let (a, l, h) = (
+                    self.sub(expr, clause)?,
+                    self.sub(low, clause)?,
+                    self.sub(high, clause)?,
+                );
+                let coll = self.agg_coll(&[&a, &l, &h]);
+                Expr::Between(a, l, h, *negated, coll)
+            }
             E::InList {
                 expr,
                 list,
@@ -1498,7 +1557,8 @@ impl<'a> Binder<'a> {
                 for x in list {
                     l.push(self.bind_expr(x, clause)?);
                 }
-                Expr::InList(a, l, *negated)
+                let coll = self.agg_coll(&std::iter::once(&*a).chain(&l).collect::<Vec<_>>());
+                Expr::InList(a, l, *negated, coll)
             }
             E::InSubquery {
                 expr,
@@ -1507,7 +1567,8 @@ impl<'a> Binder<'a> {
             } => {
                 let a = self.sub(expr, clause)?;
                 let i = self.bind_column_subquery(subquery, false)?;
-                Expr::InSubquery(a, i, *negated)
+                let coll = self.subquery_coll(&a, i);
+                Expr::InSubquery(a, i, *negated, coll)
             }
             E::AnyOp {
                 left,
@@ -1536,7 +1597,8 @@ impl<'a> Binder<'a> {
                 };
                 let a = self.sub(left, clause)?;
                 let i = self.bind_column_subquery(q, false)?;
-                Expr::Quantified(a, op, i, all)
+                let coll = self.subquery_coll(&a, i);
+                Expr::Quantified(a, op, i, all, coll)
             }
             E::Subquery(q) => {
                 let i = self.bind_column_subquery(q, true)?;
@@ -1574,24 +1636,19 @@ impl<'a> Binder<'a> {
                     }
                     None => None,
                 };
-                Expr::Like(
-                    self.sub(expr, clause)?,
-                    self.sub(pattern, clause)?,
-                    esc,
-                    *negated,
-                )
+                let (a, p) = (self.sub(expr, clause)?, self.sub(pattern, clause)?);
+                let coll = self.agg_coll(&[&a, &p]);
+                Expr::Like(a, p, esc, *negated, coll)
             }
             E::ILike {
                 negated,
                 expr,
                 pattern,
                 ..
-            } => Expr::Like(
-                self.sub(expr, clause)?,
-                self.sub(pattern, clause)?,
-                None,
-                *negated,
-            ),
+            } => {
+                let (a, p) = (self.sub(expr, clause)?, self.sub(pattern, clause)?);
+                Expr::Like(a, p, None, *negated, Collation::Utf8mb4GeneralCi)
+            }
             E::RLike {
                 negated,
                 expr,
@@ -1623,19 +1680,56 @@ impl<'a> Binder<'a> {
                     Some(e) => Some(self.sub(e, clause)?),
                     None => None,
                 };
-                Expr::Case(op, whens, els)
+                let coll = match &op {
+                    Some(o) => self.agg_coll(
+                        &std::iter::once(&**o)
+                            .chain(whens.iter().map(|(w, _)| w))
+                            .collect::<Vec<_>>(),
+                    ),
+                    None => Collation::DEFAULT,
+                };
+                Expr::Case(op, whens, els, coll)
             }
             E::Cast {
                 expr, data_type, ..
-            } => Expr::Cast(self.sub(expr, clause)?, cast_type(data_type)?),
+            } => {
+                // `BINARY a = b` is `(BINARY a) = b` in MariaDB, not `BINARY (a = b)`.
+                if matches!(data_type, sq::DataType::Binary(None))
+                    && self.after_binary_keyword(expr)
+                {
+                    let mut fixed = (**expr).clone();
+                    if binary_onto_leftmost(&mut fixed) {
+                        return self.bind_expr(&fixed, clause);
+                    }
+                }
+                Expr::Cast(self.sub(expr, clause)?, cast_type(data_type)?)
+            }
             E::Convert {
                 expr, data_type, ..
             } => match data_type {
                 Some(t) => Expr::Cast(self.sub(expr, clause)?, cast_type(t)?),
                 None => self.bind_expr(expr, clause)?,
             },
-            E::Collate { expr, .. } => self.bind_expr(expr, clause)?,
-            E::Prefixed { value, .. } => self.bind_expr(value, clause)?,
+            E::Collate { expr, collation } => {
+                let name = name_parts(collation).join(".");
+                let Some(c) = Collation::from_name(&name) else {
+                    return Err(err(
+                        crate::codes::ER_UNKNOWN_COLLATION,
+                        format!("Unknown collation: '{name}'"),
+                    ));
+                };
+                Expr::Collate(self.sub(expr, clause)?, c, Derivation::Explicit)
+            }
+            E::Prefixed { prefix, value } => {
+                let v = self.sub(value, clause)?;
+                // `_binary 'x'`: a binary string literal; other introducers name text
+                // charsets stored as utf8mb4.
+                if prefix.value.eq_ignore_ascii_case("_binary") {
+                    Expr::Collate(v, Collation::Binary, Derivation::Coercible)
+                } else {
+                    *v
+                }
+            }
             E::TypedString(ts) => {
                 let v = Expr::Lit(self.bind_value(&ts.value.value)?);
                 Expr::Cast(Box::new(v), cast_type(&ts.data_type)?)
@@ -1863,7 +1957,92 @@ impl<'a> Binder<'a> {
     // ---------------------------------------------------------------- types
 
     pub fn type_of(&self, e: &Expr) -> (ColumnType, bool) {
+        let (ty, nullable) = self.base_type_of(e);
+        // String results carry the collation the expression compares with.
+        match self.coll_of(e) {
+            (c, d) if ty.is_string() && d < Derivation::Numeric => (ty.with_collation(c), nullable),
+            _ => (ty, nullable),
+        }
+    }
+
+    /// The collation of an expression's string value and how strongly it binds
+    /// (MariaDB's coercibility): `COLLATE` is explicit, a column implicit, a literal
+    /// coercible; a function of strings takes the aggregate of its string arguments.
+    pub fn coll_of(&self, e: &Expr) -> (Collation, Derivation) {
+        let numeric = (Collation::DEFAULT, Derivation::Numeric);
+        let of_type = |t: &ColumnType| match t.collation() {
+            Some(c) => (c, Derivation::Implicit),
+            None => numeric,
+        };
         match e {
+            Expr::Lit(Value::Null) => (Collation::DEFAULT, Derivation::Ignorable),
+            Expr::Lit(Value::Bytes(_)) => (Collation::DEFAULT, Derivation::Coercible),
+            Expr::Lit(_) => numeric,
+            Expr::Col(p) => self.types.get(*p).map_or(numeric, |(t, _)| of_type(t)),
+            Expr::Collate(_, c, d) => (*c, *d),
+            Expr::Agg(i) => {
+                let a = &self.aggs[*i];
+                match a.kind {
+                    AggKind::Min | AggKind::Max => self.coll_of(&a.arg),
+                    AggKind::GroupConcat => match self.coll_of(&a.arg) {
+                        (_, Derivation::Numeric | Derivation::Ignorable) => {
+                            (Collation::DEFAULT, Derivation::Coercible)
+                        }
+                        c => c,
+                    },
+                    _ => numeric,
+                }
+            }
+            Expr::Func(f, args) => {
+                let ts: Vec<ColumnType> = args.iter().map(|a| self.base_type_of(a).0).collect();
+                if !functions::result_type(*f, &ts).is_string() {
+                    return numeric;
+                }
+                let args = match f {
+                    Func::If => args.get(1..).unwrap_or(&[]),
+                    _ => &args[..],
+                };
+                self.agg_args(args)
+                    .unwrap_or((Collation::DEFAULT, Derivation::Coercible))
+            }
+            Expr::Case(_, whens, els, _) => {
+                let results: Vec<Expr> = whens
+                    .iter()
+                    .map(|(_, r)| r.clone())
+                    .chain(els.as_deref().cloned())
+                    .collect();
+                self.agg_args(&results).unwrap_or(numeric)
+            }
+            Expr::Cast(_, CastType::Char) => (Collation::DEFAULT, Derivation::Implicit),
+            Expr::Cast(_, CastType::Binary) => (Collation::Binary, Derivation::Implicit),
+            Expr::Subquery(i) => of_type(&self.subqueries[*i].columns[0].ty),
+            _ => numeric,
+        }
+    }
+
+    /// The aggregated collation of the string-valued expressions among `args` (None: none
+    /// is a string).
+    fn agg_args(&self, args: &[Expr]) -> Option<(Collation, Derivation)> {
+        args.iter()
+            .map(|a| self.coll_of(a))
+            .filter(|(_, d)| *d < Derivation::Numeric)
+            .reduce(Collation::aggregate)
+    }
+
+    /// The collation a comparison of `args` uses (MariaDB's aggregation rules).
+    fn agg_coll(&self, args: &[&Expr]) -> Collation {
+        args.iter()
+            .map(|a| self.coll_of(a))
+            .reduce(Collation::aggregate)
+            .map_or(Collation::DEFAULT, |c| c.0)
+    }
+
+    fn base_type_of(&self, e: &Expr) -> (ColumnType, bool) {
+        match e {
+            Expr::Collate(a, c, _) => {
+                let (t, n) = self.base_type_of(a);
+                (t.with_collation(*c), n)
+            }
             Expr::Lit(v) => (value_type(v), v.is_null()),
             Expr::Col(p) => self.types.get(*p).copied().unwrap_or((bigint(), true)),
             Expr::Agg(i) => {
@@ -1890,13 +2069,7 @@ impl<'a> Binder<'a> {
                         (t, true)
                     }
                     AggKind::Min | AggKind::Max => (a.arg_type, true),
-                    AggKind::GroupConcat => (
-                        ColumnType::Blob {
-                            len_bytes: 2,
-                            binary: false,
-                        },
-                        true,
-                    ),
+                    AggKind::GroupConcat => (ColumnType::text(2, Collation::DEFAULT), true),
                     AggKind::BitAnd | AggKind::BitOr => (
                         ColumnType::Int {
                             bytes: 8,
@@ -1907,7 +2080,7 @@ impl<'a> Binder<'a> {
                 }
             }
             Expr::Neg(a) => {
-                let (t, n) = self.type_of(a);
+                let (t, n) = self.base_type_of(a);
                 (
                     match t {
                         ColumnType::Int { .. } => bigint(),
@@ -1917,9 +2090,9 @@ impl<'a> Binder<'a> {
                     n,
                 )
             }
-            Expr::Bin(op, a, b) => {
-                let (ta, na) = self.type_of(a);
-                let (tb, nb) = self.type_of(b);
+            Expr::Bin(op, a, b, _) => {
+                let (ta, na) = self.base_type_of(a);
+                let (tb, nb) = self.base_type_of(b);
                 match op {
                     BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod => {
                         (arith_type(ta, tb, *op), na || nb || *op == BinOp::Div)
@@ -1980,7 +2153,7 @@ impl<'a> Binder<'a> {
                 },
                 false,
             ),
-            Expr::Case(_, whens, els) => {
+            Expr::Case(_, whens, els, _) => {
                 let mut t = whens.first().map(|(_, r)| self.type_of(r).0);
                 if let (None, Some(e)) = (&t, els) {
                     t = Some(self.type_of(e).0);
@@ -2013,10 +2186,7 @@ impl<'a> Binder<'a> {
                         unsigned: true,
                     },
                     CastType::Char => varchar(255),
-                    CastType::Binary => ColumnType::Varchar {
-                        len: 255,
-                        binary: true,
-                    },
+                    CastType::Binary => ColumnType::varchar(255, Collation::Binary),
                     CastType::Double => ColumnType::Double,
                     CastType::Decimal(p, s) => ColumnType::Decimal {
                         precision: *p,
@@ -2051,7 +2221,7 @@ impl<'a> Binder<'a> {
                 args.iter().all(|a| self.is_null_type(a))
             }
             Expr::Func(Func::NullIf, args) => args.first().is_some_and(|a| self.is_null_type(a)),
-            Expr::Case(_, whens, els) => {
+            Expr::Case(_, whens, els, _) => {
                 whens.iter().all(|(_, r)| self.is_null_type(r))
                     && els.as_ref().is_none_or(|e| self.is_null_type(e))
             }
@@ -2254,6 +2424,8 @@ impl<'a> Binder<'a> {
             columns: vec![],
             items,
             distinct: false,
+            order_colls: order.iter().map(|(e, _)| self.coll_of(e).0).collect(),
+            group_colls: vec![],
             order_by: order,
             limit,
             offset: 0,
@@ -2371,6 +2543,7 @@ impl<'a> Binder<'a> {
             Some(e) => Some(self.const_u64(e)?),
             None => None,
         };
+        let order_colls = order.iter().map(|(e, _)| self.coll_of(e).0).collect();
         Ok(Select {
             sources,
             filter,
@@ -2389,6 +2562,8 @@ impl<'a> Binder<'a> {
             width: self.types.len(),
             ordered: false,
             params: Vec::new(),
+            order_colls,
+            group_colls: vec![],
         })
     }
 
@@ -2600,6 +2775,34 @@ fn char_len(l: &Option<sq::CharacterLength>, default: u32) -> u32 {
     }
 }
 
+/// Moves a `BINARY` cast onto the leftmost operand of `e` (see the binder's `E::Cast`
+/// arm); false when `e` has no operand to descend into.
+fn binary_onto_leftmost(e: &mut sq::Expr) -> bool {
+    use sq::Expr as E;
+    let inner = match e {
+        E::BinaryOp { left, .. } => left,
+        E::Like { expr, .. }
+        | E::ILike { expr, .. }
+        | E::RLike { expr, .. }
+        | E::InList { expr, .. }
+        | E::InSubquery { expr, .. }
+        | E::Between { expr, .. }
+        | E::IsNull(expr)
+        | E::IsNotNull(expr) => expr,
+        _ => return false,
+    };
+    if !binary_onto_leftmost(inner) {
+        let leaf = (**inner).clone();
+        **inner = E::Cast {
+            kind: sq::CastKind::Cast,
+            expr: Box::new(leaf),
+            data_type: sq::DataType::Binary(None),
+            format: None,
+        };
+    }
+    true
+}
+
 /// Maps a declared SQL type to a column type.
 pub fn column_type(t: &sq::DataType, name: &str) -> Result<ColumnType, SqlError> {
     use sq::DataType as D;
@@ -2649,62 +2852,29 @@ pub fn column_type(t: &sq::DataType, name: &str) -> Result<ColumnType, SqlError>
                 scale: s,
             }
         }
-        D::Char(l) | D::Character(l) => ColumnType::Char {
-            len: char_len(l, 1),
-            binary: false,
-        },
+        D::Char(l) | D::Character(l) => ColumnType::char(char_len(l, 1), Collation::DEFAULT),
         D::Varchar(l) | D::CharacterVarying(l) | D::CharVarying(l) | D::Nvarchar(l) => {
             if l.is_none() {
                 return Err(crate::parser::syntax_error("", 0));
             }
-            ColumnType::Varchar {
-                len: char_len(l, 0),
-                binary: false,
-            }
+            ColumnType::varchar(char_len(l, 0), Collation::DEFAULT)
         }
-        D::Binary(l) => ColumnType::Char {
-            len: l.unwrap_or(1) as u32,
-            binary: true,
-        },
-        D::Varbinary(l) => ColumnType::Varchar {
-            len: match l {
+        D::Binary(l) => ColumnType::char(l.unwrap_or(1) as u32, Collation::Binary),
+        D::Varbinary(l) => ColumnType::varchar(
+            match l {
                 Some(sq::BinaryLength::IntegerLength { length }) => *length as u32,
                 _ => 65535,
             },
-            binary: true,
-        },
-        D::TinyText => ColumnType::Blob {
-            len_bytes: 1,
-            binary: false,
-        },
-        D::Text => ColumnType::Blob {
-            len_bytes: 2,
-            binary: false,
-        },
-        D::MediumText => ColumnType::Blob {
-            len_bytes: 3,
-            binary: false,
-        },
-        D::LongText => ColumnType::Blob {
-            len_bytes: 4,
-            binary: false,
-        },
-        D::TinyBlob => ColumnType::Blob {
-            len_bytes: 1,
-            binary: true,
-        },
-        D::Blob(_) => ColumnType::Blob {
-            len_bytes: 2,
-            binary: true,
-        },
-        D::MediumBlob => ColumnType::Blob {
-            len_bytes: 3,
-            binary: true,
-        },
-        D::LongBlob => ColumnType::Blob {
-            len_bytes: 4,
-            binary: true,
-        },
+            Collation::Binary,
+        ),
+        D::TinyText => ColumnType::text(1, Collation::DEFAULT),
+        D::Text => ColumnType::text(2, Collation::DEFAULT),
+        D::MediumText => ColumnType::text(3, Collation::DEFAULT),
+        D::LongText => ColumnType::text(4, Collation::DEFAULT),
+        D::TinyBlob => ColumnType::text(1, Collation::Binary),
+        D::Blob(_) => ColumnType::text(2, Collation::Binary),
+        D::MediumBlob => ColumnType::text(3, Collation::Binary),
+        D::LongBlob => ColumnType::text(4, Collation::Binary),
         D::Date => ColumnType::Date,
         D::Datetime(p) => ColumnType::DateTime {
             fsp: p.unwrap_or(0).min(6) as u8,
@@ -2717,7 +2887,7 @@ pub fn column_type(t: &sq::DataType, name: &str) -> Result<ColumnType, SqlError>
         },
         other => return Err(unsupported(&format!("data type {other}"))),
     };
-    if let ColumnType::Varchar { len, binary } | ColumnType::Char { len, binary } = ty {
+    if let ColumnType::Varchar { len, binary, .. } | ColumnType::Char { len, binary, .. } = ty {
         let max = if matches!(ty, ColumnType::Char { .. }) {
             255
         } else if binary {
@@ -2801,7 +2971,53 @@ struct BoundColumn {
     unique: bool,
 }
 
-fn bind_column(c: &sq::ColumnDef) -> Result<BoundColumn, SqlError> {
+/// The collation named by `CHARACTER SET cs` and/or `COLLATE name` (None when neither is
+/// given). `latin1`, `utf8mb3`/`utf8` and `ascii` are stored as utf8mb4: their `_ci`
+/// collations map to utf8mb4_general_ci and their `_bin`/`_cs` ones to utf8mb4_bin (see
+/// `onelog_types::collation`).
+pub fn charset_collation(
+    charset: Option<&str>,
+    collation: Option<&str>,
+) -> Result<Option<Collation>, SqlError> {
+    let cs = match charset {
+        Some(cs) => Some(Collation::charset_default(cs).ok_or_else(|| {
+            err(
+                crate::codes::ER_UNKNOWN_CHARACTER_SET,
+                format!("Unknown character set: '{cs}'"),
+            )
+        })?),
+        None => None,
+    };
+    let Some(name) = collation else {
+        return Ok(cs);
+    };
+    let c = Collation::from_name(name).ok_or_else(|| {
+        err(
+            crate::codes::ER_UNKNOWN_COLLATION,
+            format!("Unknown collation: '{name}'"),
+        )
+    })?;
+    if let Some(cs_name) = charset {
+        let of = Collation::charset_of_name(name);
+        let same = of.eq_ignore_ascii_case(cs_name)
+            || (matches!(of.as_str(), "utf8" | "utf8mb3")
+                && matches!(cs_name.to_ascii_lowercase().as_str(), "utf8" | "utf8mb3"));
+        if !same {
+            return Err(err(
+                crate::codes::ER_COLLATION_CHARSET_MISMATCH,
+                format!(
+                    "COLLATION '{name}' is not valid for CHARACTER SET '{}'",
+                    cs_name.to_lowercase()
+                ),
+            ));
+        }
+    }
+    Ok(Some(c))
+}
+
+/// Binds a column definition; text columns without CHARACTER SET / COLLATE get
+/// `table_coll`, the table's default collation.
+fn bind_column(c: &sq::ColumnDef, table_coll: Collation) -> Result<BoundColumn, SqlError> {
     let name = c.name.value.clone();
     if name.is_empty() || name.len() > 64 {
         return Err(err(
@@ -2809,7 +3025,20 @@ fn bind_column(c: &sq::ColumnDef) -> Result<BoundColumn, SqlError> {
             format!("Incorrect column name '{name}'"),
         ));
     }
-    let ty = column_type(&c.data_type, &name)?;
+    let mut ty = column_type(&c.data_type, &name)?;
+    let mut charset = None;
+    let mut collation = None;
+    for o in &c.options {
+        match &o.option {
+            sq::ColumnOption::CharacterSet(n) => charset = Some(name_parts(n).join(".")),
+            sq::ColumnOption::Collation(n) => collation = Some(name_parts(n).join(".")),
+            _ => {}
+        }
+    }
+    if ty.is_string() && !ty.is_binary() {
+        let coll = charset_collation(charset.as_deref(), collation.as_deref())?;
+        ty = ty.with_collation(coll.unwrap_or(table_coll));
+    }
     let mut def = ColumnDef {
         name: name.clone(),
         ty,
@@ -3026,7 +3255,16 @@ fn constraint_index(
     }))
 }
 
-fn table_options(opts: &sq::CreateTableOptions) -> (String, Option<u64>, String) {
+/// ENGINE, AUTO_INCREMENT, COMMENT and the default collation (DEFAULT CHARSET / COLLATE)
+/// of a table's options.
+struct TableOptions {
+    engine: String,
+    auto_increment: Option<u64>,
+    comment: String,
+    collation: Collation,
+}
+
+fn table_options(opts: &sq::CreateTableOptions) -> Result<TableOptions, SqlError> {
     let list: &[sq::SqlOption] = match opts {
         sq::CreateTableOptions::None => &[],
         sq::CreateTableOptions::With(v)
@@ -3037,6 +3275,8 @@ fn table_options(opts: &sq::CreateTableOptions) -> (String, Option<u64>, String)
     let mut engine = "InnoDB".to_string();
     let mut autoinc = None;
     let mut comment = String::new();
+    let mut charset = None;
+    let mut collation = None;
     for o in list {
         match o {
             sq::SqlOption::KeyValue { key, value } => {
@@ -3045,6 +3285,10 @@ fn table_options(opts: &sq::CreateTableOptions) -> (String, Option<u64>, String)
                 match k.as_str() {
                     "AUTO_INCREMENT" => autoinc = v.parse().ok(),
                     "COMMENT" => comment = v,
+                    "DEFAULT CHARSET" | "CHARSET" | "DEFAULT CHARACTER SET" | "CHARACTER SET" => {
+                        charset = Some(v)
+                    }
+                    "DEFAULT COLLATE" | "COLLATE" => collation = Some(v),
                     _ => {}
                 }
             }
@@ -3063,7 +3307,14 @@ fn table_options(opts: &sq::CreateTableOptions) -> (String, Option<u64>, String)
             }
         }
     }
-    (engine, autoinc, comment)
+    let collation =
+        charset_collation(charset.as_deref(), collation.as_deref())?.unwrap_or(Collation::DEFAULT);
+    Ok(TableOptions {
+        engine,
+        auto_increment: autoinc,
+        comment,
+        collation,
+    })
 }
 
 /// Binds CREATE TABLE into the engine's table definition.
@@ -3117,11 +3368,12 @@ pub fn bind_create_table(
             "A table must have at least 1 column",
         ));
     }
+    let opts = table_options(&ct.table_options)?;
     let mut columns = Vec::new();
     let mut inline_pk = Vec::new();
     let mut inline_unique = Vec::new();
     for c in &ct.columns {
-        let bc = bind_column(c)?;
+        let bc = bind_column(c, opts.collation)?;
         if columns
             .iter()
             .any(|x: &ColumnDef| ident_eq(&x.name, &bc.def.name))
@@ -3212,7 +3464,6 @@ pub fn bind_create_table(
             "Incorrect table definition; there can be only one auto column and it must be defined as a key",
         ));
     }
-    let (engine_name, auto_increment_start, comment) = table_options(&ct.table_options);
     let def = TableDef {
         id: 0,
         db,
@@ -3220,9 +3471,10 @@ pub fn bind_create_table(
         columns,
         indexes,
         hidden_pk: false,
-        comment,
-        engine_name,
-        auto_increment_start,
+        comment: opts.comment,
+        engine_name: opts.engine,
+        auto_increment_start: opts.auto_increment,
+        collation: opts.collation,
     };
     Ok((
         Ddl::CreateTable {
@@ -3270,7 +3522,7 @@ pub fn bind_alter(t: &TableDef, ops: &[sq::AlterTableOperation]) -> Result<Vec<A
                 if_not_exists,
                 ..
             } => {
-                let bc = bind_column(column_def)?;
+                let bc = bind_column(column_def, t.collation)?;
                 if cols.iter().any(|c| ident_eq(&c.name, &bc.def.name)) {
                     if *if_not_exists {
                         continue;
@@ -3512,7 +3764,7 @@ fn change_column(
     position: Option<&sq::MySQLColumnPosition>,
 ) -> Result<(), SqlError> {
     let pos = find_column(t, cols, old)?;
-    let mut bc = bind_column(new)?;
+    let mut bc = bind_column(new, t.collation)?;
     check_new_column_name(cols, pos, &bc.def.name)?;
     // Columns of the primary key are NOT NULL.
     if idx.iter().any(|i| i.primary && i.columns.contains(&pos)) {

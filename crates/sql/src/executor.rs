@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering as AtOrd};
 use std::sync::Arc;
 
 use onelog_engine::{EngineError, KeyRange, LockMode, ScanOptions, TableDef, Txn};
-use onelog_types::{code, ColumnType, DateTime, Decimal, SqlError, Value};
+use onelog_types::{code, Collation, ColumnType, DateTime, Decimal, SqlError, Value};
 
 use crate::binder::{AggKind, Delete, Insert, InsertSource, JoinKind, Select, SourceKind, Update};
 use crate::expr::{self, eval, sort_cmp, truth, Ctx, Expr};
@@ -158,8 +158,10 @@ fn ranges(a: &Access, t: &TableDef, row: &[Value]) -> Result<Option<Vec<KeyRange
                 }
             }
         }
-        vals.sort_by(sort_cmp);
-        vals.dedup_by(|a, b| sort_cmp(a, b) == Ordering::Equal);
+        // One range per distinct key: values equal under the column's collation share one.
+        let coll = ty.collation().unwrap_or(Collation::Binary);
+        vals.sort_by(|a, b| sort_cmp(a, b, coll));
+        vals.dedup_by(|a, b| sort_cmp(a, b, coll) == Ordering::Equal);
         if a.reverse {
             vals.reverse();
         }
@@ -396,7 +398,8 @@ fn sum_value(v: &Value) -> Value {
     }
 }
 
-fn agg_add(st: &mut AggState, kind: AggKind, v: Value) -> Result<(), SqlError> {
+/// Adds a row's value to an aggregate (MIN/MAX compare strings under `coll`).
+fn agg_add(st: &mut AggState, kind: AggKind, v: Value, coll: Collation) -> Result<(), SqlError> {
     if kind == AggKind::CountStar {
         if let AggState::Count(n) = st {
             *n += 1;
@@ -422,7 +425,7 @@ fn agg_add(st: &mut AggState, kind: AggKind, v: Value) -> Result<(), SqlError> {
             let better = match m {
                 None => true,
                 Some(cur) => {
-                    let o = sort_cmp(&v, cur);
+                    let o = sort_cmp(&v, cur, coll);
                     if kind == AggKind::Min {
                         o == Ordering::Less
                     } else {
@@ -583,8 +586,8 @@ fn run_planned(cx: &mut ExecCtx, sel: &Select) -> Result<Vec<Vec<Value>>, SqlErr
             subs: Some(h),
         };
         let mut key = Vec::new();
-        for g in &sel.group_by {
-            expr::group_key(&eval(g, &cxr)?, &mut key);
+        for (g, coll) in sel.group_by.iter().zip(&sel.group_colls) {
+            expr::group_key(&eval(g, &cxr)?, *coll, &mut key);
         }
         let gi = match index.get(&key) {
             Some(&i) => i,
@@ -601,17 +604,18 @@ fn run_planned(cx: &mut ExecCtx, sel: &Select) -> Result<Vec<Vec<Value>>, SqlErr
             } else {
                 eval(&a.arg, &cxr)?
             };
+            let coll = a.arg_type.collation().unwrap_or(Collation::DEFAULT);
             if a.distinct {
                 if v.is_null() {
                     continue;
                 }
                 let mut k = Vec::new();
-                expr::group_key(&v, &mut k);
+                expr::group_key(&v, coll, &mut k);
                 if !g.seen[ai].insert(k) {
                     continue;
                 }
             }
-            agg_add(&mut g.states[ai], a.kind, v)?;
+            agg_add(&mut g.states[ai], a.kind, v, coll)?;
         }
         Ok(true)
     };
@@ -647,15 +651,16 @@ fn run_planned(cx: &mut ExecCtx, sel: &Select) -> Result<Vec<Vec<Value>>, SqlErr
             }
             keyed.push((k, (r, a)));
         }
-        keyed.sort_by(|x, y| cmp_keys(&x.0, &y.0, &[]));
+        keyed.sort_by(|x, y| cmp_keys(&x.0, &y.0, &[], &sel.group_colls));
         out = keyed.into_iter().map(|x| x.1).collect();
     }
     finish(h, sel, out)
 }
 
-fn cmp_keys(a: &[Value], b: &[Value], desc: &[bool]) -> Ordering {
+/// Compares sort keys: `desc` per key (missing: ascending), strings under `colls`.
+fn cmp_keys(a: &[Value], b: &[Value], desc: &[bool], colls: &[Collation]) -> Ordering {
     for (i, (x, y)) in a.iter().zip(b).enumerate() {
-        let o = sort_cmp(x, y);
+        let o = sort_cmp(x, y, colls.get(i).copied().unwrap_or(Collation::DEFAULT));
         let o = if desc.get(i).copied().unwrap_or(false) {
             o.reverse()
         } else {
@@ -703,7 +708,7 @@ fn finish(
             }
             keyed.push((k, (r, a)));
         }
-        keyed.sort_by(|x, y| cmp_keys(&x.0, &y.0, &desc));
+        keyed.sort_by(|x, y| cmp_keys(&x.0, &y.0, &desc, &sel.order_colls));
         rows = keyed.into_iter().map(|x| x.1).collect();
     }
     let mut out = Vec::with_capacity(rows.len());
@@ -717,8 +722,9 @@ fn finish(
         }
         if sel.distinct {
             let mut k = Vec::new();
-            for v in &o {
-                expr::group_key(v, &mut k);
+            for (i, v) in o.iter().enumerate() {
+                let coll = sel.columns.get(i).and_then(|c| c.ty.collation());
+                expr::group_key(v, coll.unwrap_or(Collation::DEFAULT), &mut k);
             }
             if !seen.insert(k) {
                 continue;
@@ -774,7 +780,7 @@ fn matching_rows(h: &SubHost, sel: &Select) -> Result<Vec<Vec<Value>>, SqlError>
             }
             keyed.push((k, r));
         }
-        keyed.sort_by(|x, y| cmp_keys(&x.0, &y.0, &desc));
+        keyed.sort_by(|x, y| cmp_keys(&x.0, &y.0, &desc, &sel.order_colls));
         rows = keyed.into_iter().map(|x| x.1).collect();
     }
     if let Some(l) = sel.limit {
@@ -1072,7 +1078,12 @@ pub fn run_insert(cx: &mut ExecCtx, ins: &mut Insert) -> Result<WriteResult, Sql
                             i.unique
                                 && !i.columns.is_empty()
                                 && i.columns.iter().all(|&c| {
-                                    expr::compare(&row[c], &old[c]) == Some(Ordering::Equal)
+                                    let coll = t.columns[c].ty.collation();
+                                    expr::compare(
+                                        &row[c],
+                                        &old[c],
+                                        coll.unwrap_or(Collation::DEFAULT),
+                                    ) == Some(Ordering::Equal)
                                 })
                         })
                         .map(|i| i.name.clone())
@@ -1124,10 +1135,10 @@ fn absent(t: &TableDef, part: &[Value]) -> bool {
 fn row_key(t: &TableDef, part: &[Value]) -> (u64, Vec<u8>) {
     let mut k = Vec::new();
     if t.hidden_pk {
-        expr::group_key(&part[t.columns.len()], &mut k);
+        expr::group_key(&part[t.columns.len()], Collation::Binary, &mut k);
     } else {
         for &c in &t.primary().columns {
-            expr::group_key(&part[c], &mut k);
+            expr::group_key(&part[c], Collation::Binary, &mut k);
         }
     }
     (t.id as u64, k)

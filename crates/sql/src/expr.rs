@@ -2,14 +2,21 @@
 //! and comparisons (numeric contexts, string/number/date coercions, storing into columns
 //! under strict or non-strict sql_mode).
 //!
-//! Strings compare bytewise with trailing spaces ignored (utf8mb4_bin PAD SPACE semantics),
-//! the same order the engine's keys use; MariaDB's default collation utf8mb4_general_ci is
-//! case-insensitive, onelog's is not.
+//! Strings compare under a collation ([`Collation`]: utf8mb4_general_ci, MariaDB's default,
+//! case- and accent-insensitive with PAD SPACE; utf8mb4_bin; binary), the same order the
+//! engine's index keys use for the column's collation. The binder decides each comparison's
+//! collation from its operands (MariaDB's coercibility rules: an explicit COLLATE beats a
+//! column, a column beats a literal or a function of literals, and at equal strength
+//! `binary` beats `utf8mb4_bin` beats `utf8mb4_general_ci`) and stores it in the comparing
+//! node (`=`/`<`/..., BETWEEN, IN, LIKE, simple CASE); ORDER BY, GROUP BY, DISTINCT and
+//! MIN/MAX get theirs from the binder too. Functions that compare internally (NULLIF,
+//! FIELD, GREATEST, LEAST, INSTR, LOCATE) use the connection collation utf8mb4_general_ci.
 
 use std::cmp::Ordering;
 use std::sync::Arc;
 
 use onelog_types::{code, ColumnType, Date, DateTime, Decimal, SqlError, Time, Value};
+pub use onelog_types::{Collation, Derivation};
 
 use crate::functions::Func;
 
@@ -62,33 +69,47 @@ pub enum Expr {
     Neg(Box<Expr>),
     Not(Box<Expr>),
     BitNot(Box<Expr>),
-    Bin(BinOp, Box<Expr>, Box<Expr>),
+    /// Binary operator; comparisons compare strings under the collation.
+    Bin(BinOp, Box<Expr>, Box<Expr>, Collation),
     And(Box<Expr>, Box<Expr>),
     Or(Box<Expr>, Box<Expr>),
     Xor(Box<Expr>, Box<Expr>),
     IsNull(Box<Expr>, bool),
     /// `e IS [NOT] TRUE/FALSE`: (expr, value, negated)
     IsBool(Box<Expr>, bool, bool),
-    Between(Box<Expr>, Box<Expr>, Box<Expr>, bool),
-    InList(Box<Expr>, Vec<Expr>, bool),
-    /// Materialised `IN (subquery)`: sorted distinct values, whether the set held a NULL.
-    InSet(Box<Expr>, Arc<Vec<Value>>, bool, bool),
-    Like(Box<Expr>, Box<Expr>, Option<u8>, bool),
+    Between(Box<Expr>, Box<Expr>, Box<Expr>, bool, Collation),
+    InList(Box<Expr>, Vec<Expr>, bool, Collation),
+    /// Materialised `IN (subquery)`: sorted distinct values (under the collation), whether
+    /// the set held a NULL, negated.
+    InSet(Box<Expr>, Arc<Vec<Value>>, bool, bool, Collation),
+    Like(Box<Expr>, Box<Expr>, Option<u8>, bool, Collation),
     Regexp(Box<Expr>, Box<Expr>, bool),
-    Case(Option<Box<Expr>>, Vec<(Expr, Expr)>, Option<Box<Expr>>),
+    /// CASE [operand] WHEN ... (the operand is compared with the WHEN values under the
+    /// collation).
+    Case(
+        Option<Box<Expr>>,
+        Vec<(Expr, Expr)>,
+        Option<Box<Expr>>,
+        Collation,
+    ),
+    /// The value of `e` with a collation the binder gave it (which it has already applied
+    /// to the comparisons above): `e COLLATE name` (explicit), `_binary 'x'` and `X'..'`
+    /// (coercible binary strings).
+    Collate(Box<Expr>, Collation, Derivation),
     Func(Func, Vec<Expr>),
     Cast(Box<Expr>, CastType),
     /// A scalar subquery (index into the statement's subqueries). Uncorrelated ones are
     /// replaced by their value before the enclosing statement runs; correlated ones are
     /// evaluated per row through [`Ctx::subs`].
     Subquery(usize),
-    InSubquery(Box<Expr>, usize, bool),
+    InSubquery(Box<Expr>, usize, bool, Collation),
     Exists(usize, bool),
-    /// `x op ANY (subquery)` / `x op ALL (subquery)`: (x, op, subquery, all).
-    Quantified(Box<Expr>, BinOp, usize, bool),
+    /// `x op ANY (subquery)` / `x op ALL (subquery)`: (x, op, subquery, all, collation of
+    /// the comparison).
+    Quantified(Box<Expr>, BinOp, usize, bool, Collation),
     /// Materialised `x op ANY/ALL (subquery)`: sorted distinct values, whether the
-    /// subquery returned a NULL, all.
-    QuantSet(Box<Expr>, BinOp, Arc<Vec<Value>>, bool, bool),
+    /// subquery returned a NULL, all, collation.
+    QuantSet(Box<Expr>, BinOp, Arc<Vec<Value>>, bool, bool, Collation),
     /// A column of an enclosing query: (levels up, position in that query's row). Replaced
     /// by the outer row's value before a correlated subquery runs.
     Outer(usize, usize),
@@ -111,29 +132,30 @@ impl Expr {
             | Expr::IsNull(a, _)
             | Expr::IsBool(a, _, _)
             | Expr::Cast(a, _)
+            | Expr::Collate(a, ..)
             | Expr::InSet(a, ..)
             | Expr::InSubquery(a, ..)
             | Expr::Quantified(a, ..)
             | Expr::QuantSet(a, ..) => a.walk(f),
-            Expr::Bin(_, a, b)
+            Expr::Bin(_, a, b, _)
             | Expr::And(a, b)
             | Expr::Or(a, b)
             | Expr::Xor(a, b)
-            | Expr::Like(a, b, _, _)
+            | Expr::Like(a, b, ..)
             | Expr::Regexp(a, b, _) => {
                 a.walk(f);
                 b.walk(f);
             }
-            Expr::Between(a, b, c, _) => {
+            Expr::Between(a, b, c, ..) => {
                 a.walk(f);
                 b.walk(f);
                 c.walk(f);
             }
-            Expr::InList(a, l, _) => {
+            Expr::InList(a, l, ..) => {
                 a.walk(f);
                 l.iter().for_each(|e| e.walk(f));
             }
-            Expr::Case(o, w, e) => {
+            Expr::Case(o, w, e, _) => {
                 if let Some(o) = o {
                     o.walk(f);
                 }
@@ -165,29 +187,30 @@ impl Expr {
             | Expr::IsNull(a, _)
             | Expr::IsBool(a, _, _)
             | Expr::Cast(a, _)
+            | Expr::Collate(a, ..)
             | Expr::InSet(a, ..)
             | Expr::InSubquery(a, ..)
             | Expr::Quantified(a, ..)
             | Expr::QuantSet(a, ..) => a.walk_mut(f),
-            Expr::Bin(_, a, b)
+            Expr::Bin(_, a, b, _)
             | Expr::And(a, b)
             | Expr::Or(a, b)
             | Expr::Xor(a, b)
-            | Expr::Like(a, b, _, _)
+            | Expr::Like(a, b, ..)
             | Expr::Regexp(a, b, _) => {
                 a.walk_mut(f);
                 b.walk_mut(f);
             }
-            Expr::Between(a, b, c, _) => {
+            Expr::Between(a, b, c, ..) => {
                 a.walk_mut(f);
                 b.walk_mut(f);
                 c.walk_mut(f);
             }
-            Expr::InList(a, l, _) => {
+            Expr::InList(a, l, ..) => {
                 a.walk_mut(f);
                 l.iter_mut().for_each(|e| e.walk_mut(f));
             }
-            Expr::Case(o, w, e) => {
+            Expr::Case(o, w, e, _) => {
                 if let Some(o) = o {
                     o.walk_mut(f);
                 }
@@ -230,9 +253,14 @@ pub trait SubqueryEval {
     fn scalar(&self, i: usize, row: &[Value]) -> EvalResult<Value>;
     /// Whether subquery `i` returns a row.
     fn exists(&self, i: usize, row: &[Value]) -> EvalResult<bool>;
-    /// The first column of subquery `i`: sorted distinct non-NULL values, and whether a
-    /// NULL was among them.
-    fn values(&self, i: usize, row: &[Value]) -> EvalResult<std::rc::Rc<(Vec<Value>, bool)>>;
+    /// The first column of subquery `i`: non-NULL values sorted and made distinct under
+    /// `coll`, and whether a NULL was among them.
+    fn values(
+        &self,
+        i: usize,
+        row: &[Value],
+        coll: Collation,
+    ) -> EvalResult<std::rc::Rc<(Vec<Value>, bool)>>;
 }
 
 /// Evaluation context: the current row, the aggregate values of its group, and the runner
@@ -263,15 +291,17 @@ impl<'a> Ctx<'a> {
 }
 
 /// `x IN (set)` with SQL NULL semantics: an empty set gives FALSE even for a NULL `x`.
-pub fn in_set(x: &Value, set: &[Value], has_null: bool, neg: bool) -> Value {
+pub fn in_set(x: &Value, set: &[Value], has_null: bool, neg: bool, coll: Collation) -> Value {
     if set.is_empty() && !has_null {
         return bool_val(neg);
     }
     if x.is_null() {
         return Value::Null;
     }
-    let found = set.binary_search_by(|v| sort_cmp(v, x)).is_ok()
-        || set.iter().any(|v| compare(x, v) == Some(Ordering::Equal));
+    let found = set.binary_search_by(|v| sort_cmp(v, x, coll)).is_ok()
+        || set
+            .iter()
+            .any(|v| compare(x, v, coll) == Some(Ordering::Equal));
     if found {
         bool_val(!neg)
     } else if has_null {
@@ -289,6 +319,7 @@ pub fn quantified(
     set: &[Value],
     has_null: bool,
     all: bool,
+    coll: Collation,
 ) -> EvalResult<Value> {
     if set.is_empty() && !has_null {
         return Ok(bool_val(all));
@@ -297,7 +328,7 @@ pub fn quantified(
         return Ok(Value::Null);
     }
     for v in set {
-        let r = truth(&binary(op, x.clone(), v.clone())?);
+        let r = truth(&binary_coll(op, x.clone(), v.clone(), coll)?);
         match (all, r) {
             (false, Some(true)) => return Ok(bool_val(true)),
             (true, Some(false)) => return Ok(bool_val(false)),
@@ -321,11 +352,12 @@ pub fn eval(e: &Expr, cx: &Ctx) -> EvalResult<Value> {
             Value::Null => Value::Null,
             v => Value::UInt(!to_u64_wrapping(&v)),
         },
-        Expr::Bin(op, a, b) => {
+        Expr::Bin(op, a, b, coll) => {
             let x = eval(a, cx)?;
             let y = eval(b, cx)?;
-            binary(*op, x, y)?
+            binary_coll(*op, x, y, *coll)?
         }
+        Expr::Collate(a, ..) => eval(a, cx)?,
         Expr::And(a, b) => {
             let x = truth(&eval(a, cx)?);
             if x == Some(false) {
@@ -359,12 +391,12 @@ pub fn eval(e: &Expr, cx: &Ctx) -> EvalResult<Value> {
             let t = truth(&eval(a, cx)?);
             bool_val((t == Some(*v)) != *neg)
         }
-        Expr::Between(a, lo, hi, neg) => {
+        Expr::Between(a, lo, hi, neg, coll) => {
             let x = eval(a, cx)?;
             let l = eval(lo, cx)?;
             let h = eval(hi, cx)?;
-            let ge = compare(&x, &l).map(|o| o != Ordering::Less);
-            let le = compare(&x, &h).map(|o| o != Ordering::Greater);
+            let ge = compare(&x, &l, *coll).map(|o| o != Ordering::Less);
+            let le = compare(&x, &h, *coll).map(|o| o != Ordering::Greater);
             let r = match (ge, le) {
                 (Some(false), _) | (_, Some(false)) => Some(false),
                 (Some(true), Some(true)) => Some(true),
@@ -375,7 +407,7 @@ pub fn eval(e: &Expr, cx: &Ctx) -> EvalResult<Value> {
                 Some(b) => bool_val(b != *neg),
             }
         }
-        Expr::InList(a, list, neg) => {
+        Expr::InList(a, list, neg, coll) => {
             let x = eval(a, cx)?;
             if x.is_null() {
                 return Ok(Value::Null);
@@ -384,7 +416,7 @@ pub fn eval(e: &Expr, cx: &Ctx) -> EvalResult<Value> {
             let mut found = false;
             for item in list {
                 let v = eval(item, cx)?;
-                match compare(&x, &v) {
+                match compare(&x, &v, *coll) {
                     Some(Ordering::Equal) => {
                         found = true;
                         break;
@@ -401,17 +433,19 @@ pub fn eval(e: &Expr, cx: &Ctx) -> EvalResult<Value> {
                 bool_val(*neg)
             }
         }
-        Expr::InSet(a, set, has_null, neg) => in_set(&eval(a, cx)?, set, *has_null, *neg),
-        Expr::QuantSet(a, op, set, has_null, all) => {
-            quantified(&eval(a, cx)?, *op, set, *has_null, *all)?
+        Expr::InSet(a, set, has_null, neg, coll) => {
+            in_set(&eval(a, cx)?, set, *has_null, *neg, *coll)
         }
-        Expr::Like(a, p, esc, neg) => {
+        Expr::QuantSet(a, op, set, has_null, all, coll) => {
+            quantified(&eval(a, cx)?, *op, set, *has_null, *all, *coll)?
+        }
+        Expr::Like(a, p, esc, neg, coll) => {
             let x = eval(a, cx)?;
             let pat = eval(p, cx)?;
             if x.is_null() || pat.is_null() {
                 return Ok(Value::Null);
             }
-            let r = like(&to_bytes(&x), &to_bytes(&pat), esc.unwrap_or(b'\\'));
+            let r = like(&to_bytes(&x), &to_bytes(&pat), esc.unwrap_or(b'\\'), *coll);
             bool_val(r != *neg)
         }
         Expr::Regexp(a, p, neg) => {
@@ -423,7 +457,7 @@ pub fn eval(e: &Expr, cx: &Ctx) -> EvalResult<Value> {
             let r = crate::functions::simple_regexp(&to_string(&x), &to_string(&pat))?;
             bool_val(r != *neg)
         }
-        Expr::Case(op, whens, els) => {
+        Expr::Case(op, whens, els, coll) => {
             let base = match op {
                 Some(o) => Some(eval(o, cx)?),
                 None => None,
@@ -431,7 +465,7 @@ pub fn eval(e: &Expr, cx: &Ctx) -> EvalResult<Value> {
             for (w, t) in whens {
                 let c = eval(w, cx)?;
                 let hit = match &base {
-                    Some(b) => compare(b, &c) == Some(Ordering::Equal),
+                    Some(b) => compare(b, &c, *coll) == Some(Ordering::Equal),
                     None => truth(&c) == Some(true),
                 };
                 if hit {
@@ -447,15 +481,15 @@ pub fn eval(e: &Expr, cx: &Ctx) -> EvalResult<Value> {
         Expr::Cast(a, t) => cast(eval(a, cx)?, *t)?,
         Expr::Subquery(i) => cx.subs()?.scalar(*i, cx.row)?,
         Expr::Exists(i, neg) => bool_val(cx.subs()?.exists(*i, cx.row)? != *neg),
-        Expr::InSubquery(a, i, neg) => {
+        Expr::InSubquery(a, i, neg, coll) => {
             let x = eval(a, cx)?;
-            let set = cx.subs()?.values(*i, cx.row)?;
-            in_set(&x, &set.0, set.1, *neg)
+            let set = cx.subs()?.values(*i, cx.row, *coll)?;
+            in_set(&x, &set.0, set.1, *neg, *coll)
         }
-        Expr::Quantified(a, op, i, all) => {
+        Expr::Quantified(a, op, i, all, coll) => {
             let x = eval(a, cx)?;
-            let set = cx.subs()?.values(*i, cx.row)?;
-            quantified(&x, *op, &set.0, set.1, *all)?
+            let set = cx.subs()?.values(*i, cx.row, *coll)?;
+            quantified(&x, *op, &set.0, set.1, *all, *coll)?
         }
         Expr::Outer(..) => {
             return Err(crate::sql_err(
@@ -801,20 +835,13 @@ fn datetime_of(v: &Value) -> Option<DateTime> {
 
 // ---- comparison ----
 
-fn trim_spaces(b: &[u8]) -> &[u8] {
-    let mut n = b.len();
-    while n > 0 && b[n - 1] == b' ' {
-        n -= 1;
-    }
-    &b[..n]
-}
-
 fn cmp_f64(a: f64, b: f64) -> Ordering {
     a.partial_cmp(&b).unwrap_or(Ordering::Equal)
 }
 
-/// Compares two values as MariaDB does for `=`/`<` (None when either is NULL).
-pub fn compare(a: &Value, b: &Value) -> Option<Ordering> {
+/// Compares two values as MariaDB does for `=`/`<` (None when either is NULL), strings
+/// under `coll`.
+pub fn compare(a: &Value, b: &Value, coll: Collation) -> Option<Ordering> {
     use Value::*;
     Some(match (a, b) {
         (Null, _) | (_, Null) => return None,
@@ -825,37 +852,37 @@ pub fn compare(a: &Value, b: &Value) -> Option<Ordering> {
         (Decimal(x), Decimal(y)) => x.cmp(y),
         (Decimal(x), Int(_) | UInt(_)) => x.cmp(&to_decimal(b)?),
         (Int(_) | UInt(_), Decimal(y)) => to_decimal(a)?.cmp(y),
-        (Bytes(x), Bytes(y)) => trim_spaces(x).cmp(trim_spaces(y)),
+        (Bytes(x), Bytes(y)) => coll.compare(x, y),
         (Date(x), Date(y)) => x.cmp(y),
         (Time(x), Time(y)) => x.cmp(y),
         (Date(_) | DateTime(_), Date(_) | DateTime(_)) => datetime_of(a)?.cmp(&datetime_of(b)?),
         (Date(_) | DateTime(_), Bytes(_)) => match datetime_of(b) {
             Some(y) => datetime_of(a)?.cmp(&y),
-            None => trim_spaces(&to_bytes(a)).cmp(trim_spaces(&to_bytes(b))),
+            None => coll.compare(&to_bytes(a), &to_bytes(b)),
         },
-        (Bytes(_), Date(_) | DateTime(_)) => return compare(b, a).map(Ordering::reverse),
+        (Bytes(_), Date(_) | DateTime(_)) => return compare(b, a, coll).map(Ordering::reverse),
         (Time(x), Bytes(y)) => match parse_time(&String::from_utf8_lossy(y)) {
             Some(t) => x.cmp(&t),
             None => cmp_f64(to_f64(a), to_f64(b)),
         },
-        (Bytes(_), Time(_)) => return compare(b, a).map(Ordering::reverse),
+        (Bytes(_), Time(_)) => return compare(b, a, coll).map(Ordering::reverse),
         _ => cmp_f64(to_f64(a), to_f64(b)),
     })
 }
 
 /// A total order for sorting: NULL first, then [`compare`].
-pub fn sort_cmp(a: &Value, b: &Value) -> Ordering {
+pub fn sort_cmp(a: &Value, b: &Value, coll: Collation) -> Ordering {
     match (a.is_null(), b.is_null()) {
         (true, true) => Ordering::Equal,
         (true, false) => Ordering::Less,
         (false, true) => Ordering::Greater,
-        _ => compare(a, b).unwrap_or(Ordering::Equal),
+        _ => compare(a, b, coll).unwrap_or(Ordering::Equal),
     }
 }
 
 /// A canonical byte form of a value for GROUP BY / DISTINCT / UNION: values that compare
-/// equal get the same key.
-pub fn group_key(v: &Value, out: &mut Vec<u8>) {
+/// equal (strings: under `coll`) get the same key.
+pub fn group_key(v: &Value, coll: Collation, out: &mut Vec<u8>) {
     match v {
         Value::Null => out.push(0),
         Value::Int(_) | Value::UInt(_) => {
@@ -889,9 +916,10 @@ pub fn group_key(v: &Value, out: &mut Vec<u8>) {
         }
         Value::Bytes(b) => {
             out.push(3);
-            let t = trim_spaces(b);
-            out.extend_from_slice(&(t.len() as u32).to_be_bytes());
-            out.extend_from_slice(t);
+            let mut k = Vec::with_capacity(b.len() * 2);
+            coll.fold_key(b, &mut k);
+            out.extend_from_slice(&(k.len() as u32).to_be_bytes());
+            out.extend_from_slice(&k);
         }
         other => {
             out.push(4);
@@ -972,12 +1000,18 @@ fn num(v: &Value) -> Num {
     }
 }
 
+/// A binary operator on two values (comparisons under the connection collation).
 pub fn binary(op: BinOp, a: Value, b: Value) -> EvalResult<Value> {
+    binary_coll(op, a, b, Collation::DEFAULT)
+}
+
+/// A binary operator on two values, comparing strings under `coll`.
+pub fn binary_coll(op: BinOp, a: Value, b: Value, coll: Collation) -> EvalResult<Value> {
     use BinOp::*;
     if op == NullSafeEq {
         return Ok(bool_val(match (a.is_null(), b.is_null()) {
             (true, true) => true,
-            (false, false) => compare(&a, &b) == Some(Ordering::Equal),
+            (false, false) => compare(&a, &b, coll) == Some(Ordering::Equal),
             _ => false,
         }));
     }
@@ -986,7 +1020,7 @@ pub fn binary(op: BinOp, a: Value, b: Value) -> EvalResult<Value> {
     }
     match op {
         Eq | Ne | Lt | Le | Gt | Ge => {
-            let o = compare(&a, &b).unwrap();
+            let o = compare(&a, &b, coll).unwrap();
             Ok(bool_val(match op {
                 Eq => o == Ordering::Equal,
                 Ne => o != Ordering::Equal,
@@ -1177,8 +1211,9 @@ fn divide(a: &Value, b: &Value) -> EvalResult<Value> {
 
 // ---- LIKE ----
 
-/// SQL LIKE on bytes with `%`, `_` and an escape character (case-sensitive, see module doc).
-pub fn like(s: &[u8], p: &[u8], esc: u8) -> bool {
+/// SQL LIKE with `%`, `_` and an escape character; characters match under `coll`
+/// (general_ci: by weight, so `'Ä' LIKE 'a'`). No padding: `'a ' LIKE 'a'` is false.
+pub fn like(s: &[u8], p: &[u8], esc: u8, coll: Collation) -> bool {
     // Iterative matcher with backtracking on the last '%'.
     let s: Vec<char> = String::from_utf8_lossy(s).chars().collect();
     let pat: Vec<char> = String::from_utf8_lossy(p).chars().collect();
@@ -1194,12 +1229,12 @@ pub fn like(s: &[u8], p: &[u8], esc: u8) -> bool {
                 continue;
             }
             if c == esc && j + 1 < pat.len() {
-                if s[i] == pat[j + 1] {
+                if coll.char_eq(s[i], pat[j + 1]) {
                     i += 1;
                     j += 2;
                     continue;
                 }
-            } else if c == '_' || c == s[i] {
+            } else if c == '_' || coll.char_eq(c, s[i]) {
                 i += 1;
                 j += 1;
                 continue;
@@ -1444,7 +1479,7 @@ pub fn convert_for_column(v: &Value, ty: &ColumnType) -> Result<Value, (ConvIssu
                 _ => Err((ConvIssue::OutOfRange, Value::Decimal(max()))),
             }
         }
-        ColumnType::Char { len, binary } | ColumnType::Varchar { len, binary } => {
+        ColumnType::Char { len, binary, .. } | ColumnType::Varchar { len, binary, .. } => {
             let mut b = to_bytes(v);
             if let Value::Double(_) = v {
                 b = to_string(v).into_bytes();
@@ -1630,11 +1665,17 @@ mod tests {
 
     #[test]
     fn like_matches() {
-        assert!(like(b"hello", b"h%o", b'\\'));
-        assert!(like(b"hello", b"_ello", b'\\'));
-        assert!(!like(b"hello", b"h%x", b'\\'));
-        assert!(like(b"a%b", b"a\\%b", b'\\'));
-        assert!(like(b"", b"%", b'\\'));
+        let bin = Collation::Utf8mb4Bin;
+        let ci = Collation::Utf8mb4GeneralCi;
+        assert!(like(b"hello", b"h%o", b'\\', bin));
+        assert!(like(b"hello", b"_ello", b'\\', bin));
+        assert!(!like(b"hello", b"h%x", b'\\', bin));
+        assert!(like(b"a%b", b"a\\%b", b'\\', bin));
+        assert!(like(b"", b"%", b'\\', bin));
+        assert!(!like(b"Hello", b"h%", b'\\', bin));
+        assert!(like(b"Hello", b"h%", b'\\', ci));
+        assert!(like("été".as_bytes(), "_TE".as_bytes(), b'\\', ci));
+        assert!(!like(b"a ", b"a", b'\\', ci));
     }
 
     #[test]
@@ -1650,13 +1691,22 @@ mod tests {
 
     #[test]
     fn compare_mixed() {
+        let ci = Collation::Utf8mb4GeneralCi;
         assert_eq!(
-            compare(&Value::Int(5), &Value::str("5")),
+            compare(&Value::Int(5), &Value::str("5"), ci),
             Some(Ordering::Equal)
         );
         assert_eq!(
-            compare(&Value::str("a "), &Value::str("a")),
+            compare(&Value::str("a "), &Value::str("A"), ci),
             Some(Ordering::Equal)
+        );
+        assert_eq!(
+            compare(&Value::str("a "), &Value::str("A"), Collation::Utf8mb4Bin),
+            Some(Ordering::Greater)
+        );
+        assert_eq!(
+            compare(&Value::str("a "), &Value::str("a"), Collation::Binary),
+            Some(Ordering::Greater)
         );
     }
 

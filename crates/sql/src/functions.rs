@@ -2,7 +2,7 @@
 //! whose value is fixed for a statement (NOW(), DATABASE(), VERSION(), CONNECTION_ID(),
 //! LAST_INSERT_ID(), ROW_COUNT()) are folded to constants by the binder.
 
-use onelog_types::{code, ColumnType, Date, DateTime, Decimal, Value};
+use onelog_types::{code, Collation, ColumnType, Date, DateTime, Decimal, Value};
 
 use crate::expr::{
     self, compare, eval, to_bytes, to_decimal, to_f64, to_i64, to_string, truth, Ctx, EvalResult,
@@ -131,7 +131,7 @@ pub fn lookup(name: &str) -> Option<(Func, usize, usize)> {
 /// The result type of a function call given its argument types (for column metadata).
 pub fn result_type(f: Func, args: &[ColumnType]) -> ColumnType {
     use Func::*;
-    let varchar = |len: u32| ColumnType::Varchar { len, binary: false };
+    let varchar = |len: u32| ColumnType::varchar(len, Collation::DEFAULT);
     let bigint = ColumnType::Int {
         bytes: 8,
         unsigned: false,
@@ -153,10 +153,7 @@ pub fn result_type(f: Func, args: &[ColumnType]) -> ColumnType {
         Coalesce | IfNull | Greatest | Least => merged_type(args).unwrap_or(varchar(255)),
         If => merged_type(args.get(1..).unwrap_or(&[])).unwrap_or(varchar(255)),
         NullIf => args.first().copied().unwrap_or(varchar(255)),
-        _ => ColumnType::Varchar {
-            len: 255,
-            binary: false,
-        },
+        _ => varchar(255),
     }
 }
 
@@ -164,26 +161,27 @@ pub fn result_type(f: Func, args: &[ColumnType]) -> ColumnType {
 /// NULL literals (typed `VARBINARY(0)`) don't count, and strings merge to the longest,
 /// binary only if every one is binary (`COALESCE(NULL, 'x')` is text, as in MariaDB).
 fn merged_type(args: &[ColumnType]) -> Option<ColumnType> {
-    let null = ColumnType::Varchar {
-        len: 0,
-        binary: true,
-    };
+    let null = ColumnType::varchar(0, Collation::Binary);
     let typed: Vec<ColumnType> = args.iter().copied().filter(|t| *t != null).collect();
     let Some(first) = typed.first().copied() else {
         return args.first().copied();
     };
     let str_len = |t: &ColumnType| match *t {
-        ColumnType::Char { len, binary } | ColumnType::Varchar { len, binary } => {
+        ColumnType::Char { len, binary, .. } | ColumnType::Varchar { len, binary, .. } => {
             Some((len, binary))
         }
         _ => None,
     };
     let strs: Option<Vec<(u32, bool)>> = typed.iter().map(str_len).collect();
     match strs {
-        Some(v) if v.len() > 1 => Some(ColumnType::Varchar {
-            len: v.iter().map(|x| x.0).max().unwrap_or(0),
-            binary: v.iter().all(|x| x.1),
-        }),
+        Some(v) if v.len() > 1 => Some(ColumnType::varchar(
+            v.iter().map(|x| x.0).max().unwrap_or(0),
+            if v.iter().all(|x| x.1) {
+                Collation::Binary
+            } else {
+                Collation::DEFAULT
+            },
+        )),
         _ => Some(first),
     }
 }
@@ -246,11 +244,13 @@ pub fn call(f: Func, args: &[Expr], cx: &Ctx) -> EvalResult<Value> {
         NullIf => {
             let a = arg(args, 0, cx)?;
             let b = arg(args, 1, cx)?;
-            return Ok(if compare(&a, &b) == Some(std::cmp::Ordering::Equal) {
-                Value::Null
-            } else {
-                a
-            });
+            return Ok(
+                if compare(&a, &b, Collation::DEFAULT) == Some(std::cmp::Ordering::Equal) {
+                    Value::Null
+                } else {
+                    a
+                },
+            );
         }
         ConcatWs => {
             let sep = arg(args, 0, cx)?;
@@ -285,7 +285,7 @@ pub fn call(f: Func, args: &[Expr], cx: &Ctx) -> EvalResult<Value> {
             }
             for (i, a) in args[1..].iter().enumerate() {
                 let v = eval(a, cx)?;
-                if compare(&x, &v) == Some(std::cmp::Ordering::Equal) {
+                if compare(&x, &v, Collation::DEFAULT) == Some(std::cmp::Ordering::Equal) {
                     return Ok(Value::Int(i as i64 + 1));
                 }
             }
@@ -428,7 +428,7 @@ pub fn call(f: Func, args: &[Expr], cx: &Ctx) -> EvalResult<Value> {
         Greatest | Least => {
             let mut best = v0();
             for v in &vals[1..] {
-                let o = compare(v, &best).unwrap_or(std::cmp::Ordering::Equal);
+                let o = compare(v, &best, Collation::DEFAULT).unwrap_or(std::cmp::Ordering::Equal);
                 if (f == Greatest && o.is_gt()) || (f == Least && o.is_lt()) {
                     best = v.clone();
                 }
@@ -502,22 +502,33 @@ pub fn call(f: Func, args: &[Expr], cx: &Ctx) -> EvalResult<Value> {
         }
         Instr | Locate => {
             let (hay, needle) = if f == Instr {
-                (chars(&vals[0]), chars(&vals[1]))
+                (to_bytes(&vals[0]), to_bytes(&vals[1]))
             } else {
-                (chars(&vals[1]), chars(&vals[0]))
+                (to_bytes(&vals[1]), to_bytes(&vals[0]))
             };
             let from = if f == Locate {
                 (vals.get(2).map(to_i64).unwrap_or(1) - 1).max(0) as usize
             } else {
                 0
             };
+            // As MariaDB: at each character of the haystack, the next bytes as long as the
+            // needle compare under the connection collation (case-insensitive; an accented
+            // letter only matches one of the same UTF-8 length).
+            let starts = hay
+                .iter()
+                .enumerate()
+                .filter(|(_, b)| **b & 0xC0 != 0x80)
+                .map(|(i, _)| i);
             let mut pos = 0;
             if needle.is_empty() {
                 pos = from + 1;
-            } else if hay.len() >= needle.len() {
-                for i in from..=hay.len() - needle.len() {
-                    if hay[i..i + needle.len()] == needle[..] {
-                        pos = i + 1;
+            } else {
+                for (k, i) in starts.enumerate().skip(from) {
+                    let Some(window) = hay.get(i..i + needle.len()) else {
+                        break;
+                    };
+                    if Collation::weights(window).eq(Collation::weights(&needle)) {
+                        pos = k + 1;
                         break;
                     }
                 }

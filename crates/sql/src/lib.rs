@@ -19,9 +19,12 @@
 //! - `database`: open, bootstrap, DDL replay for recovery, the process list.
 //!
 //! Differences from MariaDB worth knowing:
-//! - Strings compare bytewise with trailing spaces ignored (utf8mb4_bin semantics), in
-//!   expressions and in index order; MariaDB's default utf8mb4_general_ci is
-//!   case-insensitive.
+//! - Strings compare under MariaDB's collations: text columns default to
+//!   utf8mb4_general_ci (case- and accent-insensitive, PAD SPACE) or are utf8mb4_bin, binary
+//!   strings compare bytewise; the same order holds in expressions and in index keys (see
+//!   `expr` and `onelog_types::collation`). Other charsets and collations (latin1,
+//!   utf8mb3, utf8mb4_unicode_ci, ...) map to these, and columns of catalogs written before
+//!   collations were recorded compare as utf8mb4_bin.
 //! - Queries: UNION / INTERSECT / EXCEPT (ALL / DISTINCT), correlated subqueries (EXISTS,
 //!   scalar, IN, ANY / ALL) run per outer row with results cached per outer value, INNER /
 //!   CROSS / LEFT / RIGHT / NATURAL / USING joins, multi-table UPDATE and DELETE. Not
@@ -143,10 +146,7 @@ impl ResultColumn {
     pub fn text(name: &str) -> ResultColumn {
         ResultColumn::expr(
             name.to_string(),
-            ColumnType::Varchar {
-                len: 64,
-                binary: false,
-            },
+            ColumnType::varchar(64, onelog_types::Collation::DEFAULT),
             true,
         )
     }
@@ -225,6 +225,9 @@ pub mod codes {
     pub const ER_TABLENAME_NOT_ALLOWED_HERE: u16 = 1250;
     pub const ER_NON_UPDATABLE_TABLE: u16 = 1288;
     pub const ER_UPDATE_TABLE_USED: u16 = 1093;
+    pub const ER_UNKNOWN_CHARACTER_SET: u16 = 1115;
+    pub const ER_COLLATION_CHARSET_MISMATCH: u16 = 1253;
+    pub const ER_UNKNOWN_COLLATION: u16 = 1273;
 }
 
 /// First of the 256 code points (U+10FF00..=U+10FFFF, supplementary private use area B)

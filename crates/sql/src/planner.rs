@@ -10,7 +10,7 @@
 //! index range.
 
 use onelog_engine::TableDef;
-use onelog_types::{ColumnType, Value};
+use onelog_types::{Collation, ColumnType, Value};
 
 use crate::binder::joins::{level_of, max_level, place, Place};
 use crate::binder::{AggKind, JoinKind, Select, Source, SourceKind};
@@ -103,6 +103,20 @@ fn is_outer(e: &Expr, levels: &[usize], si: usize) -> bool {
     ok
 }
 
+/// Whether an index on a column of type `ty` (ordered by the column's collation) can serve
+/// a comparison made under `coll`: always for the same collation; for equality also when
+/// the column's collation is coarser (strings equal under `coll` are equal under the
+/// column's, so the index range is a superset; the condition is still checked).
+fn coll_ok(ty: &ColumnType, coll: Collation, equality: bool) -> bool {
+    match ty.collation() {
+        None => true,
+        Some(c) if c == coll => true,
+        Some(Collation::Utf8mb4GeneralCi) => equality,
+        Some(Collation::Utf8mb4Bin) => equality && coll == Collation::Binary,
+        Some(_) => false,
+    }
+}
+
 /// Whether a constant value is usable against a column of type `ty` through the index.
 fn value_ok(e: &Expr, ty: &ColumnType) -> bool {
     match e {
@@ -129,13 +143,14 @@ fn col_conditions(
     let mut out = Vec::new();
     for c in conds {
         match c {
-            Expr::Bin(op, a, b)
+            Expr::Bin(op, a, b, coll)
                 if matches!(
                     op,
                     BinOp::Eq | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge
                 ) =>
             {
-                if let Some(col) = own(a) {
+                let eq = *op == BinOp::Eq;
+                if let Some(col) = own(a).filter(|&c| coll_ok(&t.columns[c].ty, *coll, eq)) {
                     if is_outer(b) && value_ok(b, &t.columns[col].ty) {
                         out.push(ColCond {
                             col,
@@ -144,7 +159,7 @@ fn col_conditions(
                             list: None,
                         });
                     }
-                } else if let Some(col) = own(b) {
+                } else if let Some(col) = own(b).filter(|&c| coll_ok(&t.columns[c].ty, *coll, eq)) {
                     if is_outer(a) && value_ok(a, &t.columns[col].ty) {
                         out.push(ColCond {
                             col,
@@ -155,8 +170,8 @@ fn col_conditions(
                     }
                 }
             }
-            Expr::Between(a, l, h, false) => {
-                if let Some(col) = own(a) {
+            Expr::Between(a, l, h, false, coll) => {
+                if let Some(col) = own(a).filter(|&c| coll_ok(&t.columns[c].ty, *coll, false)) {
                     let ty = &t.columns[col].ty;
                     if is_outer(l) && is_outer(h) && value_ok(l, ty) && value_ok(h, ty) {
                         out.push(ColCond {
@@ -174,8 +189,8 @@ fn col_conditions(
                     }
                 }
             }
-            Expr::InList(a, list, false) => {
-                if let Some(col) = own(a) {
+            Expr::InList(a, list, false, coll) => {
+                if let Some(col) = own(a).filter(|&c| coll_ok(&t.columns[c].ty, *coll, true)) {
                     let ty = &t.columns[col].ty;
                     if !list.is_empty()
                         && list.len() <= 1000
@@ -223,8 +238,8 @@ fn referenced_columns(sel: &Select, src: &Source) -> Vec<usize> {
                 // The outer columns a correlated subquery reads.
                 Expr::Subquery(i)
                 | Expr::Exists(i, _)
-                | Expr::InSubquery(_, i, _)
-                | Expr::Quantified(_, _, i, _) => {
+                | Expr::InSubquery(_, i, ..)
+                | Expr::Quantified(_, _, i, ..) => {
                     for p in sel
                         .subqueries
                         .get(*i)
@@ -727,11 +742,11 @@ pub fn explain(sel: &Select) -> Vec<Vec<Value>> {
             let cols = &t.indexes[ii].columns[..used.min(t.indexes[ii].columns.len())];
             let is_key_col = |e: &Expr| matches!(e, Expr::Col(c) if *c >= s.offset && cols.contains(&(*c - s.offset)));
             match f {
-                Expr::Bin(_, l, r) => {
+                Expr::Bin(_, l, r, _) => {
                     (is_key_col(l) && r.is_const()) || (is_key_col(r) && l.is_const())
                 }
-                Expr::Between(x, l, h, false) => is_key_col(x) && l.is_const() && h.is_const(),
-                Expr::InList(x, l, false) => is_key_col(x) && l.iter().all(Expr::is_const),
+                Expr::Between(x, l, h, false, _) => is_key_col(x) && l.is_const() && h.is_const(),
+                Expr::InList(x, l, false, _) => is_key_col(x) && l.iter().all(Expr::is_const),
                 _ => false,
             }
         };

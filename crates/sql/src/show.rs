@@ -5,7 +5,7 @@
 use std::sync::atomic::Ordering;
 
 use onelog_engine::{Catalog, ColumnDef, TableDef};
-use onelog_types::{code, ColumnType, SqlError, Value};
+use onelog_types::{code, Collation, ColumnType, SqlError, Value};
 
 use crate::binder::{unsupported, VirtualColumn};
 use crate::executor::engine_err;
@@ -55,6 +55,7 @@ fn result(
                     crate::expr::to_string(&r[0]).to_lowercase().as_bytes(),
                     p.to_lowercase().as_bytes(),
                     b'\\',
+                    Collation::Utf8mb4Bin,
                 )
             })
             .collect(),
@@ -143,6 +144,12 @@ pub fn create_table_sql(t: &TableDef, autoinc: Option<u64>) -> String {
     let mut lines = Vec::new();
     for c in &t.columns {
         let mut l = format!("  `{}` {}", c.name, type_name(c));
+        // As MariaDB: a text column's collation is shown when it differs from the table's.
+        if let Some(coll) = c.ty.collation().filter(|&x| x != Collation::Binary) {
+            if coll != t.collation {
+                l += &format!(" CHARACTER SET {} COLLATE {}", coll.charset(), coll.name());
+            }
+        }
         if !c.nullable {
             l += " NOT NULL";
         }
@@ -197,7 +204,11 @@ pub fn create_table_sql(t: &TableDef, autoinc: Option<u64>) -> String {
     if let Some(a) = autoinc.filter(|a| *a > 1) {
         out += &format!(" AUTO_INCREMENT={a}");
     }
-    out += " DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci";
+    out += &format!(
+        " DEFAULT CHARSET={} COLLATE={}",
+        t.collation.charset(),
+        t.collation.name()
+    );
     if !t.comment.is_empty() {
         out += &format!(" COMMENT='{}'", t.comment.replace('\'', "''"));
     }
@@ -221,27 +232,33 @@ fn data_type(ty: &ColumnType) -> &'static str {
         ColumnType::Blob {
             len_bytes: 1,
             binary: false,
+            ..
         } => "tinytext",
         ColumnType::Blob {
             len_bytes: 2,
             binary: false,
+            ..
         } => "text",
         ColumnType::Blob {
             len_bytes: 3,
             binary: false,
+            ..
         } => "mediumtext",
         ColumnType::Blob { binary: false, .. } => "longtext",
         ColumnType::Blob {
             len_bytes: 1,
             binary: true,
+            ..
         } => "tinyblob",
         ColumnType::Blob {
             len_bytes: 2,
             binary: true,
+            ..
         } => "blob",
         ColumnType::Blob {
             len_bytes: 3,
             binary: true,
+            ..
         } => "mediumblob",
         ColumnType::Blob { binary: true, .. } => "longblob",
         ColumnType::Date => "date",
@@ -368,7 +385,7 @@ pub fn info_schema(
                         Value::Null,
                         Value::Null,
                         Value::Null,
-                        s("utf8mb4_general_ci"),
+                        s(t.collation.name()),
                         Value::Null,
                         s(""),
                         s(&t.comment),
@@ -417,7 +434,8 @@ pub fn info_schema(
             for t in tables() {
                 for (i, c) in t.columns.iter().enumerate() {
                     let (cmax, coct) = match c.ty {
-                        ColumnType::Char { len, binary } | ColumnType::Varchar { len, binary } => {
+                        ColumnType::Char { len, binary, .. }
+                        | ColumnType::Varchar { len, binary, .. } => {
                             (u(len as u64), u(len as u64 * if binary { 1 } else { 4 }))
                         }
                         ColumnType::Blob { .. } => {
@@ -467,11 +485,13 @@ pub fn info_schema(
                         np,
                         ns,
                         dp,
-                        if textual { s("utf8mb4") } else { Value::Null },
-                        if textual {
-                            s("utf8mb4_general_ci")
-                        } else {
-                            Value::Null
+                        match c.ty.collation() {
+                            Some(coll) if textual => s(coll.charset()),
+                            _ => Value::Null,
+                        },
+                        match c.ty.collation() {
+                            Some(coll) if textual => s(coll.name()),
+                            _ => Value::Null,
                         },
                         s(&type_name(c)),
                         s(key_of(&t, i)),
@@ -892,7 +912,7 @@ pub fn run_show(sess: &mut Session, a: &Admin, _p: &Parsed) -> Result<QueryResul
                         Value::Null,
                         Value::Null,
                         Value::Null,
-                        s("utf8mb4_general_ci"),
+                        s(t.collation.name()),
                         Value::Null,
                         s(""),
                         s(&t.comment),
@@ -1268,10 +1288,9 @@ fn show_columns(
         .map(|(i, c)| {
             let mut r = vec![s(&c.name), s(&type_name(c))];
             if full {
-                r.push(if c.ty.is_string() && !c.ty.is_binary() {
-                    s("utf8mb4_general_ci")
-                } else {
-                    Value::Null
+                r.push(match c.ty.collation() {
+                    Some(coll) if !c.ty.is_binary() => s(coll.name()),
+                    _ => Value::Null,
                 });
             }
             r.push(s(if c.nullable { "YES" } else { "NO" }));

@@ -11,7 +11,7 @@
 
 use std::sync::Arc;
 
-use onelog_types::{code, SqlError, Value};
+use onelog_types::{code, Collation, SqlError, Value};
 use sha1::{Digest, Sha1};
 
 use crate::database::Database;
@@ -198,7 +198,12 @@ impl Account {
 
 fn db_matches(pattern: &str, db: &str) -> bool {
     if pattern.contains(['%', '_']) {
-        crate::expr::like(db.as_bytes(), pattern.as_bytes(), b'\\')
+        crate::expr::like(
+            db.as_bytes(),
+            pattern.as_bytes(),
+            b'\\',
+            Collation::Utf8mb4Bin,
+        )
     } else {
         pattern == db
     }
@@ -218,7 +223,13 @@ fn host_matches(pattern: &str, host: &str) -> bool {
     if pattern.eq_ignore_ascii_case("localhost") && (host == "127.0.0.1" || host == "::1") {
         return true;
     }
-    pattern.contains(['%', '_']) && crate::expr::like(host.as_bytes(), pattern.as_bytes(), b'\\')
+    pattern.contains(['%', '_'])
+        && crate::expr::like(
+            host.as_bytes(),
+            pattern.as_bytes(),
+            b'\\',
+            Collation::Utf8mb4Bin,
+        )
 }
 
 /// The in-memory copy of the account tables.
@@ -295,8 +306,8 @@ pub fn bootstrap(db: &Arc<Database>) -> Result<(), SqlError> {
     let mut s = db.system_session();
     for sql in [
         "CREATE DATABASE IF NOT EXISTS mysql",
-        "CREATE TABLE IF NOT EXISTS mysql.onelog_user (Host VARCHAR(255) NOT NULL, User VARCHAR(128) NOT NULL, Password VARCHAR(64) NOT NULL DEFAULT '', Privileges VARCHAR(1024) NOT NULL DEFAULT '', Grant_option TINYINT NOT NULL DEFAULT 0, PRIMARY KEY (Host, User))",
-        "CREATE TABLE IF NOT EXISTS mysql.onelog_db (Host VARCHAR(255) NOT NULL, Db VARCHAR(64) NOT NULL, User VARCHAR(128) NOT NULL, Privileges VARCHAR(1024) NOT NULL DEFAULT '', PRIMARY KEY (Host, Db, User))",
+        "CREATE TABLE IF NOT EXISTS mysql.onelog_user (Host VARCHAR(255) NOT NULL, User VARCHAR(128) NOT NULL, Password VARCHAR(64) NOT NULL DEFAULT '', Privileges VARCHAR(1024) NOT NULL DEFAULT '', Grant_option TINYINT NOT NULL DEFAULT 0, PRIMARY KEY (Host, User)) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
+        "CREATE TABLE IF NOT EXISTS mysql.onelog_db (Host VARCHAR(255) NOT NULL, Db VARCHAR(64) NOT NULL, User VARCHAR(128) NOT NULL, Privileges VARCHAR(1024) NOT NULL DEFAULT '', PRIMARY KEY (Host, Db, User)) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
     ] {
         s.run_internal(sql)?;
     }

@@ -9,7 +9,7 @@
 //! query <column letters> [rowsort]
 //! <sql>
 //! ----
-//! <rows: values separated by one space; NULL for null, (empty) for ''>
+//! <rows: values separated by one space; NULL for null, (empty) for '', newlines as \n>
 //!
 //! query error <code> [message prefix]
 //! skipif onelog|mariadb   /   onlyif onelog|mariadb   (applies to the next record)
@@ -272,7 +272,8 @@ fn render(rows: &[Vec<Option<String>>]) -> Vec<String> {
                 .map(|v| match v {
                     None => "NULL".to_string(),
                     Some(s) if s.is_empty() => "(empty)".to_string(),
-                    Some(s) => s.clone(),
+                    // Multi-line values (SHOW CREATE TABLE) stay on one line.
+                    Some(s) => s.replace('\n', "\\n"),
                 })
                 .collect::<Vec<_>>()
                 .join(" ")

@@ -6,10 +6,12 @@
 //! encoders (`onelog-engine::keycode` for order-preserving keys, `onelog-binlog::rows` for
 //! MariaDB's binary row format).
 
+pub mod collation;
 mod decimal;
 mod error;
 mod time;
 
+pub use collation::{Collation, Derivation};
 pub use decimal::Decimal;
 pub use error::{code, sqlstate, SqlError};
 pub use time::{Date, DateTime, Time};
@@ -76,7 +78,10 @@ pub mod column_flag {
 ///
 /// Character types are utf8mb4 (`binary == false`, up to 4 bytes per character) or binary
 /// (`binary == true`: BINARY, VARBINARY, BLOB). Lengths are in characters for text types and
-/// bytes for binary types, as in SQL.
+/// bytes for binary types, as in SQL. Text types carry their [`Collation`]
+/// (`utf8mb4_general_ci` or `utf8mb4_bin`; binary types have `Collation::Binary`); catalogs
+/// written before collations were recorded read as [`Collation::LEGACY`] (utf8mb4_bin, the
+/// bytewise order their index keys were built in).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum ColumnType {
     /// TINYINT (1), SMALLINT (2), MEDIUMINT (3), INT (4), BIGINT (8).
@@ -95,17 +100,23 @@ pub enum ColumnType {
     Char {
         len: u32,
         binary: bool,
+        #[serde(default = "Collation::legacy")]
+        collation: Collation,
     },
     /// VARCHAR(len) / VARBINARY(len).
     Varchar {
         len: u32,
         binary: bool,
+        #[serde(default = "Collation::legacy")]
+        collation: Collation,
     },
     /// TINYTEXT/TEXT/MEDIUMTEXT/LONGTEXT (or the BLOB family when `binary`): the value length
     /// is stored in `len_bytes` bytes (1, 2, 3 or 4).
     Blob {
         len_bytes: u8,
         binary: bool,
+        #[serde(default = "Collation::legacy")]
+        collation: Collation,
     },
     Date,
     /// TIME(fsp)
@@ -124,11 +135,73 @@ pub enum ColumnType {
 
 /// Bytes per character of utf8mb4, the only text character set onelog stores.
 pub const UTF8MB4_MAXLEN: u32 = 4;
-/// Collation ids sent to clients: utf8mb4_general_ci and binary.
+/// Collation ids sent to clients: utf8mb4_general_ci, utf8mb4_bin and binary.
 pub const COLLATION_UTF8MB4_GENERAL_CI: u16 = 45;
+pub const COLLATION_UTF8MB4_BIN: u16 = 46;
 pub const COLLATION_BINARY: u16 = 63;
 
 impl ColumnType {
+    /// VARCHAR(len) of the given collation (VARBINARY for `Collation::Binary`).
+    pub fn varchar(len: u32, collation: Collation) -> ColumnType {
+        ColumnType::Varchar {
+            len,
+            binary: collation == Collation::Binary,
+            collation,
+        }
+    }
+
+    /// CHAR(len) of the given collation (BINARY for `Collation::Binary`).
+    pub fn char(len: u32, collation: Collation) -> ColumnType {
+        ColumnType::Char {
+            len,
+            binary: collation == Collation::Binary,
+            collation,
+        }
+    }
+
+    /// A TEXT type (`len_bytes`: 1 TINYTEXT, 2 TEXT, 3 MEDIUMTEXT, 4 LONGTEXT) of the given
+    /// collation (the BLOB type for `Collation::Binary`).
+    pub fn text(len_bytes: u8, collation: Collation) -> ColumnType {
+        ColumnType::Blob {
+            len_bytes,
+            binary: collation == Collation::Binary,
+            collation,
+        }
+    }
+
+    /// The collation of a string type (`Binary` for binary types), None for other types.
+    pub fn collation(&self) -> Option<Collation> {
+        match *self {
+            ColumnType::Char {
+                binary, collation, ..
+            }
+            | ColumnType::Varchar {
+                binary, collation, ..
+            }
+            | ColumnType::Blob {
+                binary, collation, ..
+            } => Some(if binary { Collation::Binary } else { collation }),
+            _ => None,
+        }
+    }
+
+    /// The same type with another collation (a binary type for `Collation::Binary`); other
+    /// types are returned unchanged.
+    pub fn with_collation(self, c: Collation) -> ColumnType {
+        match self {
+            ColumnType::Char { len, .. } => ColumnType::char(len, c),
+            ColumnType::Varchar { len, .. } => ColumnType::varchar(len, c),
+            ColumnType::Blob { len_bytes, .. } => ColumnType::text(len_bytes, c),
+            t => t,
+        }
+    }
+
+    /// Whether values of this type compare case-insensitively (index keys hold weights,
+    /// not the values).
+    pub fn is_ci(&self) -> bool {
+        self.collation().is_some_and(Collation::is_ci)
+    }
+
     /// The type code written in binlog table maps and column definitions.
     pub fn type_code(&self) -> u8 {
         use type_code::*;
@@ -175,7 +248,7 @@ impl ColumnType {
     pub fn max_bytes(&self) -> Option<u64> {
         let per_char = |binary: bool| if binary { 1 } else { UTF8MB4_MAXLEN as u64 };
         match *self {
-            ColumnType::Char { len, binary } | ColumnType::Varchar { len, binary } => {
+            ColumnType::Char { len, binary, .. } | ColumnType::Varchar { len, binary, .. } => {
                 Some(len as u64 * per_char(binary))
             }
             ColumnType::Blob { len_bytes, .. } => Some((1u64 << (8 * len_bytes as u64)) - 1),
@@ -219,11 +292,21 @@ impl ColumnType {
             ColumnType::Float => "float".into(),
             ColumnType::Double => "double".into(),
             ColumnType::Decimal { precision, scale } => format!("decimal({precision},{scale})"),
-            ColumnType::Char { len, binary: false } => format!("char({len})"),
-            ColumnType::Char { len, binary: true } => format!("binary({len})"),
-            ColumnType::Varchar { len, binary: false } => format!("varchar({len})"),
-            ColumnType::Varchar { len, binary: true } => format!("varbinary({len})"),
-            ColumnType::Blob { len_bytes, binary } => {
+            ColumnType::Char {
+                len, binary: false, ..
+            } => format!("char({len})"),
+            ColumnType::Char {
+                len, binary: true, ..
+            } => format!("binary({len})"),
+            ColumnType::Varchar {
+                len, binary: false, ..
+            } => format!("varchar({len})"),
+            ColumnType::Varchar {
+                len, binary: true, ..
+            } => format!("varbinary({len})"),
+            ColumnType::Blob {
+                len_bytes, binary, ..
+            } => {
                 let size = match len_bytes {
                     1 => "tiny",
                     2 => "",

@@ -26,6 +26,7 @@ fn table() -> TableDef {
                 ty: ColumnType::Blob {
                     len_bytes: 3,
                     binary: true,
+                    collation: onelog_types::Collation::Binary,
                 },
                 nullable: true,
             },

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use onelog_engine::*;
-use onelog_types::{ColumnType, SqlError, Value};
+use onelog_types::{Collation, ColumnType, SqlError, Value};
 
 /// The DDL statements the tests issue, re-created from their text during recovery.
 pub struct TestReplayer;
@@ -26,6 +26,7 @@ pub fn accounts_table() -> TableDef {
                 ColumnType::Varchar {
                     len: 40,
                     binary: false,
+                    collation: onelog_types::Collation::Utf8mb4GeneralCi,
                 },
                 true,
             ),
@@ -53,7 +54,20 @@ pub fn accounts_table() -> TableDef {
         comment: String::new(),
         engine_name: "InnoDB".into(),
         auto_increment_start: None,
+        collation: onelog_types::Collation::Utf8mb4GeneralCi,
     }
+}
+
+/// `names`: a utf8mb4_general_ci VARCHAR primary key `code` and a unique general_ci
+/// `nick` (index 1, "nick").
+pub fn names_table() -> TableDef {
+    let ci = ColumnType::varchar(10, Collation::Utf8mb4GeneralCi);
+    let mut t = accounts_table();
+    t.name = "names".into();
+    t.columns = vec![col("code", ci, false), col("nick", ci, true)];
+    t.indexes[1].name = "nick".into();
+    t.indexes[1].unique = true;
+    t
 }
 
 pub fn col(name: &str, ty: ColumnType, nullable: bool) -> ColumnDef {
@@ -79,6 +93,10 @@ pub fn ddl_for(sql: &str) -> Ddl {
             def: accounts_table(),
             if_not_exists: false,
         },
+        "CREATE TABLE names" => Ddl::CreateTable {
+            def: names_table(),
+            if_not_exists: false,
+        },
         "CREATE INDEX bal ON accounts (balance)" => Ddl::AlterTable {
             db: "test".into(),
             table: "accounts".into(),
@@ -102,6 +120,7 @@ pub fn ddl_for(sql: &str) -> Ddl {
                     ColumnType::Varchar {
                         len: 20,
                         binary: false,
+                        collation: Collation::Utf8mb4GeneralCi,
                     },
                     false,
                 ),

@@ -83,8 +83,8 @@ pub fn max_level(
         Expr::Col(p) => see(*p),
         Expr::Subquery(i)
         | Expr::Exists(i, _)
-        | Expr::InSubquery(_, i, _)
-        | Expr::Quantified(_, _, i, _) => {
+        | Expr::InSubquery(_, i, ..)
+        | Expr::Quantified(_, _, i, ..) => {
             for p in params(*i) {
                 see(p)
             }
@@ -266,11 +266,9 @@ impl Binder<'_> {
         for n in names {
             let l = self.using_column(left, n)?;
             let r = self.using_column(right, n)?;
-            on.push(Expr::Bin(
-                BinOp::Eq,
-                Box::new(Expr::Col(l)),
-                Box::new(Expr::Col(r)),
-            ));
+            let (lc, rc) = (Expr::Col(l), Expr::Col(r));
+            let coll = self.agg_coll(&[&lc, &rc]);
+            on.push(Expr::Bin(BinOp::Eq, Box::new(lc), Box::new(rc), coll));
             lcols.push(l);
             rcols.push(r);
         }

@@ -8,7 +8,7 @@
 //! INSERT ... SELECT work as for any SELECT.
 
 use onelog_engine::LockMode;
-use onelog_types::{ColumnType, SqlError, Value};
+use onelog_types::{Collation, ColumnType, SqlError, Value};
 use sqlparser::ast as sq;
 
 use super::{display_len, err, unsupported, Binder, Clause, IndexHints, Select, SourceKind};
@@ -71,12 +71,14 @@ pub struct SetOp {
 pub const NULL_TYPE: ColumnType = ColumnType::Varchar {
     len: 0,
     binary: true,
+    collation: Collation::Binary,
 };
 
 /// What a NULL-typed column becomes when stored (a union of NULLs, a derived table).
 pub const NULL_STORED: ColumnType = ColumnType::Char {
     len: 0,
     binary: true,
+    collation: Collation::Binary,
 };
 
 /// Integer digits of an exact numeric type.
@@ -202,21 +204,36 @@ pub fn union_type(a: ColumnType, b: ColumnType) -> ColumnType {
         },
         _ => {
             let binary = a.is_binary() && b.is_binary();
+            // A text part's collation (the first one's when they differ).
+            let collation = if binary {
+                Collation::Binary
+            } else {
+                [a, b]
+                    .iter()
+                    .filter(|t| !t.is_binary())
+                    .find_map(|t| t.collation())
+                    .unwrap_or(Collation::DEFAULT)
+            };
             match (a, b) {
                 (Blob { len_bytes: x, .. }, Blob { len_bytes: y, .. }) => Blob {
                     len_bytes: x.max(y),
                     binary,
+                    collation,
                 },
-                (Blob { len_bytes, .. }, _) | (_, Blob { len_bytes, .. }) => {
-                    Blob { len_bytes, binary }
-                }
+                (Blob { len_bytes, .. }, _) | (_, Blob { len_bytes, .. }) => Blob {
+                    len_bytes,
+                    binary,
+                    collation,
+                },
                 (Char { len: x, .. }, Char { len: y, .. }) => Char {
                     len: x.max(y),
                     binary,
+                    collation,
                 },
                 _ => Varchar {
                     len: char_len(a).max(char_len(b)),
                     binary,
+                    collation,
                 },
             }
         }
@@ -366,6 +383,7 @@ impl Binder<'_> {
             order.push((self.bind_order_item(&o.expr, &items, Clause::Order)?, desc));
         }
         let aggregate = !self.aggs.is_empty();
+        let order_colls = order.iter().map(|(e, _)| self.coll_of(e).0).collect();
         Ok(Select {
             sources,
             filter: Vec::new(),
@@ -384,6 +402,8 @@ impl Binder<'_> {
             width: n,
             ordered: false,
             params: Vec::new(),
+            order_colls,
+            group_colls: Vec::new(),
         })
     }
 }

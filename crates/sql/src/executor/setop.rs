@@ -5,30 +5,38 @@
 
 use std::collections::{HashMap, HashSet};
 
-use onelog_types::{ColumnType, SqlError, Value};
+use onelog_types::{Collation, ColumnType, SqlError, Value};
 
 use super::{run_select, ExecCtx};
 use crate::binder::setop_coerce;
 use crate::binder::{SetNode, SetOpKind};
 use crate::expr;
 
-fn key(r: &[Value]) -> Vec<u8> {
+/// A row's identity for DISTINCT and the set operations: strings compare under their
+/// column's collation ('a' and 'A' are one row under utf8mb4_general_ci).
+fn key(r: &[Value], colls: &[Collation]) -> Vec<u8> {
     let mut k = Vec::new();
-    for v in r {
-        expr::group_key(v, &mut k);
+    for (i, v) in r.iter().enumerate() {
+        expr::group_key(
+            v,
+            colls.get(i).copied().unwrap_or(Collation::Binary),
+            &mut k,
+        );
     }
     k
 }
 
-fn distinct(rows: Vec<Vec<Value>>) -> Vec<Vec<Value>> {
+fn distinct(rows: Vec<Vec<Value>>, colls: &[Collation]) -> Vec<Vec<Value>> {
     let mut seen = HashSet::new();
-    rows.into_iter().filter(|r| seen.insert(key(r))).collect()
+    rows.into_iter()
+        .filter(|r| seen.insert(key(r, colls)))
+        .collect()
 }
 
-fn counts(rows: &[Vec<Value>]) -> HashMap<Vec<u8>, usize> {
+fn counts(rows: &[Vec<Value>], colls: &[Collation]) -> HashMap<Vec<u8>, usize> {
     let mut m = HashMap::new();
     for r in rows {
-        *m.entry(key(r)).or_insert(0) += 1;
+        *m.entry(key(r, colls)).or_insert(0) += 1;
     }
     m
 }
@@ -61,6 +69,11 @@ pub fn run_setop(
             let mut a = run_setop(cx, left, types)?;
             let b = run_setop(cx, right, types)?;
             cx.check_interrupt()?;
+            let colls: Vec<Collation> = types
+                .iter()
+                .map(|t| t.collation().unwrap_or(Collation::Binary))
+                .collect();
+            let colls = &colls[..];
             Ok(match (kind, *all) {
                 (SetOpKind::Union, true) => {
                     a.extend(b);
@@ -68,26 +81,26 @@ pub fn run_setop(
                 }
                 (SetOpKind::Union, false) => {
                     a.extend(b);
-                    distinct(a)
+                    distinct(a, colls)
                 }
                 (SetOpKind::Intersect, false) => {
-                    let other: HashSet<Vec<u8>> = b.iter().map(|r| key(r)).collect();
-                    distinct(a)
+                    let other: HashSet<Vec<u8>> = b.iter().map(|r| key(r, colls)).collect();
+                    distinct(a, colls)
                         .into_iter()
-                        .filter(|r| other.contains(&key(r)))
+                        .filter(|r| other.contains(&key(r, colls)))
                         .collect()
                 }
                 (SetOpKind::Except, false) => {
-                    let other: HashSet<Vec<u8>> = b.iter().map(|r| key(r)).collect();
-                    distinct(a)
+                    let other: HashSet<Vec<u8>> = b.iter().map(|r| key(r, colls)).collect();
+                    distinct(a, colls)
                         .into_iter()
-                        .filter(|r| !other.contains(&key(r)))
+                        .filter(|r| !other.contains(&key(r, colls)))
                         .collect()
                 }
                 (SetOpKind::Intersect, true) => {
-                    let mut left = counts(&b);
+                    let mut left = counts(&b, colls);
                     a.into_iter()
-                        .filter(|r| match left.get_mut(&key(r)) {
+                        .filter(|r| match left.get_mut(&key(r, colls)) {
                             Some(n) if *n > 0 => {
                                 *n -= 1;
                                 true
@@ -97,9 +110,9 @@ pub fn run_setop(
                         .collect()
                 }
                 (SetOpKind::Except, true) => {
-                    let mut left = counts(&b);
+                    let mut left = counts(&b, colls);
                     a.into_iter()
-                        .filter(|r| match left.get_mut(&key(r)) {
+                        .filter(|r| match left.get_mut(&key(r, colls)) {
                             Some(n) if *n > 0 => {
                                 *n -= 1;
                                 false

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use onelog_types::{code, SqlError, Value};
+use onelog_types::{code, Collation, SqlError, Value};
 
 use super::{run_select, ExecCtx};
 use crate::binder::{visit_exprs_mut, Select};
@@ -27,8 +27,9 @@ fn too_many_rows() -> SqlError {
     )
 }
 
-/// Sorted distinct non-NULL first-column values, and whether a NULL was seen.
-fn value_set(rows: Vec<Vec<Value>>) -> (Vec<Value>, bool) {
+/// Sorted distinct (under `coll`) non-NULL first-column values, and whether a NULL was
+/// seen.
+fn value_set(rows: Vec<Vec<Value>>, coll: Collation) -> (Vec<Value>, bool) {
     let mut vals = Vec::with_capacity(rows.len());
     let mut has_null = false;
     for r in rows {
@@ -37,8 +38,8 @@ fn value_set(rows: Vec<Vec<Value>>) -> (Vec<Value>, bool) {
             Some(v) => vals.push(v),
         }
     }
-    vals.sort_by(sort_cmp);
-    vals.dedup_by(|a, b| sort_cmp(a, b) == Ordering::Equal);
+    vals.sort_by(|a, b| sort_cmp(a, b, coll));
+    vals.dedup_by(|a, b| sort_cmp(a, b, coll) == Ordering::Equal);
     (vals, has_null)
 }
 
@@ -70,9 +71,9 @@ pub fn resolve_subqueries(
     for e in exprs.iter() {
         e.walk(&mut |x| match x {
             Expr::Subquery(i)
-            | Expr::InSubquery(_, i, _)
+            | Expr::InSubquery(_, i, ..)
             | Expr::Exists(i, _)
-            | Expr::Quantified(_, _, i, _) => {
+            | Expr::Quantified(_, _, i, ..) => {
                 if let Some(n) = needed.get_mut(*i) {
                     *n = subs[*i].params.is_empty();
                 }
@@ -92,8 +93,8 @@ pub fn resolve_subqueries(
             let rows = match x {
                 Expr::Subquery(i)
                 | Expr::Exists(i, _)
-                | Expr::InSubquery(_, i, _)
-                | Expr::Quantified(_, _, i, _) => match results.get(*i) {
+                | Expr::InSubquery(_, i, ..)
+                | Expr::Quantified(_, _, i, ..) => match results.get(*i) {
                     Some(Some(r)) => r,
                     _ => return,
                 },
@@ -108,13 +109,13 @@ pub fn resolve_subqueries(
                     Expr::Lit(rows.first().map(|r| r[0].clone()).unwrap_or(Value::Null))
                 }
                 Expr::Exists(_, neg) => Expr::Lit(expr::bool_val(rows.is_empty() == *neg)),
-                Expr::InSubquery(a, _, neg) => {
-                    let (vals, has_null) = value_set(rows.clone());
-                    Expr::InSet(a.clone(), Arc::new(vals), has_null, *neg)
+                Expr::InSubquery(a, _, neg, coll) => {
+                    let (vals, has_null) = value_set(rows.clone(), *coll);
+                    Expr::InSet(a.clone(), Arc::new(vals), has_null, *neg, *coll)
                 }
-                Expr::Quantified(a, op, _, all) => {
-                    let (vals, has_null) = value_set(rows.clone());
-                    Expr::QuantSet(a.clone(), *op, Arc::new(vals), has_null, *all)
+                Expr::Quantified(a, op, _, all, coll) => {
+                    let (vals, has_null) = value_set(rows.clone(), *coll);
+                    Expr::QuantSet(a.clone(), *op, Arc::new(vals), has_null, *all, *coll)
                 }
                 _ => return,
             };
@@ -168,7 +169,12 @@ impl<'h, 'c> SubHost<'h, 'c> {
         };
         let mut key = Vec::new();
         for p in &t.params {
-            expr::group_key(row.get(*p).unwrap_or(&Value::Null), &mut key);
+            // Exact values (binary): the result may depend on more than equality.
+            expr::group_key(
+                row.get(*p).unwrap_or(&Value::Null),
+                Collation::Binary,
+                &mut key,
+            );
         }
         if let Some(c) = self.cache.borrow().get(&(i, key.clone())) {
             return Ok(c.clone());
@@ -219,9 +225,14 @@ impl SubqueryEval for SubHost<'_, '_> {
         }
     }
 
-    fn values(&self, i: usize, row: &[Value]) -> EvalResult<Rc<(Vec<Value>, bool)>> {
+    fn values(
+        &self,
+        i: usize,
+        row: &[Value],
+        coll: Collation,
+    ) -> EvalResult<Rc<(Vec<Value>, bool)>> {
         match self.lookup(i, row, None, |rows| {
-            Ok(Cached::Values(Rc::new(value_set(rows))))
+            Ok(Cached::Values(Rc::new(value_set(rows, coll))))
         })? {
             Cached::Values(v) => Ok(v),
             _ => Err(sql_err(code::ER_UNKNOWN_ERROR, "subquery kind")),

@@ -48,7 +48,6 @@ impl Server {
             .arg("--innodb-buffer-pool-size=32M")
             .arg("--innodb-log-file-size=16M")
             .arg("--character-set-server=utf8mb4")
-            .arg("--collation-server=utf8mb4_bin")
             .arg(format!("--pid-file={}", dir.path().join("pid").display()))
             .arg(format!(
                 "--log-error={}",
