@@ -1,6 +1,7 @@
 //! `onelog bench`: benchmarks of onelogd against MariaDB 10.11 on the same machine, with an
 //! fsync-delay shim preloaded into every server.
 
+pub mod big_txn;
 pub mod group_commit;
 pub mod insert_bench;
 pub mod markdown;
@@ -22,6 +23,8 @@ Usage: onelog bench <workload> [options]
   group-commit      single-row autocommit inserts at 1..64 clients
   sync-binlog       4 clients inserting 35 KB rows with sync_binlog=0..4
   insert-benchmark  the Insert Benchmark steps (l.i0 l.x l.i1 l.i2 qr/qp 100/500/1000)
+  big-txn           small autocommit inserts beside one large transaction's COMMIT
+                    (systems with a durable binlog)
   sync-limit        8 KiB write + fdatasync rounds per second of one thread (L)
 Options:
   --quick                 small sizes and short durations (about 10 minutes for `all`)
@@ -34,6 +37,8 @@ Options:
   --seconds S             duration of each measured point (group-commit, sync-binlog)
   --rows N                insert-benchmark l.i0 rows per table (l.i1 = N/4, l.i2 = N/16)
   --query-seconds S       insert-benchmark duration of each qr/qp step
+  --big-mib N             big-txn: MiB of rows in the large transaction (default 100;
+                          --quick: 20)
   --repeat N              repeat group-commit points, keep the median (default 1)
   --workdir DIR           scratch directory (default: $TMPDIR/onelog-bench-PID)
   --onelogd PATH          onelogd binary (default: next to this binary)";
@@ -47,12 +52,15 @@ pub struct Config {
     pub run_gc: bool,
     pub run_sb: bool,
     pub run_ib: bool,
+    pub run_bt: bool,
     pub gc_clients: Vec<usize>,
     pub gc_secs: f64,
     pub sb_values: Vec<u32>,
     pub sb_secs: f64,
     pub ib_clients: Vec<usize>,
     pub ib: insert_bench::IbOpts,
+    /// big-txn: MiB of row data in the large transaction.
+    pub bt_mib: u64,
     pub repeat: usize,
     pub limit_secs: f64,
     pub workdir: PathBuf,
@@ -70,6 +78,7 @@ impl Config {
             run_gc: true,
             run_sb: true,
             run_ib: true,
+            run_bt: true,
             gc_clients: vec![1, 2, 4, 8, 16, 32, 64],
             gc_secs: if quick { 1.0 } else { 10.0 },
             sb_values: vec![0, 1, 2, 3, 4],
@@ -84,6 +93,7 @@ impl Config {
                 rates: vec![100, 500, 1000],
                 bg_rows_per_commit: 10,
             },
+            bt_mib: if quick { 20 } else { 100 },
             repeat: 1,
             limit_secs: if quick { 1.0 } else { 5.0 },
             workdir: std::env::temp_dir().join(format!("onelog-bench-{}", std::process::id())),
@@ -102,6 +112,7 @@ pub struct Results {
     pub gc: Vec<group_commit::GcPoint>,
     pub sb: Vec<sync_binlog::SbPoint>,
     pub ib: Vec<insert_bench::StepResult>,
+    pub bt: Vec<big_txn::BtPoint>,
     pub errors: Vec<String>,
     pub started: String,
     pub elapsed_secs: f64,
@@ -161,11 +172,15 @@ fn config_from(workload: &str, args: &[String]) -> Result<Config, String> {
         .chain(args.iter().cloned())
         .collect::<Vec<_>>()
         .join(" ");
+    if workload != "all" {
+        (c.run_gc, c.run_sb, c.run_ib, c.run_bt) = (false, false, false, false);
+    }
     match workload {
         "all" => {}
-        "group-commit" => (c.run_sb, c.run_ib) = (false, false),
-        "sync-binlog" => (c.run_gc, c.run_ib) = (false, false),
-        "insert-benchmark" => (c.run_gc, c.run_sb) = (false, false),
+        "group-commit" => c.run_gc = true,
+        "sync-binlog" => c.run_sb = true,
+        "insert-benchmark" => c.run_ib = true,
+        "big-txn" => c.run_bt = true,
         _ => return Err(format!("unknown workload '{workload}'\n{USAGE}")),
     }
     for (k, v) in &o {
@@ -199,6 +214,7 @@ fn config_from(workload: &str, args: &[String]) -> Result<Config, String> {
                 c.ib.rows_i2 = (n / 16).max(5);
             }
             "query-seconds" => c.ib.query_secs = v.parse().map_err(|_| "bad --query-seconds")?,
+            "big-mib" => c.bt_mib = v.parse().map_err(|_| "bad --big-mib")?,
             "rates" => c.ib.rates = parse_list(v, "rate")?,
             "repeat" => c.repeat = v.parse().map_err(|_| "bad --repeat")?,
             "workdir" => c.workdir = PathBuf::from(v),
@@ -310,7 +326,8 @@ pub fn run(cfg: &Config) -> Result<Results, String> {
         for &k in &cfg.systems {
             let want_gc = cfg.run_gc && k.durable();
             let want_sb = cfg.run_sb && k.has_binlog() && k.durable();
-            if !(want_gc || want_sb || cfg.run_ib) {
+            let want_bt = cfg.run_bt && k.has_binlog() && k.durable();
+            if !(want_gc || want_sb || cfg.run_ib || want_bt) {
                 continue;
             }
             eprintln!(
@@ -369,6 +386,12 @@ pub fn run(cfg: &Config) -> Result<Results, String> {
                         Ok(())
                     });
                 }
+            }
+            if want_bt {
+                step(&mut res, "big-txn", &mut |res| {
+                    res.bt.push(big_txn::run(&mut server, cfg.bt_mib)?);
+                    Ok(())
+                });
             }
             drop(server);
         }
@@ -439,6 +462,17 @@ mod tests {
             c.systems,
             vec![SystemKind::OnelogEngine, SystemKind::MariadbBinlog]
         );
+        let c = config_from("big-txn", &["--big-mib=50".to_string()]).unwrap();
+        assert!(c.run_bt && !c.run_gc && !c.run_sb && !c.run_ib);
+        assert_eq!(c.bt_mib, 50);
+        assert_eq!(
+            config_from("big-txn", &["--quick".into()]).unwrap().bt_mib,
+            20
+        );
+        assert_eq!(config_from("big-txn", &[]).unwrap().bt_mib, 100);
+        let c = config_from("all", &[]).unwrap();
+        assert!(c.run_bt && c.run_gc && c.run_sb && c.run_ib);
+        assert!(config_from("big-txn", &["--big-mib=x".to_string()]).is_err());
         assert!(config_from("nope", &[]).is_err());
         assert!(config_from("all", &["--bogus=1".to_string()]).is_err());
     }
