@@ -277,6 +277,50 @@ impl EventGroup {
         gtid_len + self.buf.len()
     }
 
+    /// [`finalize_into`](Self::finalize_into) without copying the body: appends only the
+    /// GTID event to `out` and seals the group's own events in place for a write straight
+    /// from [`body`](Self::body). Sealing again (a retried append) just overwrites.
+    pub(crate) fn finalize_in_place(
+        &mut self,
+        gtid: Gtid,
+        commit_id: Option<u64>,
+        start: u64,
+        out: &mut Vec<u8>,
+    ) -> Result<u64> {
+        assert!(self.closed, "finalizing an open event group");
+        let end = start + self.finalized_len(commit_id.is_some()) as u64;
+        if end > u32::MAX as u64 {
+            return Err(BinlogError::InvalidArgument(format!(
+                "event group would end at offset {end}, beyond 4 GiB"
+            )));
+        }
+        let first = out.len();
+        let n = write_event_unsealed(
+            out,
+            self.timestamp,
+            gtid.server,
+            0,
+            &self.gtid_event(gtid, commit_id),
+        );
+        let mut pos = start + n as u64;
+        seal_event(&mut out[first..], pos as u32);
+        let mut i = 0;
+        while i < self.buf.len() {
+            let len = u32::from_le_bytes(self.buf[i + 9..i + 13].try_into().unwrap()) as usize;
+            pos += len as u64;
+            seal_event(&mut self.buf[i..i + len], pos as u32);
+            i += len;
+        }
+        debug_assert_eq!(pos, end);
+        Ok(end)
+    }
+
+    /// The encoded events after the GTID event (sealed by
+    /// [`finalize_in_place`](Self::finalize_in_place)).
+    pub(crate) fn body(&self) -> &[u8] {
+        &self.buf
+    }
+
     /// Appends the placed group to `out`: the GTID event, then every event with its
     /// `log_pos` (end offset in the file, the group starting at file offset `start`) and
     /// CRC32. Returns the file offset just past the group.
