@@ -112,6 +112,30 @@ fn now() -> u32 {
         .unwrap_or(0)
 }
 
+/// About the size of a transaction's event group: statement texts (ANNOTATE_ROWS) and row
+/// images, plus per-row and per-statement overhead. Only a capacity hint.
+fn estimated_group_len(txn: &Txn) -> usize {
+    let value_len = |v: &onelog_types::Value| match v {
+        onelog_types::Value::Bytes(b) => b.len() + 4,
+        _ => 8,
+    };
+    let image = |r: &Option<Row>| {
+        r.as_ref()
+            .map_or(0, |r| r.iter().map(value_len).sum::<usize>())
+    };
+    let rows: usize = txn
+        .changes
+        .iter()
+        .map(|c| image(&c.before) + image(&c.after) + 8)
+        .sum();
+    let texts: usize = txn
+        .statements
+        .iter()
+        .map(|s| s.sql.as_ref().map_or(0, |q| q.len()) + 256)
+        .sum();
+    rows + texts + 1024
+}
+
 impl Wal {
     pub fn open(opts: &EngineOptions, db: &DB) -> Result<Wal> {
         let binlog = match opts.mode {
@@ -226,6 +250,7 @@ impl Wal {
             return Ok(None);
         };
         let mut g = binlog::EventGroup::transaction(b.options().server_id, now());
+        g.reserve(estimated_group_len(txn));
         for (si, stmt) in txn.statements.iter().enumerate() {
             let end = txn
                 .statements
