@@ -302,6 +302,18 @@ pub struct Binder<'a> {
     outer: Vec<OuterScope>,
     /// Columns of `SELECT *` in order (USING/NATURAL join columns once).
     star: Vec<usize>,
+    /// Common table expressions in scope (WITH), innermost last.
+    ctes: Vec<Arc<Cte>>,
+}
+
+/// A common table expression: `name [(columns)] AS (query)`. It is bound where it is
+/// used, as a derived table, seeing only the CTEs defined before it.
+struct Cte {
+    name: String,
+    query: sq::Query,
+    columns: Vec<String>,
+    /// Number of CTEs in scope at its definition (those it may refer to).
+    visible: usize,
 }
 
 fn col_flags(t: &TableDef, c: usize) -> u16 {
@@ -604,6 +616,7 @@ impl<'a> Binder<'a> {
             line_starts,
             outer: Vec::new(),
             star: Vec::new(),
+            ctes: Vec::new(),
         }
     }
 
@@ -615,6 +628,7 @@ impl<'a> Binder<'a> {
             types: self.types.clone(),
         });
         b.outer.extend(self.outer.iter().cloned());
+        b.ctes = self.ctes.clone();
         b
     }
 
@@ -623,6 +637,7 @@ impl<'a> Binder<'a> {
     fn sibling(&self) -> Binder<'a> {
         let mut b = Binder::new(self.env, self.sql);
         b.outer = self.outer.clone();
+        b.ctes = self.ctes.clone();
         b
     }
 
@@ -770,6 +785,48 @@ impl<'a> Binder<'a> {
 
     // ---------------------------------------------------------------- sources
 
+    /// Adds a materialised query (a derived table or a CTE) as a source, its columns
+    /// renamed to `names` when given.
+    fn add_derived(
+        &mut self,
+        sources: &mut Vec<Source>,
+        alias: String,
+        sel: Select,
+        names: &[String],
+    ) -> Result<(), SqlError> {
+        if !names.is_empty() && names.len() != sel.columns.len() {
+            return Err(err(
+                crate::codes::ER_WITH_COL_WRONG_LIST,
+                "WITH column list and SELECT field list have different column counts",
+            ));
+        }
+        // A derived table is materialised: NULL-typed columns become BINARY(0).
+        let cols: Vec<_> = sel
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let ty = if c.null_type {
+                    setop::NULL_STORED
+                } else {
+                    c.ty
+                };
+                let name = names.get(i).cloned().unwrap_or_else(|| c.name.clone());
+                (name, ty, c.nullable, 0u16)
+            })
+            .collect();
+        let n = cols.len();
+        self.add_source(
+            sources,
+            alias,
+            String::new(),
+            SourceKind::Derived(Box::new(sel)),
+            cols,
+            n,
+            IndexHints::default(),
+        )
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn add_source(
         &mut self,
@@ -853,6 +910,19 @@ impl<'a> Binder<'a> {
                     // FROM DUAL: no table.
                     return Ok(None);
                 }
+                if parts.len() == 1 {
+                    if let Some(cte) = self.ctes.iter().rev().find(|c| c.name == parts[0]) {
+                        let cte = cte.clone();
+                        let mut b = self.sibling();
+                        b.ctes.truncate(cte.visible);
+                        let sel = b.bind_query(&cte.query)?;
+                        let alias_name = alias
+                            .as_ref()
+                            .map_or_else(|| cte.name.clone(), |a| a.name.value.clone());
+                        self.add_derived(sources, alias_name, sel, &cte.columns)?;
+                        return Ok(Some(joins::Item::leaf(sources)));
+                    }
+                }
                 let (db, tname) = self.table_name(name)?;
                 let alias_name = alias
                     .as_ref()
@@ -931,29 +1001,9 @@ impl<'a> Binder<'a> {
                     return Err(err(1248, "Every derived table must have its own alias"));
                 };
                 let sel = self.sibling().bind_query(subquery)?;
-                // A derived table is materialised: NULL-typed columns become BINARY(0).
-                let cols: Vec<_> = sel
-                    .columns
-                    .iter()
-                    .map(|c| {
-                        let ty = if c.null_type {
-                            setop::NULL_STORED
-                        } else {
-                            c.ty
-                        };
-                        (c.name.clone(), ty, c.nullable, 0u16)
-                    })
-                    .collect();
-                let n = cols.len();
-                self.add_source(
-                    sources,
-                    alias.name.value.clone(),
-                    String::new(),
-                    SourceKind::Derived(Box::new(sel)),
-                    cols,
-                    n,
-                    IndexHints::default(),
-                )?;
+                let names: Vec<String> =
+                    alias.columns.iter().map(|c| c.name.value.clone()).collect();
+                self.add_derived(sources, alias.name.value.clone(), sel, &names)?;
                 Ok(Some(joins::Item::leaf(sources)))
             }
             sq::TableFactor::NestedJoin {
@@ -966,8 +1016,32 @@ impl<'a> Binder<'a> {
     // ---------------------------------------------------------------- queries
 
     pub fn bind_query(mut self, q: &sq::Query) -> Result<Select, SqlError> {
-        if q.with.is_some() {
-            return Err(unsupported("WITH"));
+        if let Some(with) = &q.with {
+            if with.recursive {
+                return Err(unsupported("WITH RECURSIVE"));
+            }
+            let first = self.ctes.len();
+            for c in &with.cte_tables {
+                let name = c.alias.name.value.clone();
+                if self.ctes[first..].iter().any(|x| x.name == name) {
+                    return Err(err(
+                        crate::codes::ER_DUP_QUERY_NAME,
+                        format!("Duplicate query name `{name}` in WITH clause"),
+                    ));
+                }
+                let visible = self.ctes.len();
+                self.ctes.push(Arc::new(Cte {
+                    name,
+                    query: (*c.query).clone(),
+                    columns: c
+                        .alias
+                        .columns
+                        .iter()
+                        .map(|x| x.name.value.clone())
+                        .collect(),
+                    visible,
+                }));
+            }
         }
         let lock = match q.locks.first().map(|l| l.lock_type) {
             Some(sq::LockType::Update) => LockMode::Exclusive,

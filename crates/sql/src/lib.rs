@@ -27,9 +27,10 @@
 //!   collations were recorded compare as utf8mb4_bin.
 //! - Queries: UNION / INTERSECT / EXCEPT (ALL / DISTINCT), correlated subqueries (EXISTS,
 //!   scalar, IN, ANY / ALL) run per outer row with results cached per outer value, INNER /
-//!   CROSS / LEFT / RIGHT / NATURAL / USING joins, multi-table UPDATE and DELETE. Not
-//!   supported (error 1235): WITH (CTEs), row constructors (`(a, b) IN (SELECT ...)`),
-//!   FULL JOIN, views, stored routines, triggers, foreign key enforcement.
+//!   CROSS / LEFT / RIGHT / NATURAL / USING joins, multi-table UPDATE and DELETE, WITH
+//!   (common table expressions, bound as derived tables where used). Not supported (error
+//!   1235): WITH RECURSIVE, row constructors (`(a, b) IN (SELECT ...)`), FULL JOIN, views,
+//!   stored routines, triggers, foreign key enforcement.
 //! - A table written through two aliases of one multi-table UPDATE gets the changes of the
 //!   alias written first in FROM, then the other's (MariaDB leaves the order unspecified);
 //!   a row matched several times takes its values from the first joined row in onelog's
@@ -228,6 +229,8 @@ pub mod codes {
     pub const ER_UNKNOWN_CHARACTER_SET: u16 = 1115;
     pub const ER_COLLATION_CHARSET_MISMATCH: u16 = 1253;
     pub const ER_UNKNOWN_COLLATION: u16 = 1273;
+    pub const ER_WITH_COL_WRONG_LIST: u16 = 4002;
+    pub const ER_DUP_QUERY_NAME: u16 = 4004;
 }
 
 /// First of the 256 code points (U+10FF00..=U+10FFFF, supplementary private use area B)
