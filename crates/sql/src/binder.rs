@@ -1548,6 +1548,28 @@ impl<'a> Binder<'a> {
                 }
             }
             E::Nested(inner) => self.bind_expr(inner, clause)?,
+            E::BinaryOp { left, op, right }
+                if matches!(left.as_ref(), E::Tuple(_))
+                    || matches!(right.as_ref(), E::Tuple(_)) =>
+            {
+                use sq::BinaryOperator as O;
+                let op = match op {
+                    O::Eq => BinOp::Eq,
+                    O::NotEq => BinOp::Ne,
+                    O::Lt => BinOp::Lt,
+                    O::LtEq => BinOp::Le,
+                    O::Gt => BinOp::Gt,
+                    O::GtEq => BinOp::Ge,
+                    O::Spaceship => BinOp::NullSafeEq,
+                    _ => {
+                        return Err(err(
+                            code::ER_OPERAND_COLUMNS,
+                            "Operand should contain 1 column(s)",
+                        ))
+                    }
+                };
+                self.bind_row_cmp(op, left, right, clause)?
+            }
             E::BinaryOp { left, op, right } => {
                 let l = self.sub(left, clause)?;
                 let r = self.sub(right, clause)?;
@@ -1620,6 +1642,30 @@ impl<'a> Binder<'a> {
                 );
                 let coll = self.agg_coll(&[&a, &l, &h]);
                 Expr::Between(a, l, h, *negated, coll)
+            }
+            E::InList {
+                expr,
+                list,
+                negated,
+            } if matches!(expr.as_ref(), E::Tuple(_)) => {
+                // (a, b) IN ((1, 2), (3, 4)): one row comparison per item.
+                let mut any: Option<Expr> = None;
+                for x in list {
+                    let eq = self.bind_row_cmp(BinOp::Eq, expr, x, clause)?;
+                    any = Some(match any {
+                        None => eq,
+                        Some(a) => Expr::Or(Box::new(a), Box::new(eq)),
+                    });
+                }
+                let any = any.unwrap_or(Expr::Lit(expr::bool_val(false)));
+                if *negated {
+                    Expr::Not(Box::new(any))
+                } else {
+                    any
+                }
+            }
+            E::InSubquery { expr, .. } if matches!(expr.as_ref(), E::Tuple(_)) => {
+                return Err(unsupported("row constructors with IN (SELECT ...)"));
             }
             E::InList {
                 expr,
@@ -1854,6 +1900,105 @@ impl<'a> Binder<'a> {
                 ))
             }
             other => return Err(unsupported(&format!("expression {other}"))),
+        })
+    }
+
+    /// A comparison of two row constructors (`(a, b) = (1, 2)`), expanded into comparisons
+    /// of their elements: `=` and `<=>` hold when every pair does, `<>` is NOT `=`, and the
+    /// orderings compare lexicographically (the first unequal pair decides; a NULL pair
+    /// before it makes the result NULL), as MariaDB compares rows.
+    fn bind_row_cmp(
+        &mut self,
+        op: BinOp,
+        l: &sq::Expr,
+        r: &sq::Expr,
+        clause: Clause,
+    ) -> Result<Expr, SqlError> {
+        let width = |e: &sq::Expr| match e {
+            sq::Expr::Tuple(v) => v.len(),
+            _ => 1,
+        };
+        let (sq::Expr::Tuple(a), sq::Expr::Tuple(b)) = (l, r) else {
+            if matches!(l, sq::Expr::Subquery(_)) || matches!(r, sq::Expr::Subquery(_)) {
+                return Err(unsupported("row constructors compared with a subquery"));
+            }
+            if width(l) != width(r) {
+                // A row against a scalar: MariaDB's type error.
+                let (row_left, scalar) = if width(l) > 1 { (true, r) } else { (false, l) };
+                let t = self.bind_expr(scalar, clause)?;
+                let name = match self.type_of(&t).0 {
+                    ColumnType::Int { bytes: 8, .. } => "bigint",
+                    ColumnType::Int { .. } => "int",
+                    ColumnType::Decimal { .. } => "decimal",
+                    ColumnType::Float => "float",
+                    ColumnType::Double => "double",
+                    ColumnType::Date => "date",
+                    ColumnType::DateTime { .. } => "datetime",
+                    ColumnType::Timestamp { .. } => "timestamp",
+                    ColumnType::Time { .. } => "time",
+                    _ => "varchar",
+                };
+                let (a, b) = if row_left {
+                    ("row", name)
+                } else {
+                    (name, "row")
+                };
+                return Err(err(
+                    code::ER_ILLEGAL_PARAMETER_DATA_TYPES2_FOR_OPERATION,
+                    format!(
+                        "Illegal parameter data types {a} and {b} for operation '{}'",
+                        match op {
+                            BinOp::Eq => "=",
+                            BinOp::Ne => "<>",
+                            BinOp::Lt => "<",
+                            BinOp::Le => "<=",
+                            BinOp::Gt => ">",
+                            BinOp::Ge => ">=",
+                            _ => "<=>",
+                        }
+                    ),
+                ));
+            }
+            let x = self.sub(l, clause)?;
+            let y = self.sub(r, clause)?;
+            let coll = self.agg_coll(&[&x, &y]);
+            return Ok(Expr::Bin(op, x, y, coll));
+        };
+        if a.len() != b.len() || a.is_empty() {
+            return Err(err(
+                code::ER_OPERAND_COLUMNS,
+                format!("Operand should contain {} column(s)", a.len()),
+            ));
+        }
+        let and = |x: Expr, y: Expr| Expr::And(Box::new(x), Box::new(y));
+        Ok(match op {
+            BinOp::Eq | BinOp::NullSafeEq => {
+                let mut acc: Option<Expr> = None;
+                for (x, y) in a.iter().zip(b) {
+                    let c = self.bind_row_cmp(op, x, y, clause)?;
+                    acc = Some(match acc {
+                        None => c,
+                        Some(p) => and(p, c),
+                    });
+                }
+                acc.unwrap_or(Expr::Lit(expr::bool_val(true)))
+            }
+            BinOp::Ne => Expr::Not(Box::new(self.bind_row_cmp(BinOp::Eq, l, r, clause)?)),
+            _ => {
+                let strict = match op {
+                    BinOp::Le => BinOp::Lt,
+                    BinOp::Ge => BinOp::Gt,
+                    o => o,
+                };
+                let n = a.len();
+                let mut acc = self.bind_row_cmp(op, &a[n - 1], &b[n - 1], clause)?;
+                for i in (0..n - 1).rev() {
+                    let lt = self.bind_row_cmp(strict, &a[i], &b[i], clause)?;
+                    let eq = self.bind_row_cmp(BinOp::Eq, &a[i], &b[i], clause)?;
+                    acc = Expr::Or(Box::new(lt), Box::new(and(eq, acc)));
+                }
+                acc
+            }
         })
     }
 

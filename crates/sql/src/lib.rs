@@ -29,8 +29,9 @@
 //!   scalar, IN, ANY / ALL) run per outer row with results cached per outer value, INNER /
 //!   CROSS / LEFT / RIGHT / NATURAL / USING joins, multi-table UPDATE and DELETE, WITH
 //!   (common table expressions, bound as derived tables where used). Not supported (error
-//!   1235): WITH RECURSIVE, row constructors (`(a, b) IN (SELECT ...)`), FULL JOIN, views,
-//!   stored routines, triggers, foreign key enforcement.
+//!   1235): WITH RECURSIVE, row constructors against subqueries (`(a, b) IN (SELECT ...)`;
+//!   row comparisons and IN lists work), FULL JOIN, views, stored routines, triggers,
+//!   foreign key enforcement.
 //! - A table written through two aliases of one multi-table UPDATE gets the changes of the
 //!   alias written first in FROM, then the other's (MariaDB leaves the order unspecified);
 //!   a row matched several times takes its values from the first joined row in onelog's
