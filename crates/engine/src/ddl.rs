@@ -532,6 +532,25 @@ impl RowMap<'_> {
         let mut row = Vec::with_capacity(new.columns.len());
         for (j, c) in new.columns.iter().enumerate() {
             let v = match self.origin[j] {
+                // An added AUTO_INCREMENT column numbers the rows in primary key order
+                // (saturating at the type's maximum, so that overflow ends in a duplicate
+                // key, as in MariaDB).
+                None if c.auto_increment => match c.ty {
+                    ColumnType::Int { bytes, unsigned } => {
+                        let bits = 8 * bytes as u32 - !unsigned as u32;
+                        let max = if bits >= 64 {
+                            u64::MAX
+                        } else {
+                            (1u64 << bits) - 1
+                        };
+                        if unsigned {
+                            Value::UInt(n.min(max))
+                        } else {
+                            Value::Int(n.min(max) as i64)
+                        }
+                    }
+                    _ => Value::Double(n as f64),
+                },
                 None => crate::catalog::implicit_default(c),
                 Some(i) if self.conv[j] => {
                     let Some(cv) = self.convert else {

@@ -3751,11 +3751,9 @@ pub fn bind_alter(t: &TableDef, ops: &[sq::AlterTableOperation]) -> Result<Vec<A
                         format!("Duplicate column name '{}'", bc.def.name),
                     ));
                 }
-                if bc.def.auto_increment {
-                    return Err(unsupported("ADD COLUMN AUTO_INCREMENT"));
-                }
                 // Existing rows get the DEFAULT, else NULL, else (NOT NULL without DEFAULT)
-                // the type's zero value, as in MariaDB.
+                // the type's zero value, as in MariaDB; an AUTO_INCREMENT column numbers
+                // them 1, 2, ... in primary key order.
                 let pos = match column_position {
                     None => None,
                     Some(sq::MySQLColumnPosition::First) => Some(0),
@@ -3922,6 +3920,20 @@ pub fn bind_alter(t: &TableDef, ops: &[sq::AlterTableOperation]) -> Result<Vec<A
             A::Algorithm { .. } | A::Lock { .. } => {}
             other => return Err(unsupported(&format!("ALTER TABLE {other}"))),
         }
+    }
+    // AUTO_INCREMENT must (still) lead a key, and there is one at most.
+    let autos: Vec<usize> = (0..cols.len())
+        .filter(|&i| cols[i].auto_increment)
+        .collect();
+    if autos.len() > 1
+        || autos
+            .first()
+            .is_some_and(|&a| !idx.iter().any(|i| i.columns.first() == Some(&a)))
+    {
+        return Err(err(
+            code::ER_WRONG_AUTO_KEY,
+            "Incorrect table definition; there can be only one auto column and it must be defined as a key",
+        ));
     }
     Ok(out)
 }

@@ -37,8 +37,7 @@
 //!   a row matched several times takes its values from the first joined row in onelog's
 //!   join order, which need not be MariaDB's.
 //! - The session time zone is UTC (`time_zone = '+00:00'`).
-//! - ALTER TABLE: `ADD COLUMN ... AUTO_INCREMENT`, partitions and CHECK/FOREIGN KEY
-//!   enforcement are not supported; `ALGORITHM`/`LOCK` clauses are accepted and ignored
+//! - ALTER TABLE: partitions and CHECK/FOREIGN KEY enforcement are not supported; `ALGORITHM`/`LOCK` clauses are accepted and ignored
 //!   (every ALTER holds an exclusive metadata lock); a unique key on a TEXT column is
 //!   unique on its first 768 characters (MariaDB uses a hash of the whole value); notes
 //!   such as 1292 for trailing spaces show in SHOW WARNINGS with level Warning.
