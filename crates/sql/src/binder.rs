@@ -111,6 +111,23 @@ pub enum SourceKind {
     Derived(Box<Select>),
     /// UNION / INTERSECT / EXCEPT, materialised before the statement.
     SetOp(Box<SetOp>),
+    /// A recursive common table expression, materialised before the statement.
+    Recursive(Box<Recursive>),
+    /// The rows of the previous iteration of a recursive CTE, inside its recursive part
+    /// (replaced by them before each run).
+    Working,
+}
+
+/// `WITH RECURSIVE r AS (anchor UNION [ALL] step)`: the anchor runs once; the step runs
+/// again and again over the rows the previous run added (the `Working` source) until it
+/// adds none (UNION DISTINCT drops rows seen before).
+#[derive(Clone, Debug)]
+pub struct Recursive {
+    pub anchor: Select,
+    pub step: Select,
+    pub distinct: bool,
+    /// Column types: the anchor's; every row is converted to them.
+    pub types: Vec<ColumnType>,
 }
 
 #[derive(Clone, Debug)]
@@ -314,6 +331,39 @@ struct Cte {
     columns: Vec<String>,
     /// Number of CTEs in scope at its definition (those it may refer to).
     visible: usize,
+    /// It refers to itself (WITH RECURSIVE).
+    recursive: bool,
+    /// Inside its own recursive part: the columns of the previous iteration's rows.
+    working: Option<Vec<(String, ColumnType, bool, u16)>>,
+}
+
+/// Whether a query body reads table `name` (unqualified) in a FROM clause, its joins or
+/// derived tables.
+fn mentions_table(body: &sq::SetExpr, name: &str) -> bool {
+    fn factor(tf: &sq::TableFactor, name: &str) -> bool {
+        match tf {
+            sq::TableFactor::Table { name: n, .. } => {
+                let p = name_parts(n);
+                p.len() == 1 && p[0] == name
+            }
+            sq::TableFactor::Derived { subquery, .. } => mentions_table(&subquery.body, name),
+            sq::TableFactor::NestedJoin {
+                table_with_joins, ..
+            } => from(table_with_joins, name),
+            _ => false,
+        }
+    }
+    fn from(t: &sq::TableWithJoins, name: &str) -> bool {
+        factor(&t.relation, name) || t.joins.iter().any(|j| factor(&j.relation, name))
+    }
+    match body {
+        sq::SetExpr::Select(s) => s.from.iter().any(|t| from(t, name)),
+        sq::SetExpr::Query(q) => mentions_table(&q.body, name),
+        sq::SetExpr::SetOperation { left, right, .. } => {
+            mentions_table(left, name) || mentions_table(right, name)
+        }
+        _ => false,
+    }
 }
 
 fn col_flags(t: &TableDef, c: usize) -> u16 {
@@ -526,6 +576,10 @@ pub fn visit_exprs(sel: &Select, depth: usize, f: &mut dyn FnMut(&Expr, usize)) 
         }
         match &s.kind {
             SourceKind::Derived(d) => visit_exprs(d, depth, f),
+            SourceKind::Recursive(r) => {
+                visit_exprs(&r.anchor, depth, f);
+                visit_exprs(&r.step, depth, f);
+            }
             SourceKind::SetOp(op) => {
                 for l in op.root.leaves() {
                     visit_exprs(l, depth, f);
@@ -558,6 +612,10 @@ pub fn visit_exprs_mut(sel: &mut Select, depth: usize, f: &mut dyn FnMut(&mut Ex
         }
         match &mut s.kind {
             SourceKind::Derived(d) => visit_exprs_mut(d, depth, f),
+            SourceKind::Recursive(r) => {
+                visit_exprs_mut(&mut r.anchor, depth, f);
+                visit_exprs_mut(&mut r.step, depth, f);
+            }
             SourceKind::SetOp(op) => {
                 for l in op.root.leaves_mut() {
                     visit_exprs_mut(l, depth, f);
@@ -578,12 +636,16 @@ pub fn tables_read(sel: &Select, out: &mut Vec<(String, String)>) {
         match &s.kind {
             SourceKind::Table(t) => out.push((t.db.clone(), t.name.clone())),
             SourceKind::Derived(d) => tables_read(d, out),
+            SourceKind::Recursive(r) => {
+                tables_read(&r.anchor, out);
+                tables_read(&r.step, out);
+            }
             SourceKind::SetOp(op) => {
                 for l in op.root.leaves() {
                     tables_read(l, out);
                 }
             }
-            SourceKind::Rows(_) => {}
+            SourceKind::Rows(_) | SourceKind::Working => {}
         }
     }
     for q in &sel.subqueries {
@@ -785,6 +847,88 @@ impl<'a> Binder<'a> {
 
     // ---------------------------------------------------------------- sources
 
+    /// Binds a recursive CTE where it is used: `anchor UNION [ALL] step`, the step seeing
+    /// the CTE's name as the previous iteration's rows. Returns it with its columns.
+    #[allow(clippy::type_complexity)]
+    fn bind_recursive(
+        &self,
+        cte: &Cte,
+    ) -> Result<(Recursive, Vec<(String, ColumnType, bool, u16)>), SqlError> {
+        let q = &cte.query;
+        let sq::SetExpr::SetOperation {
+            op: sq::SetOperator::Union,
+            set_quantifier,
+            left,
+            right,
+        } = q.body.as_ref()
+        else {
+            return Err(unsupported(
+                "a recursive WITH that is not anchor UNION step",
+            ));
+        };
+        if q.order_by.is_some() || q.limit_clause.is_some() || mentions_table(left, &cte.name) {
+            return Err(unsupported("this form of recursive WITH"));
+        }
+        let sq::SetExpr::Select(step_sel) = right.as_ref() else {
+            return Err(unsupported("a recursive WITH with several recursive parts"));
+        };
+        let distinct = !matches!(set_quantifier, sq::SetQuantifier::All);
+        let mut b = self.sibling();
+        b.ctes.truncate(cte.visible);
+        let anchor = b.bind_set_query(left, &[], None, 0)?;
+        if !cte.columns.is_empty() && cte.columns.len() != anchor.columns.len() {
+            return Err(err(
+                crate::codes::ER_WITH_COL_WRONG_LIST,
+                "WITH column list and SELECT field list have different column counts",
+            ));
+        }
+        let cols: Vec<(String, ColumnType, bool, u16)> = anchor
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let ty = if c.null_type {
+                    setop::NULL_STORED
+                } else {
+                    c.ty
+                };
+                let name = cte
+                    .columns
+                    .get(i)
+                    .cloned()
+                    .unwrap_or_else(|| c.name.clone());
+                (name, ty, true, 0u16)
+            })
+            .collect();
+        let mut b = self.sibling();
+        b.ctes.truncate(cte.visible);
+        b.ctes.push(Arc::new(Cte {
+            name: cte.name.clone(),
+            query: q.clone(),
+            columns: Vec::new(),
+            visible: cte.visible,
+            recursive: false,
+            working: Some(cols.clone()),
+        }));
+        let step = b.bind_select(step_sel, &[])?;
+        if step.columns.len() != cols.len() {
+            return Err(err(
+                crate::codes::ER_WRONG_NUMBER_OF_COLUMNS_IN_SELECT,
+                "The used SELECT statements have a different number of columns",
+            ));
+        }
+        let types = cols.iter().map(|c| c.1).collect();
+        Ok((
+            Recursive {
+                anchor,
+                step,
+                distinct,
+                types,
+            },
+            cols,
+        ))
+    }
+
     /// Adds a materialised query (a derived table or a CTE) as a source, its columns
     /// renamed to `names` when given.
     fn add_derived(
@@ -913,12 +1057,39 @@ impl<'a> Binder<'a> {
                 if parts.len() == 1 {
                     if let Some(cte) = self.ctes.iter().rev().find(|c| c.name == parts[0]) {
                         let cte = cte.clone();
-                        let mut b = self.sibling();
-                        b.ctes.truncate(cte.visible);
-                        let sel = b.bind_query(&cte.query)?;
                         let alias_name = alias
                             .as_ref()
                             .map_or_else(|| cte.name.clone(), |a| a.name.value.clone());
+                        if let Some(cols) = &cte.working {
+                            let n = cols.len();
+                            self.add_source(
+                                sources,
+                                alias_name,
+                                String::new(),
+                                SourceKind::Working,
+                                cols.clone(),
+                                n,
+                                IndexHints::default(),
+                            )?;
+                            return Ok(Some(joins::Item::leaf(sources)));
+                        }
+                        if cte.recursive {
+                            let (r, cols) = self.bind_recursive(&cte)?;
+                            let n = cols.len();
+                            self.add_source(
+                                sources,
+                                alias_name,
+                                String::new(),
+                                SourceKind::Recursive(Box::new(r)),
+                                cols,
+                                n,
+                                IndexHints::default(),
+                            )?;
+                            return Ok(Some(joins::Item::leaf(sources)));
+                        }
+                        let mut b = self.sibling();
+                        b.ctes.truncate(cte.visible);
+                        let sel = b.bind_query(&cte.query)?;
                         self.add_derived(sources, alias_name, sel, &cte.columns)?;
                         return Ok(Some(joins::Item::leaf(sources)));
                     }
@@ -1017,9 +1188,6 @@ impl<'a> Binder<'a> {
 
     pub fn bind_query(mut self, q: &sq::Query) -> Result<Select, SqlError> {
         if let Some(with) = &q.with {
-            if with.recursive {
-                return Err(unsupported("WITH RECURSIVE"));
-            }
             let first = self.ctes.len();
             for c in &with.cte_tables {
                 let name = c.alias.name.value.clone();
@@ -1030,6 +1198,7 @@ impl<'a> Binder<'a> {
                     ));
                 }
                 let visible = self.ctes.len();
+                let recursive = with.recursive && mentions_table(&c.query.body, &name);
                 self.ctes.push(Arc::new(Cte {
                     name,
                     query: (*c.query).clone(),
@@ -1040,6 +1209,8 @@ impl<'a> Binder<'a> {
                         .map(|x| x.name.value.clone())
                         .collect(),
                     visible,
+                    recursive,
+                    working: None,
                 }));
             }
         }

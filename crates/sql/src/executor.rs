@@ -98,6 +98,7 @@ fn prepare_select(cx: &mut ExecCtx, sel: &mut Select) -> Result<(), SqlError> {
         let rows = match &mut s.kind {
             SourceKind::Derived(d) => run_select(cx, d)?,
             SourceKind::SetOp(op) => setop::run_setop(cx, &mut op.root, &op.types)?,
+            SourceKind::Recursive(r) => setop::run_recursive(cx, r)?,
             _ => continue,
         };
         s.kind = SourceKind::Rows(Arc::new(rows));
@@ -232,7 +233,10 @@ fn source_rows(
             let r = r.clone();
             Ok(Box::new((0..r.len()).map(move |i| Ok(r[i].clone()))))
         }
-        SourceKind::Derived(_) | SourceKind::SetOp(_) => Err(sql_err(
+        SourceKind::Derived(_)
+        | SourceKind::SetOp(_)
+        | SourceKind::Recursive(_)
+        | SourceKind::Working => Err(sql_err(
             code::ER_UNKNOWN_ERROR,
             "derived table not materialised",
         )),

@@ -28,16 +28,17 @@
 //! - Queries: UNION / INTERSECT / EXCEPT (ALL / DISTINCT), correlated subqueries (EXISTS,
 //!   scalar, IN, ANY / ALL) run per outer row with results cached per outer value, INNER /
 //!   CROSS / LEFT / RIGHT / NATURAL / USING joins, multi-table UPDATE and DELETE, WITH
-//!   (common table expressions, bound as derived tables where used). Not supported (error
-//!   1235): WITH RECURSIVE, row constructors against subqueries (`(a, b) IN (SELECT ...)`;
-//!   row comparisons and IN lists work), FULL JOIN, views, stored routines, triggers,
+//!   and WITH RECURSIVE (anchor UNION [ALL] one recursive SELECT), row constructors in
+//!   comparisons and IN lists. Not supported (error 1235): row constructors against
+//!   subqueries (`(a, b) IN (SELECT ...)`), FULL JOIN, views, stored routines, triggers,
 //!   foreign key enforcement.
 //! - A table written through two aliases of one multi-table UPDATE gets the changes of the
 //!   alias written first in FROM, then the other's (MariaDB leaves the order unspecified);
 //!   a row matched several times takes its values from the first joined row in onelog's
 //!   join order, which need not be MariaDB's.
 //! - The session time zone is UTC (`time_zone = '+00:00'`).
-//! - ALTER TABLE: partitions and CHECK/FOREIGN KEY enforcement are not supported; `ALGORITHM`/`LOCK` clauses are accepted and ignored
+//! - ALTER TABLE: partitions and CHECK/FOREIGN KEY enforcement are not supported;
+//!   `ALGORITHM`/`LOCK` clauses are accepted and ignored
 //!   (every ALTER holds an exclusive metadata lock); a unique key on a TEXT column is
 //!   unique on its first 768 characters (MariaDB uses a hash of the whole value); notes
 //!   such as 1292 for trailing spaces show in SHOW WARNINGS with level Warning.

@@ -9,7 +9,7 @@ use onelog_types::{Collation, ColumnType, SqlError, Value};
 
 use super::{run_select, ExecCtx};
 use crate::binder::setop_coerce;
-use crate::binder::{SetNode, SetOpKind};
+use crate::binder::{Recursive, Select, SetNode, SetOpKind, SourceKind};
 use crate::expr;
 
 /// A row's identity for DISTINCT and the set operations: strings compare under their
@@ -124,4 +124,58 @@ pub fn run_setop(
             })
         }
     }
+}
+
+/// Gives the recursive part of a CTE the previous iteration's rows.
+fn set_working(sel: &mut Select, rows: &std::sync::Arc<Vec<Vec<Value>>>) {
+    for s in sel.sources.iter_mut() {
+        match &mut s.kind {
+            SourceKind::Working => s.kind = SourceKind::Rows(rows.clone()),
+            SourceKind::Derived(d) => set_working(d, rows),
+            _ => {}
+        }
+    }
+}
+
+/// The rows of a recursive CTE: the anchor's, then the step's over the rows the previous
+/// iteration added, until an iteration adds none (UNION DISTINCT: rows seen before are not
+/// added). As in MariaDB (whose `max_recursive_iterations` defaults to 2^32 - 1), a step
+/// that never runs dry runs until the query is killed.
+pub fn run_recursive(cx: &mut ExecCtx, r: &mut Recursive) -> Result<Vec<Vec<Value>>, SqlError> {
+    let colls: Vec<Collation> = r
+        .types
+        .iter()
+        .map(|t| t.collation().unwrap_or(Collation::Binary))
+        .collect();
+    let types = r.types.clone();
+    let convert = |rows: Vec<Vec<Value>>| -> Vec<Vec<Value>> {
+        rows.into_iter()
+            .map(|row| {
+                row.into_iter()
+                    .zip(&types)
+                    .map(|(v, t)| setop_coerce(v, t))
+                    .collect()
+            })
+            .collect()
+    };
+    let mut seen = HashSet::new();
+    let mut fresh = |rows: Vec<Vec<Value>>| -> Vec<Vec<Value>> {
+        if r.distinct {
+            rows.into_iter()
+                .filter(|row| seen.insert(key(row, &colls)))
+                .collect()
+        } else {
+            rows
+        }
+    };
+    let mut all = fresh(convert(run_select(cx, &mut r.anchor)?));
+    let mut delta = all.clone();
+    while !delta.is_empty() {
+        cx.check_interrupt()?;
+        let mut step = r.step.clone();
+        set_working(&mut step, &std::sync::Arc::new(delta));
+        delta = fresh(convert(run_select(cx, &mut step)?));
+        all.extend(delta.iter().cloned());
+    }
+    Ok(all)
 }
