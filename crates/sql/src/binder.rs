@@ -1835,8 +1835,37 @@ impl<'a> Binder<'a> {
                     any
                 }
             }
-            E::InSubquery { expr, .. } if matches!(expr.as_ref(), E::Tuple(_)) => {
-                return Err(unsupported("row constructors with IN (SELECT ...)"));
+            E::InSubquery {
+                expr,
+                subquery,
+                negated,
+            } if matches!(expr.as_ref(), E::Tuple(_)) => {
+                let E::Tuple(items) = expr.as_ref() else {
+                    unreachable!()
+                };
+                let mut xs = Vec::with_capacity(items.len());
+                for x in items {
+                    xs.push(self.bind_expr(x, clause)?);
+                }
+                let i = self.bind_subquery(subquery)?;
+                if self.subqueries[i].columns.len() != xs.len() {
+                    return Err(err(
+                        code::ER_OPERAND_COLUMNS,
+                        format!("Operand should contain {} column(s)", xs.len()),
+                    ));
+                }
+                let colls = xs
+                    .iter()
+                    .enumerate()
+                    .map(|(k, x)| {
+                        let sub = match self.subqueries[i].columns[k].ty.collation() {
+                            Some(c) => (c, Derivation::Implicit),
+                            None => (Collation::DEFAULT, Derivation::Numeric),
+                        };
+                        Collation::aggregate(self.coll_of(x), sub).0
+                    })
+                    .collect();
+                Expr::RowInSubquery(xs, i, *negated, colls)
             }
             E::InList {
                 expr,
@@ -2526,6 +2555,8 @@ impl<'a> Binder<'a> {
             | Expr::InList(..)
             | Expr::InSet(..)
             | Expr::InSubquery(..)
+            | Expr::RowInSubquery(..)
+            | Expr::RowInSet(..)
             | Expr::Quantified(..)
             | Expr::QuantSet(..)
             | Expr::Like(..)

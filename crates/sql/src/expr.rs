@@ -103,6 +103,11 @@ pub enum Expr {
     /// evaluated per row through [`Ctx::subs`].
     Subquery(usize),
     InSubquery(Box<Expr>, usize, bool, Collation),
+    /// `(a, b) [NOT] IN (SELECT x, y ...)`: the row, the subquery, negated, the collation
+    /// of each column pair.
+    RowInSubquery(Vec<Expr>, usize, bool, Vec<Collation>),
+    /// Materialised [`RowInSubquery`](Expr::RowInSubquery): the subquery's rows.
+    RowInSet(Vec<Expr>, Arc<Vec<Vec<Value>>>, bool, Vec<Collation>),
     Exists(usize, bool),
     /// `x op ANY (subquery)` / `x op ALL (subquery)`: (x, op, subquery, all, collation of
     /// the comparison).
@@ -137,6 +142,11 @@ impl Expr {
             | Expr::InSubquery(a, ..)
             | Expr::Quantified(a, ..)
             | Expr::QuantSet(a, ..) => a.walk(f),
+            Expr::RowInSubquery(xs, ..) | Expr::RowInSet(xs, ..) => {
+                for x in xs {
+                    x.walk(f);
+                }
+            }
             Expr::Bin(_, a, b, _)
             | Expr::And(a, b)
             | Expr::Or(a, b)
@@ -192,6 +202,11 @@ impl Expr {
             | Expr::InSubquery(a, ..)
             | Expr::Quantified(a, ..)
             | Expr::QuantSet(a, ..) => a.walk_mut(f),
+            Expr::RowInSubquery(xs, ..) | Expr::RowInSet(xs, ..) => {
+                for x in xs {
+                    x.walk_mut(f);
+                }
+            }
             Expr::Bin(_, a, b, _)
             | Expr::And(a, b)
             | Expr::Or(a, b)
@@ -235,6 +250,7 @@ impl Expr {
                     | Expr::Agg(_)
                     | Expr::Subquery(_)
                     | Expr::InSubquery(..)
+                    | Expr::RowInSubquery(..)
                     | Expr::Exists(..)
                     | Expr::Quantified(..)
                     | Expr::Outer(..)
@@ -255,6 +271,8 @@ pub trait SubqueryEval {
     fn exists(&self, i: usize, row: &[Value]) -> EvalResult<bool>;
     /// The first column of subquery `i`: non-NULL values sorted and made distinct under
     /// `coll`, and whether a NULL was among them.
+    /// Every row of subquery `i`.
+    fn rows(&self, i: usize, row: &[Value]) -> EvalResult<std::rc::Rc<Vec<Vec<Value>>>>;
     fn values(
         &self,
         i: usize,
@@ -305,6 +323,37 @@ pub fn in_set(x: &Value, set: &[Value], has_null: bool, neg: bool, coll: Collati
     if found {
         bool_val(!neg)
     } else if has_null {
+        Value::Null
+    } else {
+        bool_val(neg)
+    }
+}
+
+/// `(x, ...) IN (rows)`: TRUE if a row equals it column by column; otherwise NULL if a row
+/// might (its only differences are NULLs), else FALSE.
+pub fn row_in(xs: &[Value], rows: &[Vec<Value>], neg: bool, colls: &[Collation]) -> Value {
+    let mut unknown = false;
+    'rows: for r in rows {
+        let mut null = false;
+        for (k, x) in xs.iter().enumerate() {
+            let v = r.get(k).unwrap_or(&Value::Null);
+            if x.is_null() || v.is_null() {
+                null = true;
+                continue;
+            }
+            let c = colls.get(k).copied().unwrap_or(Collation::DEFAULT);
+            match compare(x, v, c) {
+                Some(Ordering::Equal) => {}
+                None => null = true,
+                _ => continue 'rows,
+            }
+        }
+        if !null {
+            return bool_val(!neg);
+        }
+        unknown = true;
+    }
+    if unknown {
         Value::Null
     } else {
         bool_val(neg)
@@ -481,6 +530,21 @@ pub fn eval(e: &Expr, cx: &Ctx) -> EvalResult<Value> {
         Expr::Cast(a, t) => cast(eval(a, cx)?, *t)?,
         Expr::Subquery(i) => cx.subs()?.scalar(*i, cx.row)?,
         Expr::Exists(i, neg) => bool_val(cx.subs()?.exists(*i, cx.row)? != *neg),
+        Expr::RowInSubquery(xs, i, neg, colls) => {
+            let vals = xs
+                .iter()
+                .map(|x| eval(x, cx))
+                .collect::<EvalResult<Vec<_>>>()?;
+            let rows = cx.subs()?.rows(*i, cx.row)?;
+            row_in(&vals, &rows, *neg, colls)
+        }
+        Expr::RowInSet(xs, rows, neg, colls) => {
+            let vals = xs
+                .iter()
+                .map(|x| eval(x, cx))
+                .collect::<EvalResult<Vec<_>>>()?;
+            row_in(&vals, rows, *neg, colls)
+        }
         Expr::InSubquery(a, i, neg, coll) => {
             let x = eval(a, cx)?;
             let set = cx.subs()?.values(*i, cx.row, *coll)?;

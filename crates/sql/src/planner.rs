@@ -94,6 +94,7 @@ fn is_outer(e: &Expr, levels: &[usize], si: usize) -> bool {
         Expr::Agg(_)
         | Expr::Subquery(_)
         | Expr::InSubquery(..)
+        | Expr::RowInSubquery(..)
         | Expr::Exists(..)
         | Expr::Quantified(..)
         | Expr::Outer(..) => ok = false,
@@ -239,6 +240,7 @@ fn referenced_columns(sel: &Select, src: &Source) -> Vec<usize> {
                 Expr::Subquery(i)
                 | Expr::Exists(i, _)
                 | Expr::InSubquery(_, i, ..)
+                | Expr::RowInSubquery(_, i, ..)
                 | Expr::Quantified(_, _, i, ..) => {
                     for p in sel
                         .subqueries

@@ -84,6 +84,7 @@ pub fn max_level(
         Expr::Subquery(i)
         | Expr::Exists(i, _)
         | Expr::InSubquery(_, i, ..)
+        | Expr::RowInSubquery(_, i, ..)
         | Expr::Quantified(_, _, i, ..) => {
             for p in params(*i) {
                 see(p)

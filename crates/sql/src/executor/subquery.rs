@@ -72,6 +72,7 @@ pub fn resolve_subqueries(
         e.walk(&mut |x| match x {
             Expr::Subquery(i)
             | Expr::InSubquery(_, i, ..)
+            | Expr::RowInSubquery(_, i, ..)
             | Expr::Exists(i, _)
             | Expr::Quantified(_, _, i, ..) => {
                 if let Some(n) = needed.get_mut(*i) {
@@ -94,6 +95,7 @@ pub fn resolve_subqueries(
                 Expr::Subquery(i)
                 | Expr::Exists(i, _)
                 | Expr::InSubquery(_, i, ..)
+                | Expr::RowInSubquery(_, i, ..)
                 | Expr::Quantified(_, _, i, ..) => match results.get(*i) {
                     Some(Some(r)) => r,
                     _ => return,
@@ -109,6 +111,12 @@ pub fn resolve_subqueries(
                     Expr::Lit(rows.first().map(|r| r[0].clone()).unwrap_or(Value::Null))
                 }
                 Expr::Exists(_, neg) => Expr::Lit(expr::bool_val(rows.is_empty() == *neg)),
+                Expr::RowInSubquery(xs, _, neg, colls) => Expr::RowInSet(
+                    std::mem::take(xs),
+                    Arc::new(rows.clone()),
+                    *neg,
+                    std::mem::take(colls),
+                ),
                 Expr::InSubquery(a, _, neg, coll) => {
                     let (vals, has_null) = value_set(rows.clone(), *coll);
                     Expr::InSet(a.clone(), Arc::new(vals), has_null, *neg, *coll)
@@ -133,6 +141,7 @@ enum Cached {
     Scalar(Value),
     Exists(bool),
     Values(Rc<(Vec<Value>, bool)>),
+    Rows(Rc<Vec<Vec<Value>>>),
 }
 
 /// Evaluates the correlated subqueries of one query for its rows, and gives the executor
@@ -221,6 +230,13 @@ impl SubqueryEval for SubHost<'_, '_> {
     fn exists(&self, i: usize, row: &[Value]) -> EvalResult<bool> {
         match self.lookup(i, row, Some(1), |rows| Ok(Cached::Exists(!rows.is_empty())))? {
             Cached::Exists(b) => Ok(b),
+            _ => Err(sql_err(code::ER_UNKNOWN_ERROR, "subquery kind")),
+        }
+    }
+
+    fn rows(&self, i: usize, row: &[Value]) -> EvalResult<Rc<Vec<Vec<Value>>>> {
+        match self.lookup(i, row, None, |rows| Ok(Cached::Rows(Rc::new(rows))))? {
+            Cached::Rows(r) => Ok(r),
             _ => Err(sql_err(code::ER_UNKNOWN_ERROR, "subquery kind")),
         }
     }
