@@ -582,13 +582,14 @@ impl Writer {
 }
 
 /// Commits a transaction that wrote: encode (in the caller's thread), queue, wait.
-pub(crate) fn commit_txn(txn: &Txn) -> Result<CommitInfo> {
-    let engine = txn.engine();
+pub(crate) fn commit_txn(txn: &mut Txn) -> Result<CommitInfo> {
+    let engine = txn.engine().clone();
     if let Some(why) = engine.committer.failure() {
         return Err(EngineError::LogFailed(why));
     }
     let batch = txn.overlay_batch();
     let xid = engine.wal.next_xid();
-    let group = engine.wal.txn_group(txn, xid)?;
+    let ahead = txn.ahead.take();
+    let group = engine.wal.txn_group(txn, ahead, xid)?;
     engine.committer.submit(Some(batch), group, xid)
 }

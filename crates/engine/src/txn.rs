@@ -34,6 +34,10 @@ use crate::scan::{self, KeyRange, RowCursor, ScanOptions};
 /// rows back unchanged to [`Txn::update`] and [`Txn::delete`].
 pub type Row = Vec<Value>;
 
+/// Row changes not yet encoded after which a statement end encodes them (see
+/// [`Txn::statement_end`]).
+const ENCODE_AHEAD_CHANGES: usize = 1000;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Isolation {
     ReadCommitted,
@@ -133,6 +137,8 @@ pub struct Txn {
     /// and, while named savepoints exist, since the oldest of them.
     undo: Vec<UndoEntry>,
     finished: bool,
+    /// Completed statements already encoded as binlog events (large transactions).
+    pub(crate) ahead: Option<crate::wal::Ahead>,
     lock_timeout: std::time::Duration,
     interrupt: Option<Arc<std::sync::atomic::AtomicBool>>,
 }
@@ -170,6 +176,7 @@ impl Txn {
             named: Vec::new(),
             undo: Vec::new(),
             finished: false,
+            ahead: None,
             lock_timeout: engine_timeout,
             interrupt: None,
         }
@@ -569,6 +576,13 @@ impl Txn {
             s.sql = sql.map(str::to_string);
         }
         self.drop_empty_statements();
+        // A large transaction encodes its completed statements now rather than all at
+        // COMMIT (a failure leaves them for COMMIT, which reports it).
+        let encoded = self.ahead.as_ref().map_or(0, |a| a.changes);
+        if self.changes.len() - encoded >= ENCODE_AHEAD_CHANGES {
+            let ahead = self.ahead.take();
+            self.ahead = self.engine.wal.encode_ahead(self, ahead).ok().flatten();
+        }
     }
 
     /// Drops trailing statements that have no (remaining) row changes.
@@ -579,6 +593,13 @@ impl Txn {
             } else {
                 break;
             }
+        }
+        if self
+            .ahead
+            .as_ref()
+            .is_some_and(|a| a.statements > self.statements.len())
+        {
+            self.ahead = None;
         }
     }
 
@@ -596,6 +617,10 @@ impl Txn {
             }
         }
         self.changes.truncate(changes);
+        // Rolled back below what was encoded ahead: encode again at COMMIT.
+        if self.ahead.as_ref().is_some_and(|a| a.changes > changes) {
+            self.ahead = None;
+        }
     }
 
     /// Undoes the changes of the current statement (its locks stay held, as in InnoDB).
@@ -665,7 +690,7 @@ impl Txn {
         let result = if self.changes.is_empty() {
             Ok(CommitInfo::default())
         } else {
-            crate::commit::commit_txn(&self)
+            crate::commit::commit_txn(&mut self)
         };
         self.release();
         match &result {

@@ -112,6 +112,14 @@ fn now() -> u32 {
         .unwrap_or(0)
 }
 
+/// A transaction's event group encoded ahead of its commit: the group, and how many of the
+/// transaction's statements and row changes it holds.
+pub(crate) struct Ahead {
+    pub group: Group,
+    pub statements: usize,
+    pub changes: usize,
+}
+
 /// About the size of a transaction's event group: statement texts (ANNOTATE_ROWS) and row
 /// images, plus per-row and per-statement overhead. Only a capacity hint.
 fn estimated_group_len(txn: &Txn) -> usize {
@@ -244,14 +252,9 @@ impl Wal {
         self.binlog.as_ref().map_or(0, |b| b.stats().bytes_written)
     }
 
-    /// The event group of a transaction's row changes (None when the binlog is off).
-    pub fn txn_group(&self, txn: &Txn, xid: u64) -> Result<Option<Group>> {
-        let Some(b) = &self.binlog else {
-            return Ok(None);
-        };
-        let mut g = binlog::EventGroup::transaction(b.options().server_id, now());
-        g.reserve(estimated_group_len(txn));
-        for (si, stmt) in txn.statements.iter().enumerate() {
+    /// Encodes the transaction's statements from index `from` on into `g`.
+    fn encode_statements(g: &mut Group, txn: &Txn, from: usize) -> Result<()> {
+        for (si, stmt) in txn.statements.iter().enumerate().skip(from) {
             let end = txn
                 .statements
                 .get(si + 1)
@@ -279,6 +282,49 @@ impl Wal {
             }
             g.end_statement().map_err(berr)?;
         }
+        Ok(())
+    }
+
+    /// Encodes a large transaction's completed statements ahead of its commit (at
+    /// statement end, as MariaDB fills its binlog cache), continuing `ahead`. None when
+    /// the binlog is off.
+    pub fn encode_ahead(&self, txn: &Txn, ahead: Option<Ahead>) -> Result<Option<Ahead>> {
+        let Some(b) = &self.binlog else {
+            return Ok(None);
+        };
+        let mut a = match ahead {
+            Some(a) => a,
+            None => {
+                let mut g = binlog::EventGroup::transaction(b.options().server_id, now());
+                g.reserve(estimated_group_len(txn));
+                Ahead {
+                    group: g,
+                    statements: 0,
+                    changes: 0,
+                }
+            }
+        };
+        Self::encode_statements(&mut a.group, txn, a.statements)?;
+        a.statements = txn.statements.len();
+        a.changes = txn.changes.len();
+        Ok(Some(a))
+    }
+
+    /// The event group of a transaction's row changes, continuing what was encoded ahead
+    /// (None when the binlog is off).
+    pub fn txn_group(&self, txn: &Txn, ahead: Option<Ahead>, xid: u64) -> Result<Option<Group>> {
+        let Some(b) = &self.binlog else {
+            return Ok(None);
+        };
+        let (mut g, from) = match ahead {
+            Some(a) => (a.group, a.statements),
+            None => {
+                let mut g = binlog::EventGroup::transaction(b.options().server_id, now());
+                g.reserve(estimated_group_len(txn));
+                (g, 0)
+            }
+        };
+        Self::encode_statements(&mut g, txn, from)?;
         g.commit(xid).map_err(berr)?;
         Ok(Some(g))
     }
