@@ -53,13 +53,19 @@ fn crash_child() {
         }
         t.commit().unwrap();
     }
-    let acked = Arc::new(parking_lot::Mutex::new(
-        std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(dir.join("acked"))
-            .unwrap(),
-    ));
+    // The previous round was killed, perhaps in the middle of a line: end that line, or
+    // this round's first line would be glued to it ("4 248" + "1 17" = "4 2481 17").
+    let path = dir.join("acked");
+    let cut = std::fs::read(&path).is_ok_and(|b| b.last().is_some_and(|&c| c != b'\n'));
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .unwrap();
+    if cut {
+        file.write_all(b"\n").unwrap();
+    }
+    let acked = Arc::new(parking_lot::Mutex::new(file));
     let handles: Vec<_> = (0..THREADS)
         .map(|t| {
             let e = e.clone();
@@ -77,7 +83,11 @@ fn crash_child() {
                     .unwrap();
                 tx.update(&def, &old, row(t, "counter", n)).unwrap();
                 tx.commit().unwrap();
-                writeln!(acked.lock(), "{t} {n}").unwrap();
+                // One write per line (O_APPEND): a kill cannot cut it in the middle.
+                acked
+                    .lock()
+                    .write_all(format!("{t} {n}\n").as_bytes())
+                    .unwrap();
             })
         })
         .collect();
@@ -103,7 +113,7 @@ fn check_round(dir: &Path, mode: LogMode) {
     let mut last_acked: HashMap<i64, i64> = HashMap::new();
     for line in acked.lines() {
         let mut it = line.split(' ');
-        let (Some(t), Some(n)) = (it.next(), it.next()) else {
+        let (Some(t), Some(n), None) = (it.next(), it.next(), it.next()) else {
             continue; // a line cut by the kill
         };
         let (Ok(t), Ok(n)) = (t.parse::<i64>(), n.parse::<i64>()) else {
