@@ -204,6 +204,9 @@ pub struct Select {
     /// The collations ORDER BY and GROUP BY items sort and group strings by.
     pub order_colls: Vec<Collation>,
     pub group_colls: Vec<Collation>,
+    /// How strongly each result column's collation binds (a set operation aggregates its
+    /// parts' collations by it: a column beats a literal, `_bin` beats `_ci`).
+    pub derivs: Vec<Derivation>,
     pub limit: Option<u64>,
     pub offset: u64,
     pub lock: LockMode,
@@ -1456,6 +1459,7 @@ impl<'a> Binder<'a> {
         // (Before the aggregates move into the plan: ORDER BY may name them.)
         let order_colls = order.iter().map(|(e, _)| self.coll_of(e).0).collect();
         let group_colls = group_by.iter().map(|e| self.coll_of(e).0).collect();
+        let derivs = items.iter().map(|e| self.coll_of(e).1).collect();
         Ok(Select {
             sources,
             filter,
@@ -1467,6 +1471,7 @@ impl<'a> Binder<'a> {
             distinct,
             order_colls,
             group_colls,
+            derivs,
             order_by: order,
             limit: None,
             offset: 0,
@@ -2847,6 +2852,7 @@ impl<'a> Binder<'a> {
             distinct: false,
             order_colls: order.iter().map(|(e, _)| self.coll_of(e).0).collect(),
             group_colls: vec![],
+            derivs: vec![],
             order_by: order,
             limit,
             offset: 0,
@@ -2985,6 +2991,7 @@ impl<'a> Binder<'a> {
             params: Vec::new(),
             order_colls,
             group_colls: vec![],
+            derivs: vec![],
         })
     }
 

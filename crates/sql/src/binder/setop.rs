@@ -8,7 +8,7 @@
 //! INSERT ... SELECT work as for any SELECT.
 
 use onelog_engine::LockMode;
-use onelog_types::{Collation, ColumnType, SqlError, Value};
+use onelog_types::{Collation, ColumnType, Derivation, SqlError, Value};
 use sqlparser::ast as sq;
 
 use super::{display_len, err, unsupported, Binder, Clause, IndexHints, Select, SourceKind};
@@ -204,7 +204,8 @@ pub fn union_type(a: ColumnType, b: ColumnType) -> ColumnType {
         },
         _ => {
             let binary = a.is_binary() && b.is_binary();
-            // A text part's collation (the first one's when they differ).
+            // A text part's collation (the first one's when they differ; the binder then
+            // sets the parts' aggregated collation).
             let collation = if binary {
                 Collation::Binary
             } else {
@@ -333,6 +334,7 @@ impl Binder<'_> {
         }
         let mut columns = Vec::with_capacity(n);
         let mut types = Vec::with_capacity(n);
+        let mut derivs = Vec::with_capacity(n);
         for i in 0..n {
             let mut ty: Option<ColumnType> = None;
             let mut nullable = false;
@@ -346,7 +348,25 @@ impl Binder<'_> {
                     });
                 }
             }
-            let ty = ty.unwrap_or(NULL_STORED);
+            let mut ty = ty.unwrap_or(NULL_STORED);
+            // A text result compares under the parts' aggregated collation (MariaDB: a
+            // column beats a literal; at equal derivation `_bin` beats `_ci`).
+            let mut deriv = Derivation::Implicit;
+            if ty.is_string() && !ty.is_binary() {
+                let agg = leaves
+                    .iter()
+                    .filter(|l| !l.columns[i].null_type && !l.columns[i].ty.is_binary())
+                    .filter_map(|l| {
+                        let c = l.columns[i].ty.collation()?;
+                        Some((c, l.derivs.get(i).copied().unwrap_or(Derivation::Implicit)))
+                    })
+                    .reduce(Collation::aggregate);
+                if let Some((c, d)) = agg {
+                    ty = ty.with_collation(c);
+                    deriv = d;
+                }
+            }
+            derivs.push(deriv);
             let name = leaves[0].columns[i].name.clone();
             let mut rc = ResultColumn::expr(name.clone(), ty, nullable);
             rc.org_name = name;
@@ -404,6 +424,7 @@ impl Binder<'_> {
             params: Vec::new(),
             order_colls,
             group_colls: Vec::new(),
+            derivs,
         })
     }
 }
