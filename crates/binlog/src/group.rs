@@ -301,6 +301,21 @@ impl EventGroup {
                 "event group would end at offset {end}, beyond 4 GiB"
             )));
         }
+        let pos = self.put_gtid_event(gtid, commit_id, start, out);
+        let pos = seal_events(&mut self.buf, pos);
+        debug_assert_eq!(pos, end);
+        Ok(end)
+    }
+
+    /// Appends the sealed GTID event of the group placed at file offset `start`; returns
+    /// the offset after it.
+    fn put_gtid_event(
+        &self,
+        gtid: Gtid,
+        commit_id: Option<u64>,
+        start: u64,
+        out: &mut Vec<u8>,
+    ) -> u64 {
         let first = out.len();
         let n = write_event_unsealed(
             out,
@@ -309,17 +324,9 @@ impl EventGroup {
             0,
             &self.gtid_event(gtid, commit_id),
         );
-        let mut pos = start + n as u64;
+        let pos = start + n as u64;
         seal_event(&mut out[first..], pos as u32);
-        let mut i = 0;
-        while i < self.buf.len() {
-            let len = u32::from_le_bytes(self.buf[i + 9..i + 13].try_into().unwrap()) as usize;
-            pos += len as u64;
-            seal_event(&mut self.buf[i..i + len], pos as u32);
-            i += len;
-        }
-        debug_assert_eq!(pos, end);
-        Ok(end)
+        pos
     }
 
     /// The encoded events after the GTID event (sealed by
@@ -348,28 +355,26 @@ impl EventGroup {
                 "event group would end at offset {end}, beyond 4 GiB"
             )));
         }
-        let mut pos = start;
-        let first = out.len();
-        let n = write_event_unsealed(
-            out,
-            self.timestamp,
-            gtid.server,
-            0,
-            &self.gtid_event(gtid, commit_id),
-        );
-        pos += n as u64;
-        seal_event(&mut out[first..], pos as u32);
-        let mut i = out.len();
+        let pos = self.put_gtid_event(gtid, commit_id, start, out);
+        let body = out.len();
         out.extend_from_slice(&self.buf);
-        while i < out.len() {
-            let len = u32::from_le_bytes(out[i + 9..i + 13].try_into().unwrap()) as usize;
-            pos += len as u64;
-            seal_event(&mut out[i..i + len], pos as u32);
-            i += len;
-        }
+        let pos = seal_events(&mut out[body..], pos);
         debug_assert_eq!(pos, end);
         Ok(end)
     }
+}
+
+/// Seals consecutive events placed right after file offset `pos` (each one's `log_pos`
+/// and CRC32); returns the offset after the last.
+fn seal_events(buf: &mut [u8], mut pos: u64) -> u64 {
+    let mut i = 0;
+    while i < buf.len() {
+        let len = u32::from_le_bytes(buf[i + 9..i + 13].try_into().unwrap()) as usize;
+        pos += len as u64;
+        seal_event(&mut buf[i..i + len], pos as u32);
+        i += len;
+    }
+    pos
 }
 
 #[cfg(test)]

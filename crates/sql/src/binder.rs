@@ -3878,20 +3878,7 @@ pub fn bind_create_table(
             primary: false,
         });
     }
-    // AUTO_INCREMENT must lead a key.
-    let autos: Vec<usize> = (0..columns.len())
-        .filter(|&i| columns[i].auto_increment)
-        .collect();
-    if autos.len() > 1
-        || autos
-            .first()
-            .is_some_and(|&a| !indexes.iter().any(|i| i.columns.first() == Some(&a)))
-    {
-        return Err(err(
-            code::ER_WRONG_AUTO_KEY,
-            "Incorrect table definition; there can be only one auto column and it must be defined as a key",
-        ));
-    }
+    check_auto_key(&columns, &indexes)?;
     let def = TableDef {
         id: 0,
         db,
@@ -4130,21 +4117,26 @@ pub fn bind_alter(t: &TableDef, ops: &[sq::AlterTableOperation]) -> Result<Vec<A
             other => return Err(unsupported(&format!("ALTER TABLE {other}"))),
         }
     }
-    // AUTO_INCREMENT must (still) lead a key, and there is one at most.
-    let autos: Vec<usize> = (0..cols.len())
-        .filter(|&i| cols[i].auto_increment)
+    check_auto_key(&cols, &idx)?;
+    Ok(out)
+}
+
+/// AUTO_INCREMENT: one column at most, and it must lead a key (error 1075).
+fn check_auto_key(columns: &[ColumnDef], indexes: &[IndexDef]) -> Result<(), SqlError> {
+    let autos: Vec<usize> = (0..columns.len())
+        .filter(|&i| columns[i].auto_increment)
         .collect();
     if autos.len() > 1
         || autos
             .first()
-            .is_some_and(|&a| !idx.iter().any(|i| i.columns.first() == Some(&a)))
+            .is_some_and(|&a| !indexes.iter().any(|i| i.columns.first() == Some(&a)))
     {
         return Err(err(
             code::ER_WRONG_AUTO_KEY,
             "Incorrect table definition; there can be only one auto column and it must be defined as a key",
         ));
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Column options of MODIFY / CHANGE as CREATE TABLE has them.
@@ -4250,15 +4242,6 @@ fn change_column(
         position: target,
     });
     column_keys(&bc, to, idx, out)?;
-    if bc.def.auto_increment
-        && (!idx.iter().any(|i| i.columns.first() == Some(&to))
-            || cols.iter().filter(|c| c.auto_increment).count() > 1)
-    {
-        return Err(err(
-            code::ER_WRONG_AUTO_KEY,
-            "Incorrect table definition; there can be only one auto column and it must be defined as a key",
-        ));
-    }
     Ok(())
 }
 
