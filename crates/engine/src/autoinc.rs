@@ -1,8 +1,14 @@
-//! AUTO_INCREMENT counters and hidden row ids.
+//! AUTO_INCREMENT counters, hidden row ids and primary key bounds.
 //!
 //! Counters live in memory and are loaded on first use from the largest value stored in the
 //! table (as InnoDB did before MariaDB 10.2.4), so they need no logging: after recovery the
 //! data, and therefore the counter, are exactly what the binlog describes.
+//!
+//! A table's primary key bound is the largest primary key it may hold, committed or written
+//! by an open transaction (loaded the same way, raised by every insert and key change). A
+//! key above it cannot be a duplicate, so inserts in key order (AUTO_INCREMENT values,
+//! timestamps) skip the duplicate lookup, which otherwise probes every memtable and the
+//! filter of every overlapping SST file.
 
 use onelog_types::Value;
 use rocksdb::ReadOptions;
@@ -102,10 +108,40 @@ pub(crate) fn observe(engine: &Engine, t: &TableDef, value: u64) -> Result<()> {
     Ok(())
 }
 
-/// Forgets a table's counter (TRUNCATE, DROP, ALTER): reloaded from the data on next use.
+/// Forgets a table's counters and bound (TRUNCATE, DROP, ALTER, under the table's exclusive
+/// metadata lock, so no open transaction holds writes to it): reloaded from the data on
+/// next use.
 pub(crate) fn reset(engine: &Engine, table_id: u32) {
     engine.autoinc.lock().remove(&table_id);
     engine.rowids.lock().remove(&table_id);
+    engine.pk_bounds.lock().remove(&table_id);
+}
+
+/// Whether primary key `key` of `t` lies above every primary key the table may hold; if so
+/// it becomes the new bound. The caller holds the key's row lock and writes the key (or
+/// gives up, which leaves the bound merely high): when this says yes, no committed row and
+/// no open transaction has the key, and the duplicate lookup can be skipped.
+///
+/// Every write of a primary key outside DDL passes here (inserts and key-changing updates,
+/// also when replayed or replicated), and DDL resets the bound under its exclusive lock, so
+/// the bound is never below a key that exists or is being written.
+pub(crate) fn raise_pk_bound(engine: &Engine, t: &TableDef, key: &[u8]) -> Result<bool> {
+    let pid = t.primary().id;
+    let mut map = engine.pk_bounds.lock();
+    let bound = match map.get_mut(&t.id) {
+        Some((id, bound)) if *id == pid => bound,
+        _ => {
+            // Index keys are never empty: an empty bound means an empty table.
+            let last = last_key(engine, pid)?.map(|(k, _)| k).unwrap_or_default();
+            &mut map.entry(t.id).insert_entry((pid, last)).into_mut().1
+        }
+    };
+    if !bound.is_empty() && key <= &bound[..] {
+        return Ok(false);
+    }
+    bound.clear();
+    bound.extend_from_slice(key);
+    Ok(true)
 }
 
 /// The next hidden row id of a table without a primary key.

@@ -136,6 +136,9 @@ pub struct Engine {
     pub(crate) autoinc: Mutex<HashMap<TableId, u64>>,
     /// Next hidden row id per table without a primary key.
     pub(crate) rowids: Mutex<HashMap<TableId, u64>>,
+    /// Per table: primary index id and the largest primary key the table may hold (see
+    /// `autoinc::raise_pk_bound`).
+    pub(crate) pk_bounds: Mutex<HashMap<TableId, (u32, Vec<u8>)>>,
     pub(crate) next_txn: AtomicU64,
     pub(crate) sync_binlog: AtomicU32,
     pub(crate) counters: Arc<Counters>,
@@ -204,6 +207,7 @@ impl Engine {
             committer,
             autoinc: Mutex::new(HashMap::new()),
             rowids: Mutex::new(HashMap::new()),
+            pk_bounds: Mutex::new(HashMap::new()),
             next_txn: AtomicU64::new(1),
             counters,
             ddl_lock: Mutex::new(()),

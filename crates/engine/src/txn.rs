@@ -319,6 +319,12 @@ impl Txn {
         }
     }
 
+    /// Whether a primary key (locked by this transaction, about to be written) is above
+    /// every key the table may hold, so that it cannot be a duplicate.
+    fn pk_is_new(&self, t: &TableDef, key: &[u8]) -> Result<bool> {
+        crate::autoinc::raise_pk_bound(&self.engine, t, key)
+    }
+
     fn exists_latest(&mut self, key: &[u8]) -> Result<bool> {
         Ok(self.read(key, true)?.is_some())
     }
@@ -445,7 +451,7 @@ impl Txn {
         };
         let key = self.pk_key(t, &pk)?;
         self.lock_row(&key, LockMode::Exclusive)?;
-        if !t.hidden_pk && self.exists_latest(&key)? {
+        if !t.hidden_pk && !self.pk_is_new(t, &key)? && self.exists_latest(&key)? {
             return Err(Self::dup_error("PRIMARY", &pk));
         }
         self.add_secondary(t, &row, &pk)?;
@@ -474,7 +480,7 @@ impl Txn {
         let new_key = self.pk_key(t, &new_pk)?;
         if new_key != old_key {
             self.lock_row(&new_key, LockMode::Exclusive)?;
-            if self.exists_latest(&new_key)? {
+            if !self.pk_is_new(t, &new_key)? && self.exists_latest(&new_key)? {
                 return Err(Self::dup_error("PRIMARY", &new_pk));
             }
         }

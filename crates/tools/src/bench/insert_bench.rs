@@ -124,6 +124,23 @@ struct TableState {
     inserted_batches: AtomicU64,
     inserted_rows: AtomicU64,
     inserter_done: AtomicBool,
+    /// Wakes the deleter when a batch is inserted (it deletes at the inserter's pace).
+    wake: (std::sync::Mutex<()>, std::sync::Condvar),
+}
+
+impl TableState {
+    /// Counts an inserted batch and wakes the deleter.
+    fn batch_inserted(&self) {
+        self.inserted_batches.fetch_add(1, Ordering::Relaxed);
+        let _g = self.wake.0.lock().unwrap();
+        self.wake.1.notify_all();
+    }
+
+    fn inserter_finished(&self) {
+        self.inserter_done.store(true, Ordering::Relaxed);
+        let _g = self.wake.0.lock().unwrap();
+        self.wake.1.notify_all();
+    }
 }
 
 fn progress(label: &str, done: &AtomicU64, total: Option<u64>, start: Instant, last: &mut Instant) {
@@ -156,6 +173,7 @@ pub fn run(server: &mut Server, o: &IbOpts) -> Result<Vec<StepResult>, String> {
                 inserted_batches: AtomicU64::new(0),
                 inserted_rows: AtomicU64::new(0),
                 inserter_done: AtomicBool::new(false),
+                wake: Default::default(),
             })
         })
         .collect();
@@ -290,11 +308,11 @@ pub fn run(server: &mut Server, o: &IbOpts) -> Result<Vec<StepResult>, String> {
                         while n < rows {
                             let max = insert_batch(&mut c, t, &mut rng, per)?;
                             st.max_id.store(max, Ordering::Relaxed);
-                            st.inserted_batches.fetch_add(1, Ordering::Relaxed);
+                            st.batch_inserted();
                             n += per;
                             done.fetch_add(per, Ordering::Relaxed);
                         }
-                        st.inserter_done.store(true, Ordering::Relaxed);
+                        st.inserter_finished();
                         Ok(())
                     } else {
                         deleter(&mut c, t, &st, per, None)
@@ -382,11 +400,11 @@ pub fn run(server: &mut Server, o: &IbOpts) -> Result<Vec<StepResult>, String> {
                                     }
                                     let max = insert_batch(&mut c, t, &mut rng, per)?;
                                     st.max_id.store(max, Ordering::Relaxed);
-                                    st.inserted_batches.fetch_add(1, Ordering::Relaxed);
+                                    st.batch_inserted();
                                     st.inserted_rows.fetch_add(per, Ordering::Relaxed);
                                     k += 1;
                                 }
-                                st.inserter_done.store(true, Ordering::Relaxed);
+                                st.inserter_finished();
                                 Ok(())
                             }
                             _ => deleter(&mut c, t, &st, per, Some(&stop)),
@@ -439,12 +457,18 @@ fn deleter(
             deleted += 1;
             continue;
         }
+        // Checked under the lock the inserter notifies with, so no wake-up is missed.
+        let g = st.wake.0.lock().unwrap();
+        if st.inserted_batches.load(Ordering::Relaxed) > deleted {
+            continue;
+        }
         if st.inserter_done.load(Ordering::Relaxed)
             || stop.is_some_and(|s| s.load(Ordering::Relaxed))
         {
             return Ok(());
         }
-        std::thread::sleep(Duration::from_micros(200));
+        // The timeout only bounds how late `stop` is noticed.
+        drop(st.wake.1.wait_timeout(g, Duration::from_millis(5)).unwrap());
     }
 }
 
