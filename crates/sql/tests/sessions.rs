@@ -231,7 +231,10 @@ fn racing_inserts_of_the_same_keys() {
     std::thread::sleep(Duration::from_millis(200));
     exec(&mut a, "ROLLBACK");
     h.join().unwrap().unwrap();
-    assert_eq!(int(&scalar(&mut s, "SELECT who FROM d.t WHERE id = 2000")), 1);
+    assert_eq!(
+        int(&scalar(&mut s, "SELECT who FROM d.t WHERE id = 2000")),
+        1
+    );
     let e = s.query("INSERT INTO d.t VALUES (2000, 2)").unwrap_err();
     assert_eq!(e.code, 1062);
 }
