@@ -112,7 +112,9 @@ pub fn render(cfg: &Config, res: &Results) -> Rendered {
         "Settings: delays {:?} µs; group-commit clients {:?}, {} s per point, repeat {}; \
          sync-binlog values {:?}, 4 clients, 35 KB rows, {} s each; insert benchmark tables/clients {:?}, \
          l.i0 {} rows/table, l.i1 {} rows/table, l.i2 {} rows/table, query steps {} s each with \
-         background inserts of {} rows per commit. Buffer pool / block cache: {} for every server.\n",
+         background inserts of {} rows per commit. Buffer pool / block cache: {} for every server. \
+         Each workload (and each insert-benchmark client count) starts a fresh server on an \
+         empty data directory.\n",
         cfg.delays,
         cfg.gc_clients,
         cfg.gc_secs,

@@ -335,30 +335,22 @@ pub fn run(cfg: &Config) -> Result<Results, String> {
                 k.name(),
                 t0.elapsed().as_secs_f64()
             );
-            let step =
-                |res: &mut Results,
-                 what: &str,
-                 f: &mut dyn FnMut(&mut Results) -> Result<(), String>| {
-                    if let Err(e) = f(res) {
-                        let msg = format!("{} delay {d}us {what}: {e}", k.name());
-                        eprintln!("  ERROR {msg}");
-                        res.errors.push(msg);
-                    }
-                };
-            // One server per (system, delay); each workload uses its own tables.
-            let mut server = match Server::start(&env, k, d) {
-                Ok(s) => s,
-                Err(e) => {
-                    let msg = format!("{} delay {d}us: {e}", k.name());
+            // A fresh server (and data directory) per workload: each one is measured
+            // without the compaction or page flushing left behind by the one before.
+            let step = |res: &mut Results,
+                        what: &str,
+                        f: &mut dyn FnMut(&mut Server, &mut Results) -> Result<(), String>| {
+                let r = Server::start(&env, k, d).and_then(|mut server| f(&mut server, res));
+                if let Err(e) = r {
+                    let msg = format!("{} delay {d}us {what}: {e}", k.name());
                     eprintln!("  ERROR {msg}");
                     res.errors.push(msg);
-                    continue;
                 }
             };
             if want_gc {
-                step(&mut res, "group-commit", &mut |res| {
+                step(&mut res, "group-commit", &mut |server, res| {
                     res.gc.extend(group_commit::run(
-                        &mut server,
+                        server,
                         &cfg.gc_clients,
                         cfg.gc_secs,
                         cfg.repeat,
@@ -367,33 +359,28 @@ pub fn run(cfg: &Config) -> Result<Results, String> {
                 });
             }
             if want_sb {
-                step(&mut res, "sync-binlog", &mut |res| {
-                    res.sb.extend(sync_binlog::run(
-                        &mut server,
-                        &cfg.sb_values,
-                        4,
-                        cfg.sb_secs,
-                    )?);
+                step(&mut res, "sync-binlog", &mut |server, res| {
+                    res.sb
+                        .extend(sync_binlog::run(server, &cfg.sb_values, 4, cfg.sb_secs)?);
                     Ok(())
                 });
             }
             if cfg.run_ib {
                 for &c in &cfg.ib_clients {
-                    step(&mut res, "insert-benchmark", &mut |res| {
+                    step(&mut res, "insert-benchmark", &mut |server, res| {
                         let mut o = cfg.ib.clone();
                         o.clients = c;
-                        res.ib.extend(insert_bench::run(&mut server, &o)?);
+                        res.ib.extend(insert_bench::run(server, &o)?);
                         Ok(())
                     });
                 }
             }
             if want_bt {
-                step(&mut res, "big-txn", &mut |res| {
-                    res.bt.push(big_txn::run(&mut server, cfg.bt_mib)?);
+                step(&mut res, "big-txn", &mut |server, res| {
+                    res.bt.push(big_txn::run(server, cfg.bt_mib)?);
                     Ok(())
                 });
             }
-            drop(server);
         }
     }
     let _ = std::fs::remove_dir_all(&cfg.workdir);
