@@ -238,7 +238,7 @@ impl Committer {
         let done = match w.as_mut() {
             Some(w) => w.process(reqs),
             None => {
-                answer(reqs, Err(EngineError::ShuttingDown));
+                answer_error(reqs, EngineError::ShuttingDown);
                 None
             }
         };
@@ -288,7 +288,7 @@ impl Committer {
         }
         // Requests queued after the last round (their sessions wait for a leader).
         let left: Vec<Request> = self.shared.queue.lock().pending.drain(..).collect();
-        answer(left, Err(EngineError::ShuttingDown));
+        answer_error(left, EngineError::ShuttingDown);
         self.shared.stopped.store(true, Ordering::Release);
     }
 }
@@ -309,67 +309,73 @@ struct Writer {
 }
 
 /// A written (and, per `sync_binlog`, synced) group on its way to be finished: batches to
-/// apply (engine mode, in binlog order), then answers.
+/// apply (engine mode, in binlog order, each with the index of its request), then answers.
 struct Finish {
     ticket: u64,
     reqs: Vec<Request>,
     result: Result<Vec<CommitInfo>>,
-    apply: Vec<WriteBatch>,
+    apply: Vec<(usize, WriteBatch)>,
 }
 
 /// Applies a durable group to RocksDB (WAL off) once every group before it is applied,
-/// then answers its sessions. The leader that wrote the group does this after handing
-/// leadership on, so group N+1 is written and synced while group N is applied (ordering
-/// rule: a group is applied only after it is durable, and groups are applied in log
-/// order).
-fn finish_in_order(shared: &Shared, db: &DB, mut f: Finish) {
+/// answering each session as soon as its own batch is in. The leader that wrote the group
+/// does this after handing leadership on, so group N+1 is written and synced while group
+/// N is applied (ordering rule: a group is applied only after it is durable, and groups
+/// are applied in log order).
+fn finish_in_order(shared: &Shared, db: &DB, f: Finish) {
     let mut applied = shared.applied.lock();
     while *applied + 1 != f.ticket {
         shared.applied_cv.wait(&mut applied);
     }
     drop(applied);
-    apply(shared, db, &mut f);
-    *shared.applied.lock() = f.ticket;
-    shared.applied_cv.notify_all();
-    answer(f.reqs, f.result);
-}
-
-/// Applies a durable group's batches in order; a failure fails the group and the log.
-fn apply(shared: &Shared, db: &DB, f: &mut Finish) {
-    let wo = write_opts(LogMode::Engine);
-    if f.result.is_ok() {
-        for batch in f.apply.drain(..) {
-            if let Err(e) = db.write_opt(batch, &wo) {
-                let why = format!("applying a durable commit to RocksDB failed: {e}");
-                let mut failed = shared.failed.lock();
-                if failed.is_none() {
-                    eprintln!("onelog: log failure, refusing further commits: {why}");
-                    *failed = Some(why.clone());
-                }
-                f.result = Err(EngineError::LogFailed(why));
-                break;
-            }
-        }
-    }
-}
-
-fn answer(reqs: Vec<Request>, result: Result<Vec<CommitInfo>>) {
+    let Finish {
+        ticket,
+        reqs,
+        result,
+        apply,
+    } = f;
     match result {
         Ok(infos) => {
-            for (r, info) in reqs.into_iter().zip(infos) {
-                r.reply.set(Ok(info));
+            let wo = write_opts(LogMode::Engine);
+            let mut batches = apply.into_iter().peekable();
+            let mut failure: Option<String> = None;
+            for (i, (r, info)) in reqs.into_iter().zip(infos).enumerate() {
+                // A session is answered once its batch (barriers: every batch before them)
+                // is applied.
+                while let Some((_, batch)) = batches.next_if(|(j, _)| *j == i) {
+                    if failure.is_some() {
+                        continue;
+                    }
+                    if let Err(e) = db.write_opt(batch, &wo) {
+                        let why = format!("applying a durable commit to RocksDB failed: {e}");
+                        let mut failed = shared.failed.lock();
+                        if failed.is_none() {
+                            eprintln!("onelog: log failure, refusing further commits: {why}");
+                            *failed = Some(why.clone());
+                        }
+                        failure = Some(why);
+                    }
+                }
+                r.reply.set(match &failure {
+                    None => Ok(info),
+                    Some(why) => Err(EngineError::LogFailed(why.clone())),
+                });
             }
         }
-        Err(e) => {
-            let msg = e.to_string();
-            for r in reqs {
-                r.reply.set(Err(match &e {
-                    EngineError::DiskFull(s) => EngineError::DiskFull(s.clone()),
-                    EngineError::LogFailed(s) => EngineError::LogFailed(s.clone()),
-                    _ => EngineError::Storage(msg.clone()),
-                }));
-            }
-        }
+        Err(e) => answer_error(reqs, e),
+    }
+    *shared.applied.lock() = ticket;
+    shared.applied_cv.notify_all();
+}
+
+fn answer_error(reqs: Vec<Request>, e: EngineError) {
+    let msg = e.to_string();
+    for r in reqs {
+        r.reply.set(Err(match &e {
+            EngineError::DiskFull(s) => EngineError::DiskFull(s.clone()),
+            EngineError::LogFailed(s) => EngineError::LogFailed(s.clone()),
+            _ => EngineError::Storage(msg.clone()),
+        }));
     }
 }
 
@@ -505,7 +511,7 @@ impl Writer {
         &mut self,
         reqs: &mut [Request],
         work: &[usize],
-        apply: &mut Vec<WriteBatch>,
+        apply: &mut Vec<(usize, WriteBatch)>,
     ) -> Result<Vec<CommitInfo>> {
         // sync_binlog != 1: appended bytes may stay unsynced while RocksDB (WAL off) flushes
         // the changes; keep the bytes beside the changes (see `tail_records`).
@@ -518,7 +524,7 @@ impl Writer {
                 self.tail_records(&mut batch, chunks);
             }
             batch.put(keys::APPLIED, a.end.encode());
-            apply.push(batch);
+            apply.push((i, batch));
         }
         Ok(Self::infos(reqs, work, &appended))
     }
