@@ -795,6 +795,14 @@ fn alter(
     Ok(())
 }
 
+/// Adds secondary index entries (empty values) to `batch` in key order.
+fn write_sorted(batch: &mut WriteBatch, entries: &mut Vec<Vec<u8>>) {
+    entries.sort_unstable();
+    for k in entries.drain(..) {
+        batch.put(&k, b"");
+    }
+}
+
 /// Writes the entries of `new.indexes[build]` from the rows of `old` (rewriting the rows
 /// too when `rewrite`: then `build` includes the primary index), directly into RocksDB.
 /// Checks unique indexes; on failure removes what it wrote. Returns the number of rows.
@@ -833,6 +841,11 @@ fn build_indexes(
         let check_pk = rewrite && !new.hidden_pk && !pk_same;
         let mut pending: HashSet<Vec<u8>> = HashSet::new();
         let mut batch = WriteBatch::default();
+        // Secondary entries of the current batch, written in key order: the memtable
+        // inserts a sorted run next to its previous key instead of searching for each
+        // (the index's values come in primary key order, that is at random).
+        let mut entries: Vec<Vec<u8>> = Vec::new();
+        let mut entries_len = 0;
         let mut rowid = 0u64;
         let mut n = 0u64;
         while it.valid() {
@@ -881,16 +894,21 @@ fn build_indexes(
             for &i in build {
                 let idx = &new.indexes[i];
                 if !idx.primary {
-                    batch.put(keys::secondary_key(new, idx, &row, &new_pk)?, b"");
+                    let k = keys::secondary_key(new, idx, &row, &new_pk)?;
+                    entries_len += k.len();
+                    entries.push(k);
                 }
             }
-            if batch.size_in_bytes() > 4 << 20 {
+            if batch.size_in_bytes() + entries_len > 4 << 20 {
+                write_sorted(&mut batch, &mut entries);
+                entries_len = 0;
                 engine.write_direct(std::mem::take(&mut batch))?;
                 pending.clear();
             }
             it.next();
         }
         it.status()?;
+        write_sorted(&mut batch, &mut entries);
         engine.write_direct(batch)?;
         for &i in build {
             if new.indexes[i].unique && !new.indexes[i].primary {
