@@ -239,6 +239,61 @@ fn racing_inserts_of_the_same_keys() {
     assert_eq!(e.code, 1062);
 }
 
+/// CREATE INDEX over more entries than one build batch (4 MiB, written in key order): the
+/// index holds exactly the table's values, in order, and a unique build still finds a
+/// duplicate in the last batch.
+#[test]
+fn index_build_over_several_batches() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = root(&db);
+    exec(&mut s, "CREATE DATABASE d");
+    exec(
+        &mut s,
+        "CREATE TABLE d.t (id INT PRIMARY KEY, v VARCHAR(120) NOT NULL)",
+    );
+    const ROWS: u64 = 50_000;
+    let value = |i: u64| {
+        format!(
+            "{:016x}{}",
+            i.wrapping_mul(0x9E37_79B9_7F4A_7C15),
+            "p".repeat(100)
+        )
+    };
+    for chunk in (0..ROWS).collect::<Vec<_>>().chunks(1000) {
+        let vals: Vec<String> = chunk
+            .iter()
+            .map(|&i| format!("({i}, '{}')", value(i)))
+            .collect();
+        exec(
+            &mut s,
+            &format!("INSERT INTO d.t VALUES {}", vals.join(",")),
+        );
+    }
+    exec(&mut s, "CREATE INDEX kv ON d.t (v)");
+    let QueryResult::Rows { rows, .. } = exec(
+        &mut s,
+        "SELECT v FROM d.t FORCE INDEX (kv) WHERE v >= '' ORDER BY v",
+    ) else {
+        panic!("rows expected");
+    };
+    let mut want: Vec<String> = (0..ROWS).map(value).collect();
+    want.sort();
+    let got: Vec<String> = rows.iter().map(|r| r[0].to_string()).collect();
+    assert_eq!(got.len(), want.len());
+    assert!(got == want, "index entries differ from the table's values");
+    // A duplicate value in the last rows: the unique build fails and leaves no index.
+    exec(
+        &mut s,
+        &format!("UPDATE d.t SET v = '{}' WHERE id = {}", value(3), ROWS - 1),
+    );
+    let e = s.query("CREATE UNIQUE INDEX uv ON d.t (v)").unwrap_err();
+    assert_eq!(e.code, 1062, "{e}");
+    assert!(s
+        .query("SELECT v FROM d.t FORCE INDEX (uv) WHERE v >= ''")
+        .is_err());
+}
+
 #[test]
 fn privileges_are_enforced() {
     let dir = tempfile::tempdir().unwrap();
