@@ -343,17 +343,13 @@ fn finish_in_order(shared: &Shared, db: &DB, f: Finish) {
                 // A session is answered once its batch (barriers: every batch before them)
                 // is applied.
                 while let Some((_, batch)) = batches.next_if(|(j, _)| *j == i) {
-                    if failure.is_some() {
-                        continue;
-                    }
-                    if let Err(e) = db.write_opt(batch, &wo) {
-                        let why = format!("applying a durable commit to RocksDB failed: {e}");
-                        let mut failed = shared.failed.lock();
-                        if failed.is_none() {
-                            eprintln!("onelog: log failure, refusing further commits: {why}");
-                            *failed = Some(why.clone());
+                    if failure.is_none() {
+                        if let Err(e) = db.write_opt(batch, &wo) {
+                            failure = Some(record_failure(
+                                shared,
+                                format!("applying a durable commit to RocksDB failed: {e}"),
+                            ));
                         }
-                        failure = Some(why);
                     }
                 }
                 r.reply.set(match &failure {
@@ -366,6 +362,17 @@ fn finish_in_order(shared: &Shared, db: &DB, f: Finish) {
     }
     *shared.applied.lock() = ticket;
     shared.applied_cv.notify_all();
+}
+
+/// Makes the log unusable (sticky, see the module docs) unless it already is; returns the
+/// reason that stands.
+fn record_failure(shared: &Shared, why: String) -> String {
+    let mut failed = shared.failed.lock();
+    if failed.is_none() {
+        eprintln!("onelog: log failure, refusing further commits: {why}");
+        *failed = Some(why);
+    }
+    failed.clone().unwrap()
 }
 
 fn answer_error(reqs: Vec<Request>, e: EngineError) {
@@ -381,12 +388,7 @@ fn answer_error(reqs: Vec<Request>, e: EngineError) {
 
 impl Writer {
     fn fail(&self, why: String) -> EngineError {
-        let mut f = self.shared.failed.lock();
-        if f.is_none() {
-            eprintln!("onelog: log failure, refusing further commits: {why}");
-            *f = Some(why.clone());
-        }
-        EngineError::LogFailed(f.clone().unwrap())
+        EngineError::LogFailed(record_failure(&self.shared, why))
     }
 
     /// Writes and syncs a group; returns it to be finished in order (None: answered

@@ -132,12 +132,15 @@ impl TableState {
     /// Counts an inserted batch and wakes the deleter.
     fn batch_inserted(&self) {
         self.inserted_batches.fetch_add(1, Ordering::Relaxed);
-        let _g = self.wake.0.lock().unwrap();
-        self.wake.1.notify_all();
+        self.wake_deleter();
     }
 
     fn inserter_finished(&self) {
         self.inserter_done.store(true, Ordering::Relaxed);
+        self.wake_deleter();
+    }
+
+    fn wake_deleter(&self) {
         let _g = self.wake.0.lock().unwrap();
         self.wake.1.notify_all();
     }
