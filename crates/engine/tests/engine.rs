@@ -261,6 +261,105 @@ fn concurrent_transfers_keep_the_total() {
     assert!(st.log_syncs <= st.binlog_group_commits);
 }
 
+/// A commit is answered once durable and applied to RocksDB afterwards; every statement
+/// that starts after the answer still sees it, through each kind of read: snapshot and
+/// locking point reads, locking primary range scans (which wait only for commits writing
+/// their range) and locking secondary scans.
+#[test]
+fn answered_commits_are_visible_to_later_statements() {
+    use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+    let dir = tempfile::tempdir().unwrap();
+    let e = open(dir.path(), LogMode::Engine);
+    setup(&e);
+    const WRITERS: i64 = 4;
+    const ROWS: i64 = 250;
+    let published: Arc<Vec<AtomicI64>> =
+        Arc::new((0..WRITERS).map(|_| AtomicI64::new(0)).collect());
+    let done = Arc::new(AtomicBool::new(false));
+    let writers: Vec<_> = (0..WRITERS)
+        .map(|w| {
+            let (e, published) = (e.clone(), published.clone());
+            std::thread::spawn(move || {
+                for k in 1..=ROWS {
+                    let mut t = e.begin(Isolation::RepeatableRead);
+                    let def = t.open_table("test", "accounts").unwrap();
+                    t.statement_begin();
+                    t.insert(&def, row(w * 1_000_000 + k, &format!("w{w}"), k))
+                        .unwrap();
+                    t.statement_end(Some("INSERT"));
+                    t.commit().unwrap();
+                    published[w as usize].store(k, Ordering::Release);
+                }
+            })
+        })
+        .collect();
+    let readers: Vec<_> = (0..3)
+        .map(|r| {
+            let (e, published, done) = (e.clone(), published.clone(), done.clone());
+            std::thread::spawn(move || {
+                let mut checks = 0u64;
+                let mut i = r as i64;
+                while !done.load(Ordering::Acquire) || checks < 50 {
+                    i += 1;
+                    let w = i % WRITERS;
+                    let p = published[w as usize].load(Ordering::Acquire);
+                    if p == 0 {
+                        continue;
+                    }
+                    let id = w * 1_000_000 + p;
+                    let mut t = e.begin(Isolation::RepeatableRead);
+                    let def = t.open_table("test", "accounts").unwrap();
+                    t.statement_begin();
+                    let range = KeyRange {
+                        lower: Bound::Included(vec![Value::Int(w * 1_000_000 + 1)]),
+                        upper: Bound::Included(vec![Value::Int(id)]),
+                    };
+                    let locking = ScanOptions {
+                        lock: LockMode::Shared,
+                        ..Default::default()
+                    };
+                    match i % 4 {
+                        0 => assert!(t
+                            .get(&def, &[Value::Int(id)], LockMode::None)
+                            .unwrap()
+                            .is_some()),
+                        1 => assert!(t
+                            .get(&def, &[Value::Int(id)], LockMode::Exclusive)
+                            .unwrap()
+                            .is_some()),
+                        2 => assert_eq!(t.scan(&def, 0, range, locking).unwrap().count() as i64, p),
+                        _ => {
+                            let n = t
+                                .scan(
+                                    &def,
+                                    1,
+                                    KeyRange::prefix(vec![Value::str(&format!("w{w}"))]),
+                                    locking,
+                                )
+                                .unwrap()
+                                .count() as i64;
+                            assert!(n >= p, "writer {w}: {n} rows seen, {p} answered");
+                        }
+                    }
+                    t.statement_end(None);
+                    t.commit().unwrap();
+                    checks += 1;
+                }
+                checks
+            })
+        })
+        .collect();
+    for w in writers {
+        w.join().unwrap();
+    }
+    done.store(true, Ordering::Release);
+    for r in readers {
+        assert!(r.join().unwrap() >= 50);
+    }
+    assert_eq!(all_rows(&e).len() as i64, WRITERS * ROWS);
+    assert_eq!(e.lock_count(), 0);
+}
+
 #[test]
 fn ddl_add_index_and_binlog_admin() {
     let dir = tempfile::tempdir().unwrap();

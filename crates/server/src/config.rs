@@ -142,6 +142,7 @@ impl Config {
             "block-cache-size" | "innodb-buffer-pool-size" | "rocksdb-block-cache-size" => {
                 e.block_cache_size = num()? as usize
             }
+            "rocksdb-write-buffer-size" => e.write_buffer_size = num()?.max(1 << 20) as usize,
             "binlog-write-through" => e.binlog_write_through = parse_bool(v)?,
             "binlog-preallocate" => {
                 e.binlog_preallocate = match val()? {
@@ -235,7 +236,8 @@ Usage: onelogd [OPTIONS]
   --binlog-write-through      sync the binlog with O_DSYNC writes instead of fdatasync
   --binlog-preallocate=zerofill|fallocate|off  how binlog files reserve space (default zerofill)
   --max-connections=N  --wait-timeout=SECS  --max-allowed-packet=SIZE
-  --innodb-lock-wait-timeout=SECS  --block-cache-size=SIZE";
+  --innodb-lock-wait-timeout=SECS  --block-cache-size=SIZE
+  --rocksdb-write-buffer-size=SIZE  RocksDB memtable size (default 64M)";
 
 #[cfg(test)]
 mod tests {

@@ -278,6 +278,9 @@ impl Server {
                 .arg("--sync-binlog=1")
                 .arg("--max-connections=500")
                 .arg(format!("--block-cache-size={CACHE_SIZE}"));
+            if let Ok(extra) = std::env::var("ONELOGD_EXTRA_ARGS") {
+                cmd.args(extra.split_whitespace());
+            }
             match kind {
                 SystemKind::OnelogEngine => cmd.arg("--binlog-storage=engine"),
                 SystemKind::OnelogFile => cmd.arg("--binlog-storage=file"),
