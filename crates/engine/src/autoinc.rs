@@ -32,7 +32,6 @@ fn as_u64(v: &Value) -> u64 {
 
 /// The last key of an index, latest committed state.
 fn last_key(engine: &Engine, index_id: u32) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
-    engine.settle()?;
     let mut ro = ReadOptions::default();
     ro.set_iterate_lower_bound(keys::index_prefix(index_id));
     ro.set_iterate_upper_bound(keys::index_end(index_id));
@@ -63,7 +62,6 @@ fn load_max(engine: &Engine, t: &TableDef, col: usize) -> Result<u64> {
         }
     }
     let mut max = 0;
-    engine.settle()?;
     let mut ro = ReadOptions::default();
     let pid = t.primary().id;
     ro.set_iterate_lower_bound(keys::index_prefix(pid));

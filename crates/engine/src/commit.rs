@@ -5,24 +5,16 @@
 //! queued, and per mode:
 //!
 //! - `engine`: 1. append every group to the binlog with one write; 2. one fdatasync (per
-//!   `sync_binlog`); 3. answer: the commits are durable; 4. apply each WriteBatch to
-//!   RocksDB, WAL off, in binlog order, each carrying the binlog position it was applied up
-//!   to (`keys::APPLIED`), on the applier thread (see [`Applier`]), then release the
-//!   transaction's locks. Ordering rule: step 4 never starts before step 2 finished, so
-//!   RocksDB never holds a change the binlog could lose (with `sync_binlog=1`).
-//!   Visibility rule: a commit is answered before it is applied, so every read waits until
-//!   the groups answered before its statement started are applied ([`Committer::acked`],
-//!   [`Committer::wait_applied`]), and a committed transaction's locks are held until its
-//!   changes are applied (a transaction that waited for one of them reads them).
+//!   `sync_binlog`); 3. apply each WriteBatch to RocksDB, WAL off, in binlog order, each
+//!   carrying the binlog position it was applied up to (`keys::APPLIED`); 4. answer.
+//!   Ordering rule: step 3 never starts before step 2 finished, so RocksDB never holds a
+//!   change the binlog could lose (with `sync_binlog=1`).
 //! - `file` (classic two-phase commit): 1. prepare: each WriteBatch is stored as a
 //!   prepared record `P xid` through RocksDB's WAL, one WAL sync for the group; 2. append
 //!   the groups to the binlog, one sync; 3. commit: apply each WriteBatch and delete its
 //!   prepared record (WAL, no sync). Recovery commits prepared records whose XID is in the
 //!   binlog and discards the rest.
 //! - `off`: write every WriteBatch through RocksDB's WAL, then one WAL sync.
-//!
-//! In `file` and `off` modes the changes are in RocksDB before the answer and the locks
-//! are released right away.
 //!
 //! A failed log write or sync is sticky (fsyncgate): the writer refuses every later commit
 //! with [`EngineError::LogFailed`] instead of retrying as if nothing happened. A binlog
@@ -33,14 +25,13 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
-use parking_lot::{Condvar, Mutex, MutexGuard};
+use parking_lot::{Condvar, Mutex};
 use rocksdb::{WriteBatch, WriteOptions, DB};
 
 use crate::engine::{write_opts, Counters, LogMode};
 use crate::error::{EngineError, Result};
 use crate::keys;
-use crate::locks::{LockManager, TxnId};
-use crate::txn::{CommitInfo, Overlay, Txn};
+use crate::txn::{CommitInfo, Txn};
 use crate::wal::{Appended, Chunk, Group, LogPos, Wal};
 
 /// Unsynced binlog bytes kept as tail records beyond which the writer syncs anyway
@@ -53,13 +44,6 @@ const MIN_SYNC_NS_TO_WAIT: u64 = 100_000;
 
 /// Upper bound of the number of commits a leader waits for.
 const MAX_EXPECTED: usize = 256;
-
-/// Answered groups that may wait to be applied; beyond this a leader applies them itself
-/// (the applier thread may get too little CPU on a busy machine).
-const MAX_UNAPPLIED: u64 = 8;
-
-/// The locks a committing transaction holds until its changes are applied.
-pub(crate) type HeldLocks = (TxnId, Vec<Vec<u8>>);
 
 pub(crate) struct Reply {
     slot: Mutex<ReplySlot>,
@@ -96,9 +80,6 @@ pub(crate) struct Request {
     pub batch: Option<WriteBatch>,
     pub group: Option<Group>,
     pub xid: u64,
-    /// The keys the batch writes (a transaction's overlay), for readers of some keys only.
-    writes: Option<Overlay>,
-    locks: Option<HeldLocks>,
     reply: Arc<Reply>,
 }
 
@@ -122,108 +103,30 @@ struct Shared {
     last_sync_ns: AtomicU64,
     sync_binlog: AtomicU32,
     failed: Mutex<Option<String>>,
-    /// Applying a durable commit to RocksDB failed: reads would miss it (see `failed`).
-    apply_failed: AtomicBool,
     stopped: AtomicBool,
-    /// Durable, answered groups waiting to be applied (numbered from 1 in log order).
-    apply: Mutex<ApplyQueue>,
-    /// Signalled when a group is queued for the applier thread.
-    work_cv: Condvar,
-    /// Ticket of the last group answered (queued for applying before its answers).
-    acked: AtomicU64,
-    /// Ticket of the last group applied (`ApplyQueue::applied`, readable without the lock).
-    applied: AtomicU64,
-}
-
-#[derive(Default)]
-struct ApplyQueue {
-    /// Answered groups not applied yet, in log order (the front one may be being applied).
-    groups: VecDeque<Applying>,
-    /// A thread is applying the front group.
-    busy: bool,
-    applied: u64,
-    stop: bool,
-    /// Threads waiting for a group to be applied, by the ticket they wait for (woken only
-    /// when it is applied: many readers wait at once on a busy server).
-    waiting: std::collections::BTreeMap<u64, Arc<Condvar>>,
-}
-
-impl ApplyQueue {
-    /// Wakes the threads waiting for groups up to `ticket` (all of them: None).
-    fn wake(&mut self, ticket: Option<u64>) {
-        let done = match ticket {
-            Some(t) => {
-                let later = self.waiting.split_off(&(t + 1));
-                std::mem::replace(&mut self.waiting, later)
-            }
-            None => std::mem::take(&mut self.waiting),
-        };
-        for cv in done.values() {
-            cv.notify_all();
-        }
-    }
-}
-
-/// Per commit of a group (in binlog order): its batch and its locks.
-type ApplyWork = Vec<(Option<WriteBatch>, Option<HeldLocks>)>;
-
-/// A durable group to apply.
-struct Applying {
-    ticket: u64,
-    /// Taken by the thread that applies the group.
-    work: Option<ApplyWork>,
-    /// The keys each of its commits writes.
-    writes: Vec<Overlay>,
-}
-
-impl Applying {
-    /// Whether the group writes a key in `[lo, hi)` (`hi` None: no upper bound).
-    fn writes_in(&self, lo: &[u8], hi: Option<&[u8]>) -> bool {
-        use std::ops::Bound;
-        let upper = hi.map_or(Bound::Unbounded, Bound::Excluded);
-        self.writes.iter().any(|w| {
-            w.range::<[u8], _>((Bound::Included(lo), upper))
-                .next()
-                .is_some()
-        })
-    }
-}
-
-/// Applies durable groups to RocksDB in log order and releases their locks: the applier
-/// thread, woken per queued group, and any thread that needs a group applied before the
-/// applier got to it (a read, a leader far ahead) does the same work itself.
-#[derive(Clone)]
-struct Applier {
-    shared: Arc<Shared>,
-    db: Arc<DB>,
-    locks: Arc<LockManager>,
+    /// Ticket of the last group applied to RocksDB and answered (groups are numbered in
+    /// log order by the writer; see [`finish_in_order`]).
+    applied: Mutex<u64>,
+    applied_cv: Condvar,
 }
 
 /// Group commit by leader and followers: the first committing session that finds no
 /// leader becomes it, takes everything queued, and writes it with one write and one sync.
-/// Then it queues the group for applying, hands leadership to the first session queued
-/// meanwhile (who writes and syncs the next group) and answers its own group. A lone
-/// client thus commits with no thread switch before its answer, and no answer waits for a
-/// dedicated thread to be scheduled. Applying to RocksDB (memtable inserts: for a
-/// transaction that writes secondary indexes, as long as the sync itself) happens after
-/// the answer, on the applier thread, overlapped with the clients' next statements and
-/// the next group's sync; only reads that need it wait for it.
+/// Then, if others queued meanwhile, it hands leadership to the first of them (who writes
+/// and syncs the next group) while it applies its own group to RocksDB and answers it, in
+/// log order after the groups before. A lone client thus commits with no thread switch at
+/// all, and no commit ever waits for a dedicated thread to be scheduled (on a busy
+/// machine, a single applier thread was one runnable thread among many and made every
+/// commit wait for its time slice).
 pub(crate) struct Committer {
     shared: Arc<Shared>,
     /// The log writer's state, used by the leader; None once stopped.
     writer: Mutex<Option<Writer>>,
-    applier: Applier,
-    applier_thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+    db: Arc<DB>,
 }
 
 impl Committer {
-    pub fn start(
-        db: Arc<DB>,
-        wal: Arc<Wal>,
-        mode: LogMode,
-        counters: Arc<Counters>,
-        locks: Arc<LockManager>,
-    ) -> Committer {
+    pub fn start(db: Arc<DB>, wal: Arc<Wal>, mode: LogMode, counters: Arc<Counters>) -> Committer {
         let shared = Arc::new(Shared {
             queue: Mutex::new(Queue {
                 pending: VecDeque::new(),
@@ -236,42 +139,25 @@ impl Committer {
             last_sync_ns: AtomicU64::new(0),
             sync_binlog: AtomicU32::new(1),
             failed: Mutex::new(None),
-            apply_failed: AtomicBool::new(false),
             stopped: AtomicBool::new(false),
-            apply: Mutex::new(ApplyQueue::default()),
-            work_cv: Condvar::new(),
-            acked: AtomicU64::new(0),
-            applied: AtomicU64::new(0),
+            applied: Mutex::new(0),
+            applied_cv: Condvar::new(),
         });
-        let applier = Applier {
-            shared: shared.clone(),
-            db: db.clone(),
-            locks,
-        };
         let writer = Writer {
             shared: shared.clone(),
-            db,
+            db: db.clone(),
             wal,
             mode,
             counters,
-            applier: applier.clone(),
             groups_since_sync: 0,
             tail: Vec::new(),
             tail_bytes: 0,
             last_ticket: 0,
         };
-        let thread = {
-            let a = applier.clone();
-            std::thread::Builder::new()
-                .name("onelog-apply".into())
-                .spawn(move || a.run())
-                .expect("spawn the applier thread")
-        };
         Committer {
             shared,
             writer: Mutex::new(Some(writer)),
-            applier,
-            applier_thread: Mutex::new(Some(thread)),
+            db,
         }
     }
 
@@ -280,30 +166,22 @@ impl Committer {
     }
 
     /// Queues a request, leads the group commit if nobody does, and waits for the answer.
-    /// `locks` are released once the commit is applied (engine mode: after the answer; see
-    /// the module docs), or when it fails.
     pub fn submit(
         &self,
         batch: Option<WriteBatch>,
         group: Option<Group>,
         xid: u64,
-        locks: Option<HeldLocks>,
-        writes: Option<Overlay>,
     ) -> Result<CommitInfo> {
         let reply = Reply::new();
         let lead = {
             let mut q = self.shared.queue.lock();
             if q.stop {
-                drop(q);
-                self.applier.release(locks);
                 return Err(EngineError::ShuttingDown);
             }
             q.pending.push_back(Request {
                 batch,
                 group,
                 xid,
-                writes,
-                locks,
                 reply: reply.clone(),
             });
             if q.leader_waiting {
@@ -357,11 +235,11 @@ impl Committer {
         }
         drop(q);
         let n = reqs.len();
-        let answers = match w.as_mut() {
+        let done = match w.as_mut() {
             Some(w) => w.process(reqs),
             None => {
-                self.applier.answer_error(reqs, EngineError::ShuttingDown);
-                Vec::new()
+                answer_error(reqs, EngineError::ShuttingDown);
+                None
             }
         };
         drop(w);
@@ -375,80 +253,20 @@ impl Committer {
                 None => q.leader = false,
             }
         }
-        for (reply, r) in answers {
-            reply.set(r);
-        }
-        // Backpressure: a leader far ahead of the applier helps it.
-        let acked = sh.acked.load(Ordering::Acquire);
-        if acked > sh.applied.load(Ordering::Acquire) + MAX_UNAPPLIED {
-            let _ = self.wait_applied(acked - MAX_UNAPPLIED);
+        if let Some(f) = done {
+            finish_in_order(sh, &self.db, f);
         }
     }
 
-    /// Ticket of the last answered group: a read that must see every commit answered so
-    /// far waits for it with [`Committer::wait_applied`].
-    pub fn acked(&self) -> u64 {
-        self.shared.acked.load(Ordering::Acquire)
-    }
-
-    /// Waits until the groups up to `ticket` are applied to RocksDB (applying them itself
-    /// if the applier thread is not at it). Fails if applying a durable commit failed.
-    pub fn wait_applied(&self, ticket: u64) -> Result<()> {
-        let sh = &self.shared;
-        if sh.applied.load(Ordering::Acquire) < ticket {
-            let mut q = sh.apply.lock();
-            // (Nothing queued and nobody applying: every answered group is applied.)
-            while q.applied < ticket && (q.busy || !q.groups.is_empty()) {
-                if q.busy {
-                    let cv = q.waiting.entry(ticket).or_default().clone();
-                    cv.wait(&mut q);
-                } else {
-                    self.applier.apply_queued(&mut q, ticket);
-                }
-            }
-        }
-        if sh.apply_failed.load(Ordering::Acquire) {
-            return Err(EngineError::LogFailed(
-                self.failure()
-                    .unwrap_or_else(|| "applying a commit failed".into()),
-            ));
-        }
-        Ok(())
-    }
-
-    /// For a reader of the keys in `[lo, hi)` only (`hi` None: no upper bound): waits
-    /// until the groups up to `ticket` that write one of them are applied. Returns whether
-    /// every group up to `ticket` is applied.
-    pub fn wait_applied_range(&self, ticket: u64, lo: &[u8], hi: Option<&[u8]>) -> Result<bool> {
-        let sh = &self.shared;
-        if sh.applied.load(Ordering::Acquire) < ticket {
-            let last_writer = {
-                let q = sh.apply.lock();
-                q.groups
-                    .iter()
-                    .take_while(|g| g.ticket <= ticket)
-                    .filter(|g| g.writes_in(lo, hi))
-                    .map(|g| g.ticket)
-                    .last()
-            };
-            if let Some(t) = last_writer {
-                self.wait_applied(t)?;
-            }
-        }
-        self.wait_applied(0)?;
-        Ok(sh.applied.load(Ordering::Acquire) >= ticket)
-    }
-
-    /// Waits until everything committed before this call is durable and applied.
+    /// Waits until everything queued before this call has been processed.
     pub fn barrier(&self) -> Result<()> {
         if self.shared.stopped.load(Ordering::Acquire) {
             return Ok(());
         }
-        match self.submit(None, None, 0, None, None) {
-            Ok(_) | Err(EngineError::ShuttingDown) => {}
-            Err(e) => return Err(e),
+        match self.submit(None, None, 0) {
+            Ok(_) | Err(EngineError::ShuttingDown) => Ok(()),
+            Err(e) => Err(e),
         }
-        self.wait_applied(self.acked())
     }
 
     /// The reason the log is unusable, if a write or sync failed.
@@ -463,105 +281,15 @@ impl Committer {
         // Waits for a leader in the middle of a round.
         let writer = self.writer.lock().take();
         if let Some(w) = writer {
-            let _ = self.wait_applied(w.last_ticket);
+            let mut applied = self.shared.applied.lock();
+            while *applied < w.last_ticket {
+                self.shared.applied_cv.wait(&mut applied);
+            }
         }
         // Requests queued after the last round (their sessions wait for a leader).
         let left: Vec<Request> = self.shared.queue.lock().pending.drain(..).collect();
-        self.applier.answer_error(left, EngineError::ShuttingDown);
-        self.shared.apply.lock().stop = true;
-        self.shared.work_cv.notify_all();
-        if let Some(t) = self.applier_thread.lock().take() {
-            let _ = t.join();
-        }
+        answer_error(left, EngineError::ShuttingDown);
         self.shared.stopped.store(true, Ordering::Release);
-    }
-}
-
-impl Applier {
-    /// The applier thread: applies queued groups until stopped.
-    fn run(self) {
-        let mut q = self.shared.apply.lock();
-        loop {
-            if !q.busy && !q.groups.is_empty() {
-                self.apply_queued(&mut q, u64::MAX);
-            } else if q.stop {
-                return;
-            } else {
-                self.shared.work_cv.wait(&mut q);
-            }
-        }
-    }
-
-    /// Applies queued groups in order, up to `until` (a ticket) or all of them; called with
-    /// the queue locked and not busy, returns with it locked.
-    fn apply_queued(&self, q: &mut MutexGuard<'_, ApplyQueue>, until: u64) {
-        q.busy = true;
-        while q.applied < until {
-            let Some(front) = q.groups.front_mut() else {
-                break;
-            };
-            let ticket = front.ticket;
-            let work = front.work.take().expect("one thread applies a group");
-            MutexGuard::unlocked(q, || self.apply_group(work));
-            q.groups.pop_front();
-            q.applied = ticket;
-            self.shared.applied.store(ticket, Ordering::Release);
-            q.wake(Some(ticket));
-        }
-        q.busy = false;
-        if !q.groups.is_empty() {
-            // Work left (this was a helper that stopped early): the applier thread, or a
-            // waiting thread, takes it on.
-            self.shared.work_cv.notify_one();
-            q.wake(None);
-        }
-    }
-
-    fn apply_group(&self, work: ApplyWork) {
-        let wo = write_opts(LogMode::Engine);
-        for (batch, locks) in work {
-            if let Some(batch) = batch {
-                if !self.shared.apply_failed.load(Ordering::Relaxed) {
-                    if let Err(e) = self.db.write_opt(batch, &wo) {
-                        record_failure(
-                            &self.shared,
-                            format!("applying a durable commit to RocksDB failed: {e}"),
-                        );
-                        self.shared.apply_failed.store(true, Ordering::Release);
-                    }
-                }
-            }
-            self.release(locks);
-        }
-    }
-
-    /// Queues a durable group for applying; it counts as answered from here on.
-    fn push(&self, g: Applying) {
-        let ticket = g.ticket;
-        let mut q = self.shared.apply.lock();
-        q.groups.push_back(g);
-        self.shared.acked.store(ticket, Ordering::Release);
-        drop(q);
-        self.shared.work_cv.notify_one();
-    }
-
-    fn release(&self, locks: Option<HeldLocks>) {
-        if let Some((txn, names)) = locks {
-            self.locks.release_all(txn, &names);
-        }
-    }
-
-    /// Answers every request with `e` and releases their locks.
-    fn answer_error(&self, reqs: Vec<Request>, e: EngineError) {
-        let msg = e.to_string();
-        for mut r in reqs {
-            self.release(r.locks.take());
-            r.reply.set(Err(match &e {
-                EngineError::DiskFull(s) => EngineError::DiskFull(s.clone()),
-                EngineError::LogFailed(s) => EngineError::LogFailed(s.clone()),
-                _ => EngineError::Storage(msg.clone()),
-            }));
-        }
     }
 }
 
@@ -571,14 +299,69 @@ struct Writer {
     wal: Arc<Wal>,
     mode: LogMode,
     counters: Arc<Counters>,
-    applier: Applier,
     groups_since_sync: u32,
     /// Tail records in RocksDB (key, end of their bytes in the log, length) whose bytes
     /// are not known to be durable in the binlog yet (`sync_binlog` != 1).
     tail: Vec<(Vec<u8>, LogPos, u64)>,
     tail_bytes: u64,
-    /// Ticket of the last group queued for applying (numbered from 1 in log order).
+    /// Ticket of the last group processed (groups are numbered from 1 in log order).
     last_ticket: u64,
+}
+
+/// A written (and, per `sync_binlog`, synced) group on its way to be finished: batches to
+/// apply (engine mode, in binlog order, each with the index of its request), then answers.
+struct Finish {
+    ticket: u64,
+    reqs: Vec<Request>,
+    result: Result<Vec<CommitInfo>>,
+    apply: Vec<(usize, WriteBatch)>,
+}
+
+/// Applies a durable group to RocksDB (WAL off) once every group before it is applied,
+/// answering each session as soon as its own batch is in. The leader that wrote the group
+/// does this after handing leadership on, so group N+1 is written and synced while group
+/// N is applied (ordering rule: a group is applied only after it is durable, and groups
+/// are applied in log order).
+fn finish_in_order(shared: &Shared, db: &DB, f: Finish) {
+    let mut applied = shared.applied.lock();
+    while *applied + 1 != f.ticket {
+        shared.applied_cv.wait(&mut applied);
+    }
+    drop(applied);
+    let Finish {
+        ticket,
+        reqs,
+        result,
+        apply,
+    } = f;
+    match result {
+        Ok(infos) => {
+            let wo = write_opts(LogMode::Engine);
+            let mut batches = apply.into_iter().peekable();
+            let mut failure: Option<String> = None;
+            for (i, (r, info)) in reqs.into_iter().zip(infos).enumerate() {
+                // A session is answered once its batch (barriers: every batch before them)
+                // is applied.
+                while let Some((_, batch)) = batches.next_if(|(j, _)| *j == i) {
+                    if failure.is_none() {
+                        if let Err(e) = db.write_opt(batch, &wo) {
+                            failure = Some(record_failure(
+                                shared,
+                                format!("applying a durable commit to RocksDB failed: {e}"),
+                            ));
+                        }
+                    }
+                }
+                r.reply.set(match &failure {
+                    None => Ok(info),
+                    Some(why) => Err(EngineError::LogFailed(why.clone())),
+                });
+            }
+        }
+        Err(e) => answer_error(reqs, e),
+    }
+    *shared.applied.lock() = ticket;
+    shared.applied_cv.notify_all();
 }
 
 /// Makes the log unusable (sticky, see the module docs) unless it already is; returns the
@@ -592,60 +375,52 @@ fn record_failure(shared: &Shared, why: String) -> String {
     failed.clone().unwrap()
 }
 
+fn answer_error(reqs: Vec<Request>, e: EngineError) {
+    let msg = e.to_string();
+    for r in reqs {
+        r.reply.set(Err(match &e {
+            EngineError::DiskFull(s) => EngineError::DiskFull(s.clone()),
+            EngineError::LogFailed(s) => EngineError::LogFailed(s.clone()),
+            _ => EngineError::Storage(msg.clone()),
+        }));
+    }
+}
+
 impl Writer {
     fn fail(&self, why: String) -> EngineError {
         EngineError::LogFailed(record_failure(&self.shared, why))
     }
 
-    /// Writes and syncs a group and, in engine mode, queues it for applying; returns the
-    /// answers (in `file` and `off` modes the changes are applied and the locks released
-    /// already).
-    fn process(&mut self, mut reqs: Vec<Request>) -> Vec<(Arc<Reply>, Result<CommitInfo>)> {
+    /// Writes and syncs a group; returns it to be finished in order (None: answered
+    /// already because the log has failed).
+    fn process(&mut self, mut reqs: Vec<Request>) -> Option<Finish> {
         if let Some(why) = self.shared.failed.lock().clone() {
-            self.applier.answer_error(reqs, EngineError::LogFailed(why));
-            return Vec::new();
+            for r in reqs {
+                r.reply.set(Err(EngineError::LogFailed(why.clone())));
+            }
+            return None;
         }
-        // Barriers carry nothing; they are answered with the rest.
+        // Barriers carry nothing; they are answered in order with the rest.
         let work: Vec<usize> = (0..reqs.len())
             .filter(|&i| reqs[i].batch.is_some())
             .collect();
+        let mut apply = Vec::new();
         let result = if work.is_empty() {
             Ok(vec![CommitInfo::default(); reqs.len()])
         } else {
             match self.mode {
-                LogMode::Engine => self.commit_engine(&mut reqs, &work),
+                LogMode::Engine => self.commit_engine(&mut reqs, &work, &mut apply),
                 LogMode::File => self.commit_file(&mut reqs, &work),
                 LogMode::Off => self.commit_off(&mut reqs, &work),
             }
         };
-        let infos = match result {
-            Ok(infos) => infos,
-            Err(e) => {
-                self.applier.answer_error(reqs, e);
-                return Vec::new();
-            }
-        };
-        let work: ApplyWork = reqs
-            .iter_mut()
-            .map(|r| (r.batch.take(), r.locks.take()))
-            .filter(|(b, l)| b.is_some() || l.is_some())
-            .collect();
-        if self.mode == LogMode::Engine && !work.is_empty() {
-            self.last_ticket += 1;
-            self.applier.push(Applying {
-                ticket: self.last_ticket,
-                work: Some(work),
-                writes: reqs.iter_mut().filter_map(|r| r.writes.take()).collect(),
-            });
-        } else {
-            for (_, locks) in work {
-                self.applier.release(locks);
-            }
-        }
-        reqs.into_iter()
-            .zip(infos)
-            .map(|(r, info)| (r.reply, Ok(info)))
-            .collect()
+        self.last_ticket += 1;
+        Some(Finish {
+            ticket: self.last_ticket,
+            reqs,
+            result,
+            apply,
+        })
     }
 
     /// Appends the groups of `work` to the binlog and syncs per `sync_binlog`. With
@@ -732,20 +507,26 @@ impl Writer {
         infos
     }
 
-    /// Appends and syncs; the batches (each now carrying its applied position) stay in
-    /// their requests, to be applied after this group is durable.
-    fn commit_engine(&mut self, reqs: &mut [Request], work: &[usize]) -> Result<Vec<CommitInfo>> {
+    /// Appends and syncs; the batches (each carrying its applied position) are applied
+    /// by `finish_in_order` after this group is durable.
+    fn commit_engine(
+        &mut self,
+        reqs: &mut [Request],
+        work: &[usize],
+        apply: &mut Vec<(usize, WriteBatch)>,
+    ) -> Result<Vec<CommitInfo>> {
         // sync_binlog != 1: appended bytes may stay unsynced while RocksDB (WAL off) flushes
         // the changes; keep the bytes beside the changes (see `tail_records`).
         let capture = self.shared.sync_binlog.load(Ordering::Relaxed) != 1 || !self.tail.is_empty();
         let (appended, chunks) = self.append_and_sync(reqs, work, capture)?;
         let mut chunks = capture.then_some(chunks);
         for (&i, a) in work.iter().zip(&appended) {
-            let batch = reqs[i].batch.as_mut().unwrap();
+            let mut batch = reqs[i].batch.take().unwrap();
             if let Some(chunks) = chunks.take() {
-                self.tail_records(batch, chunks);
+                self.tail_records(&mut batch, chunks);
             }
             batch.put(keys::APPLIED, a.end.encode());
+            apply.push((i, batch));
         }
         Ok(Self::infos(reqs, work, &appended))
     }
@@ -818,9 +599,5 @@ pub(crate) fn commit_txn(txn: &mut Txn) -> Result<CommitInfo> {
     let xid = engine.wal.next_xid();
     let ahead = txn.ahead.take();
     let group = engine.wal.txn_group(txn, ahead, xid)?;
-    let locks = (txn.txn_id(), std::mem::take(&mut *txn.held.lock()));
-    let writes = std::mem::take(&mut txn.overlay);
-    engine
-        .committer
-        .submit(Some(batch), group, xid, Some(locks), Some(writes))
+    engine.committer.submit(Some(batch), group, xid)
 }

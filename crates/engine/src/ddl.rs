@@ -262,8 +262,6 @@ pub(crate) fn run(
                     held.push(name);
                 }
             }
-            // Reads below see every commit answered so far.
-            engine.settle()?;
         }
         let mut ch = Change {
             cat: (*engine.catalog()).clone(),
@@ -285,11 +283,7 @@ pub(crate) fn run(
         } else {
             let group = engine.wal.ddl_group(db, sql)?;
             let xid = engine.wal.next_xid();
-            engine
-                .committer
-                .submit(Some(ch.batch), group, xid, None, None)?;
-            // Later statements see the new catalog: its data must be in RocksDB.
-            engine.settle()?;
+            engine.committer.submit(Some(ch.batch), group, xid)?;
         }
         *engine.catalog.write() = Arc::new(ch.cat);
         for id in ch.reset {

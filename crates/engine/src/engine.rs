@@ -129,7 +129,7 @@ pub struct Engine {
     pub(crate) db: Arc<DB>,
     pub(crate) opts: EngineOptions,
     pub(crate) catalog: RwLock<Arc<Catalog>>,
-    pub(crate) locks: Arc<LockManager>,
+    pub(crate) locks: LockManager,
     pub(crate) wal: Arc<Wal>,
     pub(crate) committer: Committer,
     /// Next AUTO_INCREMENT value per table (loaded lazily from the data).
@@ -197,19 +197,12 @@ impl Engine {
         let catalog = crate::ddl::load_catalog(&db)?;
         let counters = Arc::new(Counters::default());
         let wal = Arc::new(Wal::open(&opts, &db)?);
-        let locks = Arc::new(LockManager::new());
-        let committer = Committer::start(
-            db.clone(),
-            wal.clone(),
-            opts.mode,
-            counters.clone(),
-            locks.clone(),
-        );
+        let committer = Committer::start(db.clone(), wal.clone(), opts.mode, counters.clone());
         let engine = Arc::new(Engine {
             sync_binlog: AtomicU32::new(opts.sync_binlog),
             db,
             catalog: RwLock::new(Arc::new(catalog)),
-            locks,
+            locks: LockManager::new(),
             wal,
             committer,
             autoinc: Mutex::new(HashMap::new()),
@@ -325,12 +318,6 @@ impl Engine {
             }
             _ => {}
         }
-    }
-
-    /// Waits until every commit answered so far is applied to RocksDB (see the visibility
-    /// rule in `commit`): for reads outside a transaction's statements.
-    pub(crate) fn settle(&self) -> Result<()> {
-        self.committer.wait_applied(self.committer.acked())
     }
 
     /// Reads the latest committed value of a key (no snapshot).

@@ -175,15 +175,6 @@ pub(crate) fn open_cursor(
         }
     }
     let (lower, upper) = bounds(idx.id, &idx_types, &range)?;
-    if snap.is_none() {
-        // Latest reads: a primary scan reads only its range; a secondary one also reads
-        // the primary rows its entries name.
-        if idx.primary {
-            txn.settle_keys(&lower, Some(&upper))?;
-        } else {
-            txn.settle()?;
-        }
-    }
     let overlay: Vec<_> = if lower < upper {
         txn.overlay
             .range(lower.clone()..upper.clone())

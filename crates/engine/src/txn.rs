@@ -141,9 +141,6 @@ pub struct Txn {
     pub(crate) ahead: Option<crate::wal::Ahead>,
     lock_timeout: std::time::Duration,
     interrupt: Option<Arc<std::sync::atomic::AtomicBool>>,
-    /// Commits answered before the current statement started (a group ticket, 0 once
-    /// applied): its first read waits until they are applied (see [`Txn::settle`]).
-    fence: u64,
 }
 
 fn lock_name(kind: u8, key: &[u8]) -> Vec<u8> {
@@ -165,7 +162,6 @@ impl Txn {
     pub(crate) fn new(engine: Arc<Engine>, id: TxnId, isolation: Isolation) -> Txn {
         let catalog = engine.catalog();
         let engine_timeout = engine.lock_timeout();
-        let fence = engine.committer.acked();
         Txn {
             engine,
             id,
@@ -183,7 +179,6 @@ impl Txn {
             ahead: None,
             lock_timeout: engine_timeout,
             interrupt: None,
-            fence,
         }
     }
 
@@ -262,37 +257,10 @@ impl Txn {
         }
     }
 
-    /// Before the first read from RocksDB in a statement: commits answered before the
-    /// statement started are answered before they are applied (see `commit`), so wait for
-    /// them. Writes that read nothing (inserts above the primary key bound) never wait.
-    pub(crate) fn settle(&mut self) -> Result<()> {
-        if self.fence != 0 {
-            self.engine.committer.wait_applied(self.fence)?;
-            self.fence = 0;
-        }
-        Ok(())
-    }
-
-    /// [`Txn::settle`] for a latest read of the keys in `[lo, hi)` only (`hi` None: no
-    /// upper bound): waits only for the commits that write one of them.
-    pub(crate) fn settle_keys(&mut self, lo: &[u8], hi: Option<&[u8]>) -> Result<()> {
-        if self.fence != 0
-            && self
-                .engine
-                .committer
-                .wait_applied_range(self.fence, lo, hi)?
-        {
-            self.fence = 0;
-        }
-        Ok(())
-    }
-
-    fn snapshot(&mut self) -> Result<Arc<Snap>> {
-        if self.snapshot.is_none() {
-            self.settle()?;
-            self.snapshot = Some(Snap::new(&self.engine.db));
-        }
-        Ok(self.snapshot.clone().unwrap())
+    fn snapshot(&mut self) -> Arc<Snap> {
+        self.snapshot
+            .get_or_insert_with(|| Snap::new(&self.engine.db))
+            .clone()
     }
 
     /// Reads a key through the overlay; from the snapshot, or the latest version.
@@ -301,12 +269,9 @@ impl Txn {
             return Ok(v.clone());
         }
         if latest {
-            let mut next = key.to_vec();
-            next.push(0);
-            self.settle_keys(key, Some(&next))?;
             self.engine.get_latest(key)
         } else {
-            let snap = self.snapshot()?;
+            let snap = self.snapshot();
             Ok(self.engine.db.get_opt(key, &snap.read_opts())?)
         }
     }
@@ -332,7 +297,7 @@ impl Txn {
         opts: ScanOptions,
     ) -> Result<RowCursor> {
         let snap = if opts.lock == LockMode::None {
-            Some(self.snapshot()?)
+            Some(self.snapshot())
         } else {
             None
         };
@@ -365,9 +330,8 @@ impl Txn {
     }
 
     /// Whether any key starting with `prefix` exists (latest committed + own writes).
-    fn prefix_exists_latest(&mut self, prefix: &[u8], ignore: Option<&[u8]>) -> Result<bool> {
+    fn prefix_exists_latest(&self, prefix: &[u8], ignore: Option<&[u8]>) -> Result<bool> {
         let end = crate::keycode::prefix_successor(prefix);
-        self.settle_keys(prefix, end.as_deref())?;
         // Own writes first: a live entry or a deletion that hides a committed one.
         let mut hidden = Vec::new();
         let upper = end.clone().unwrap_or_else(|| vec![0xFF; prefix.len() + 1]);
@@ -597,7 +561,6 @@ impl Txn {
         if self.isolation == Isolation::ReadCommitted {
             self.snapshot = None;
         }
-        self.fence = self.engine.committer.acked();
         self.catalog = self.engine.catalog();
         if self.named.is_empty() {
             self.undo.clear();
@@ -727,8 +690,7 @@ impl Txn {
         !self.changes.is_empty()
     }
 
-    /// Commits: durable (per `sync_binlog`) when this returns Ok, and visible to every
-    /// statement that starts afterwards (their reads wait until it is applied).
+    /// Commits: durable (per `sync_binlog`) and visible when this returns Ok.
     pub fn commit(mut self) -> Result<CommitInfo> {
         self.finished = true;
         let result = if self.changes.is_empty() {

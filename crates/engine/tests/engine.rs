@@ -261,10 +261,10 @@ fn concurrent_transfers_keep_the_total() {
     assert!(st.log_syncs <= st.binlog_group_commits);
 }
 
-/// A commit is answered once durable and applied to RocksDB afterwards; every statement
-/// that starts after the answer still sees it, through each kind of read: snapshot and
-/// locking point reads, locking primary range scans (which wait only for commits writing
-/// their range) and locking secondary scans.
+/// Every statement that starts after a commit was answered sees it, through each kind of
+/// read: snapshot and locking point reads, locking primary range scans and locking
+/// secondary scans (a commit is applied to RocksDB before it is answered; this guards any
+/// change to that order).
 #[test]
 fn answered_commits_are_visible_to_later_statements() {
     use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};

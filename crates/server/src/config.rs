@@ -257,6 +257,7 @@ mod tests {
             format!("--defaults-file={}", f.display()),
             "--server-id=7".into(),
             "--max-binlog-size=1M".into(),
+            "--rocksdb_write_buffer_size=16M".into(),
         ]
         .into();
         let c = Config::from_args(&args).unwrap();
@@ -265,6 +266,7 @@ mod tests {
         assert_eq!(c.engine.server_id, 7);
         assert_eq!(c.engine.mode, LogMode::File);
         assert_eq!(c.engine.max_binlog_size, 1 << 20);
+        assert_eq!(c.engine.write_buffer_size, 16 << 20);
         assert!(Config::from_args(&["--bogus=1".to_string()]).is_err());
         assert_eq!(
             Config::from_args(&["--skip-log-bin".to_string()])

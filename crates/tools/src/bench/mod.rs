@@ -41,7 +41,10 @@ Options:
                           --quick: 20)
   --repeat N              repeat group-commit points, keep the median (default 1)
   --workdir DIR           scratch directory (default: $TMPDIR/onelog-bench-PID)
-  --onelogd PATH          onelogd binary (default: next to this binary)";
+  --onelogd PATH          onelogd binary (default: next to this binary)
+Environment:
+  ONELOGD_EXTRA_ARGS      extra onelogd options for every onelogd started
+                          (e.g. --rocksdb-write-buffer-size=16M)";
 
 /// What to run.
 #[derive(Clone, Debug)]
