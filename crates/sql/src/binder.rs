@@ -181,12 +181,19 @@ pub enum AggKind {
     BitOr,
 }
 
+/// (expression, descending, collation) per ORDER BY item of an aggregate.
+pub type AggOrder = Vec<(Expr, bool, Collation)>;
+
 #[derive(Clone, Debug)]
 pub struct AggCall {
     pub kind: AggKind,
     pub arg: Expr,
     pub distinct: bool,
     pub arg_type: ColumnType,
+    /// GROUP_CONCAT's `ORDER BY`, evaluated per row.
+    pub order: AggOrder,
+    /// GROUP_CONCAT's `SEPARATOR` (default `,`).
+    pub separator: Vec<u8>,
 }
 
 #[derive(Clone, Debug)]
@@ -570,6 +577,11 @@ pub fn visit_exprs(sel: &Select, depth: usize, f: &mut dyn FnMut(&Expr, usize)) 
         .chain(sel.order_by.iter().map(|(e, _)| e))
         .chain(&sel.having)
         .chain(sel.aggs.iter().map(|a| &a.arg))
+        .chain(
+            sel.aggs
+                .iter()
+                .flat_map(|a| a.order.iter().map(|(e, _, _)| e)),
+        )
     {
         f(e, depth);
     }
@@ -598,14 +610,16 @@ pub fn visit_exprs(sel: &Select, depth: usize, f: &mut dyn FnMut(&Expr, usize)) 
 
 /// [`visit_exprs`] with mutable expressions.
 pub fn visit_exprs_mut(sel: &mut Select, depth: usize, f: &mut dyn FnMut(&mut Expr, usize)) {
-    for e in sel
-        .filter
-        .iter_mut()
-        .chain(&mut sel.items)
-        .chain(&mut sel.group_by)
-        .chain(sel.order_by.iter_mut().map(|(e, _)| e))
-        .chain(&mut sel.having)
-        .chain(sel.aggs.iter_mut().map(|a| &mut a.arg))
+    for e in
+        sel.filter
+            .iter_mut()
+            .chain(&mut sel.items)
+            .chain(&mut sel.group_by)
+            .chain(sel.order_by.iter_mut().map(|(e, _)| e))
+            .chain(&mut sel.having)
+            .chain(sel.aggs.iter_mut().flat_map(|a| {
+                std::iter::once(&mut a.arg).chain(a.order.iter_mut().map(|(e, _, _)| e))
+            }))
     {
         f(e, depth);
     }
@@ -2261,6 +2275,56 @@ impl<'a> Binder<'a> {
         }
     }
 
+    /// `GROUP_CONCAT(... [ORDER BY e [ASC|DESC], ...] [SEPARATOR 'str'])`: an ORDER BY
+    /// position names an argument (MariaDB).
+    fn group_concat_clauses(
+        &mut self,
+        f: &sq::Function,
+        args: &[Expr],
+        clause: Clause,
+    ) -> Result<(AggOrder, Vec<u8>), SqlError> {
+        let mut order = Vec::new();
+        let mut separator = b",".to_vec();
+        let sq::FunctionArguments::List(l) = &f.args else {
+            return Ok((order, separator));
+        };
+        for c in &l.clauses {
+            match c {
+                sq::FunctionArgumentClause::OrderBy(items) => {
+                    for o in items {
+                        let desc = matches!(o.options.sort, Some(sq::OrderBySort::Desc));
+                        let e = match &o.expr {
+                            sq::Expr::Value(v) if matches!(v.value, sq::Value::Number(..)) => {
+                                let sq::Value::Number(n, _) = &v.value else {
+                                    unreachable!()
+                                };
+                                let i: usize = n.parse().unwrap_or(0);
+                                if i == 0 || i > args.len() {
+                                    return Err(err(
+                                        code::ER_BAD_FIELD_ERROR,
+                                        format!("Unknown column '{n}' in 'ORDER BY'"),
+                                    ));
+                                }
+                                args[i - 1].clone()
+                            }
+                            other => self.bind_expr(other, clause)?,
+                        };
+                        let coll = self.coll_of(&e).0;
+                        order.push((e, desc, coll));
+                    }
+                }
+                sq::FunctionArgumentClause::Separator(v) => {
+                    separator = match self.bind_value(&v.value)? {
+                        Value::Bytes(b) => b,
+                        other => crate::expr::to_bytes(&other),
+                    };
+                }
+                other => return Err(unsupported(&format!("{other} in GROUP_CONCAT"))),
+            }
+        }
+        Ok((order, separator))
+    }
+
     fn bind_function(&mut self, f: &sq::Function, clause: Clause) -> Result<Expr, SqlError> {
         let parts = name_parts(&f.name);
         let name = parts.last().cloned().unwrap_or_default().to_lowercase();
@@ -2302,6 +2366,14 @@ impl<'a> Binder<'a> {
                     format!("Incorrect parameter count in the call to native function '{name}'"),
                 ));
             }
+            let (order, separator) = if kind == AggKind::GroupConcat {
+                self.allow_agg = false;
+                let r = self.group_concat_clauses(f, &args, clause);
+                self.allow_agg = true;
+                r?
+            } else {
+                (Vec::new(), b",".to_vec())
+            };
             let arg = if kind == AggKind::GroupConcat && args.len() > 1 {
                 Expr::Func(Func::Concat, args)
             } else {
@@ -2313,6 +2385,8 @@ impl<'a> Binder<'a> {
                 arg,
                 distinct,
                 arg_type,
+                order,
+                separator,
             });
             return Ok(Expr::Agg(self.aggs.len() - 1));
         }

@@ -85,6 +85,7 @@ fn prepare_select(cx: &mut ExecCtx, sel: &mut Select) -> Result<(), SqlError> {
         }
         for a in sel.aggs.iter_mut() {
             exprs.push(&mut a.arg);
+            exprs.extend(a.order.iter_mut().map(|(e, _, _)| e));
         }
         for s in sel.sources.iter_mut() {
             exprs.extend(s.on.iter_mut());
@@ -378,7 +379,8 @@ enum AggState {
     Sum(Option<Value>),
     MinMax(Option<Value>),
     Avg(Option<Value>, i64),
-    Concat(Vec<Vec<u8>>),
+    /// GROUP_CONCAT: per value, its ORDER BY keys.
+    Concat(Vec<(Vec<Value>, Vec<u8>)>),
     Bits(u64),
 }
 
@@ -402,8 +404,15 @@ fn sum_value(v: &Value) -> Value {
     }
 }
 
-/// Adds a row's value to an aggregate (MIN/MAX compare strings under `coll`).
-fn agg_add(st: &mut AggState, kind: AggKind, v: Value, coll: Collation) -> Result<(), SqlError> {
+/// Adds a row's value to an aggregate (MIN/MAX compare strings under `coll`; `keys`:
+/// GROUP_CONCAT's ORDER BY values for the row).
+fn agg_add(
+    st: &mut AggState,
+    kind: AggKind,
+    v: Value,
+    coll: Collation,
+    keys: Vec<Value>,
+) -> Result<(), SqlError> {
     if kind == AggKind::CountStar {
         if let AggState::Count(n) = st {
             *n += 1;
@@ -441,7 +450,7 @@ fn agg_add(st: &mut AggState, kind: AggKind, v: Value, coll: Collation) -> Resul
                 *m = Some(v);
             }
         }
-        AggState::Concat(parts) => parts.push(expr::to_bytes(&v)),
+        AggState::Concat(parts) => parts.push((keys, expr::to_bytes(&v))),
         AggState::Bits(b) => {
             let x = match &v {
                 Value::UInt(u) => *u,
@@ -457,7 +466,7 @@ fn agg_add(st: &mut AggState, kind: AggKind, v: Value, coll: Collation) -> Resul
     Ok(())
 }
 
-fn agg_final(st: &AggState) -> Value {
+fn agg_final(st: &AggState, a: &crate::binder::AggCall) -> Value {
     match st {
         AggState::Count(n) => Value::Int(*n),
         AggState::Sum(s) => s.clone().unwrap_or(Value::Null),
@@ -475,10 +484,23 @@ fn agg_final(st: &AggState) -> Value {
         },
         AggState::Concat(parts) => {
             if parts.is_empty() {
-                Value::Null
-            } else {
-                Value::Bytes(parts.join(&b","[..]))
+                return Value::Null;
             }
+            let mut order: Vec<&(Vec<Value>, Vec<u8>)> = parts.iter().collect();
+            if !a.order.is_empty() {
+                // Stable: equal keys keep the rows' order.
+                order.sort_by(|x, y| {
+                    for (i, (_, desc, coll)) in a.order.iter().enumerate() {
+                        let o = sort_cmp(&x.0[i], &y.0[i], *coll);
+                        if o != Ordering::Equal {
+                            return if *desc { o.reverse() } else { o };
+                        }
+                    }
+                    Ordering::Equal
+                });
+            }
+            let vals: Vec<&[u8]> = order.iter().map(|(_, b)| &b[..]).collect();
+            Value::Bytes(vals.join(&a.separator[..]))
         }
         AggState::Bits(b) => Value::UInt(*b),
     }
@@ -619,7 +641,12 @@ fn run_planned(cx: &mut ExecCtx, sel: &Select) -> Result<Vec<Vec<Value>>, SqlErr
                     continue;
                 }
             }
-            agg_add(&mut g.states[ai], a.kind, v, coll)?;
+            let keys = a
+                .order
+                .iter()
+                .map(|(e, _, _)| eval(e, &cxr))
+                .collect::<Result<Vec<_>, _>>()?;
+            agg_add(&mut g.states[ai], a.kind, v, coll, keys)?;
         }
         Ok(true)
     };
@@ -636,7 +663,12 @@ fn run_planned(cx: &mut ExecCtx, sel: &Select) -> Result<Vec<Vec<Value>>, SqlErr
     let mut out: Vec<(Vec<Value>, Vec<Value>)> = groups
         .into_iter()
         .map(|g| {
-            let aggs = g.states.iter().map(agg_final).collect();
+            let aggs = g
+                .states
+                .iter()
+                .zip(&sel.aggs)
+                .map(|(st, a)| agg_final(st, a))
+                .collect();
             (g.row, aggs)
         })
         .collect();
