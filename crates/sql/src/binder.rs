@@ -184,6 +184,27 @@ pub enum AggKind {
 /// (expression, descending, collation) per ORDER BY item of an aggregate.
 pub type AggOrder = Vec<(Expr, bool, Collation)>;
 
+/// GROUP_CONCAT's separator when none is given.
+const DEFAULT_SEPARATOR: &[u8] = b",";
+
+/// An ORDER BY / GROUP BY position (`ORDER BY 2`): the item of `items` it names, or 1054
+/// naming `clause`. None: `e` is not a number.
+fn positional(e: &sq::Expr, items: &[Expr], clause: &str) -> Option<Result<Expr, SqlError>> {
+    let sq::Expr::Value(v) = e else { return None };
+    let sq::Value::Number(n, _) = &v.value else {
+        return None;
+    };
+    let i: usize = n.parse().unwrap_or(0);
+    Some(if i == 0 || i > items.len() {
+        Err(err(
+            code::ER_BAD_FIELD_ERROR,
+            format!("Unknown column '{n}' in '{clause}'"),
+        ))
+    } else {
+        Ok(items[i - 1].clone())
+    })
+}
+
 #[derive(Clone, Debug)]
 pub struct AggCall {
     pub kind: AggKind,
@@ -1524,17 +1545,8 @@ impl<'a> Binder<'a> {
         items: &[Expr],
         clause: Clause,
     ) -> Result<Expr, SqlError> {
-        if let sq::Expr::Value(v) = e {
-            if let sq::Value::Number(n, _) = &v.value {
-                let i: usize = n.parse().unwrap_or(0);
-                if i == 0 || i > items.len() {
-                    return Err(err(
-                        code::ER_BAD_FIELD_ERROR,
-                        format!("Unknown column '{n}' in '{}'", clause.name()),
-                    ));
-                }
-                return Ok(items[i - 1].clone());
-            }
+        if let Some(item) = positional(e, items, clause.name()) {
+            return item;
         }
         if let sq::Expr::Identifier(id) = e {
             // A real column wins over an alias in GROUP BY; an alias wins in ORDER BY.
@@ -2284,7 +2296,7 @@ impl<'a> Binder<'a> {
         clause: Clause,
     ) -> Result<(AggOrder, Vec<u8>), SqlError> {
         let mut order = Vec::new();
-        let mut separator = b",".to_vec();
+        let mut separator = DEFAULT_SEPARATOR.to_vec();
         let sq::FunctionArguments::List(l) = &f.args else {
             return Ok((order, separator));
         };
@@ -2293,21 +2305,9 @@ impl<'a> Binder<'a> {
                 sq::FunctionArgumentClause::OrderBy(items) => {
                     for o in items {
                         let desc = matches!(o.options.sort, Some(sq::OrderBySort::Desc));
-                        let e = match &o.expr {
-                            sq::Expr::Value(v) if matches!(v.value, sq::Value::Number(..)) => {
-                                let sq::Value::Number(n, _) = &v.value else {
-                                    unreachable!()
-                                };
-                                let i: usize = n.parse().unwrap_or(0);
-                                if i == 0 || i > args.len() {
-                                    return Err(err(
-                                        code::ER_BAD_FIELD_ERROR,
-                                        format!("Unknown column '{n}' in 'ORDER BY'"),
-                                    ));
-                                }
-                                args[i - 1].clone()
-                            }
-                            other => self.bind_expr(other, clause)?,
+                        let e = match positional(&o.expr, args, "ORDER BY") {
+                            Some(e) => e?,
+                            None => self.bind_expr(&o.expr, clause)?,
                         };
                         let coll = self.coll_of(&e).0;
                         order.push((e, desc, coll));
@@ -2352,9 +2352,16 @@ impl<'a> Binder<'a> {
             }
             // Aggregate arguments are evaluated per row: no nested aggregates.
             self.allow_agg = false;
-            let r = self.fn_args(f, clause);
+            let r = self.fn_args(f, clause).and_then(|(args, star, distinct)| {
+                let clauses = if kind == AggKind::GroupConcat && !star {
+                    self.group_concat_clauses(f, &args, clause)?
+                } else {
+                    (Vec::new(), DEFAULT_SEPARATOR.to_vec())
+                };
+                Ok((args, star, distinct, clauses))
+            });
             self.allow_agg = true;
-            let (args, star, distinct) = r?;
+            let (args, star, distinct, (order, separator)) = r?;
             if star {
                 if kind != AggKind::Count {
                     return Err(crate::parser::syntax_error("*)", 0));
@@ -2366,14 +2373,6 @@ impl<'a> Binder<'a> {
                     format!("Incorrect parameter count in the call to native function '{name}'"),
                 ));
             }
-            let (order, separator) = if kind == AggKind::GroupConcat {
-                self.allow_agg = false;
-                let r = self.group_concat_clauses(f, &args, clause);
-                self.allow_agg = true;
-                r?
-            } else {
-                (Vec::new(), b",".to_vec())
-            };
             let arg = if kind == AggKind::GroupConcat && args.len() > 1 {
                 Expr::Func(Func::Concat, args)
             } else {
