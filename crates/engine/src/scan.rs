@@ -94,6 +94,14 @@ impl Iter {
     }
 }
 
+/// One entry of a scan's merged view.
+struct Entry {
+    key: Vec<u8>,
+    value: Vec<u8>,
+    /// One of the transaction's own (buffered) writes.
+    own: bool,
+}
+
 /// Rows of a scan, in index order.
 pub struct RowCursor {
     engine: Arc<Engine>,
@@ -101,6 +109,9 @@ pub struct RowCursor {
     index: usize,
     opts: ScanOptions,
     iter: Iter,
+    /// RocksDB's last sequence number when `iter` was opened: while it has not moved, the
+    /// iterator's view is the latest state and a locking read need not read the row again.
+    iter_seq: u64,
     started: bool,
     /// The transaction's own writes inside the range, in key order.
     overlay: Vec<(Vec<u8>, Option<Vec<u8>>)>,
@@ -184,10 +195,14 @@ pub(crate) fn open_cursor(
         Vec::new()
     };
     let engine = txn.engine().clone();
+    // Read before the iterator is opened: the iterator's view is at least this recent.
+    let iter_seq = engine.db.latest_sequence_number();
     let iter = Iter::new(&engine.db, snap.clone(), lower, upper);
     let pk_types = keys::pk_types(&table);
     let key_decodable = idx_types.iter().chain(&pk_types).all(keycode::decodable);
-    let pk_overlay = if idx.primary || (opts.covering && key_decodable) {
+    // Same condition as `produce`'s covering scans, which read no row.
+    let reads_rows = !(opts.covering && opts.lock == LockMode::None && key_decodable);
+    let pk_overlay = if idx.primary || !reads_rows {
         Arc::new(Default::default())
     } else {
         Arc::new(txn.overlay.clone())
@@ -200,6 +215,7 @@ pub(crate) fn open_cursor(
         index,
         opts,
         iter,
+        iter_seq,
         started: false,
         overlay,
         ov_pos: 0,
@@ -215,8 +231,9 @@ pub(crate) fn open_cursor(
 }
 
 impl RowCursor {
-    /// The next (key, value) of the merged view, skipping deletions.
-    fn next_entry(&mut self) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+    /// The next entry of the merged view, skipping deletions, and whether it is one of the
+    /// transaction's own writes.
+    fn next_entry(&mut self) -> Result<Option<Entry>> {
         let rev = self.opts.reverse;
         if !self.started {
             self.started = true;
@@ -265,14 +282,24 @@ impl RowCursor {
                     self.advance_db();
                 }
                 match v {
-                    Some(v) => return Ok(Some((k, v))),
+                    Some(value) => {
+                        return Ok(Some(Entry {
+                            key: k,
+                            value,
+                            own: true,
+                        }))
+                    }
                     None => continue,
                 }
             } else {
-                let k = db_key.unwrap();
-                let v = self.iter.it.value().unwrap_or_default().to_vec();
+                let key = db_key.unwrap();
+                let value = self.iter.it.value().unwrap_or_default().to_vec();
                 self.advance_db();
-                return Ok(Some((k, v)));
+                return Ok(Some(Entry {
+                    key,
+                    value,
+                    own: false,
+                }));
             }
         }
     }
@@ -312,18 +339,20 @@ impl RowCursor {
         }
     }
 
-    /// Reads a primary row by key: own writes first, then snapshot or latest.
-    fn read_pk(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+    /// Reads a primary row by key: own writes first, then the snapshot, or the latest
+    /// version (`latest`: locking reads, whatever the snapshot).
+    fn read_pk(&self, key: &[u8], latest: bool) -> Result<Option<Vec<u8>>> {
         if let Some(v) = self.pk_overlay.get(key) {
             return Ok(v.clone());
         }
         Ok(match &self.snap {
-            Some(s) => self.engine.db.get_opt(key, &s.read_opts())?,
-            None => self.engine.db.get(key)?,
+            Some(s) if !latest => self.engine.db.get_opt(key, &s.read_opts())?,
+            _ => self.engine.db.get(key)?,
         })
     }
 
-    fn produce(&mut self, key: Vec<u8>, value: Vec<u8>) -> Result<Option<Row>> {
+    fn produce(&mut self, entry: Entry) -> Result<Option<Row>> {
+        let Entry { key, value, own } = entry;
         let t = self.table.clone();
         let idx = &t.indexes[self.index];
         let mut rest = &key[5..];
@@ -335,12 +364,20 @@ impl RowCursor {
                 Vec::new()
             };
             if self.opts.lock != LockMode::None {
-                // Lock, then read the latest version (it may have changed or gone).
+                // Lock, then read the latest version (it may have changed or gone since the
+                // iterator was opened). The entry is that version when it is the
+                // transaction's own write, or when nothing was written since (a commit that
+                // changed the row held its lock until it was applied).
                 self.lock(&key)?;
-                return match self.engine.db.get(&key)? {
-                    Some(v) => Ok(Some(decode_stored_row(&t, &v, &pk)?)),
-                    None => Ok(None),
-                };
+                let current = own
+                    || (self.snap.is_none()
+                        && self.engine.db.latest_sequence_number() == self.iter_seq);
+                if !current {
+                    return match self.engine.db.get(&key)? {
+                        Some(v) => Ok(Some(decode_stored_row(&t, &v, &pk)?)),
+                        None => Ok(None),
+                    };
+                }
             }
             return Ok(Some(decode_stored_row(&t, &value, &pk)?));
         }
@@ -377,12 +414,11 @@ impl RowCursor {
             }
             return Ok(Some(row));
         }
-        let raw = if self.opts.lock != LockMode::None {
+        let locking = self.opts.lock != LockMode::None;
+        if locking {
             self.lock(&pk_key)?;
-            self.engine.db.get(&pk_key)?
-        } else {
-            self.read_pk(&pk_key)?
-        };
+        }
+        let raw = self.read_pk(&pk_key, locking)?;
         let Some(raw) = raw else {
             return Ok(None);
         };
@@ -424,7 +460,7 @@ impl Iterator for RowCursor {
                     return Some(Err(e));
                 }
             };
-            match self.produce(entry.0, entry.1) {
+            match self.produce(entry) {
                 Ok(Some(row)) => return Some(Ok(row)),
                 Ok(None) => continue,
                 Err(e) => {
