@@ -230,6 +230,10 @@ struct SimState {
     fail_sync_at: Option<u64>,
     fail_write_at: Option<u64>,
     disk_full: bool,
+    /// While set, `sync_data` waits (see `SimFs::hold_syncs`).
+    hold_syncs: bool,
+    /// `sync_data` calls waiting for `hold_syncs` to clear.
+    held_syncs: u64,
     rng: u64,
 }
 
@@ -375,6 +379,16 @@ impl SimFs {
         self.st.lock().disk_full = full;
     }
 
+    /// While set, `sync_data` calls wait (a slow disk held still), until cleared.
+    pub fn hold_syncs(&self, hold: bool) {
+        self.st.lock().hold_syncs = hold;
+    }
+
+    /// `sync_data` calls waiting because of `hold_syncs`.
+    pub fn held_syncs(&self) -> u64 {
+        self.st.lock().held_syncs
+    }
+
     /// `sync_data` calls so far.
     pub fn sync_count(&self) -> u64 {
         self.st.lock().syncs
@@ -486,6 +500,15 @@ impl LogFile for SimFile {
 
     fn sync_data(&self) -> io::Result<()> {
         let mut st = self.st.lock();
+        if st.hold_syncs {
+            st.held_syncs += 1;
+            while st.hold_syncs {
+                drop(st);
+                std::thread::sleep(std::time::Duration::from_millis(1));
+                st = self.st.lock();
+            }
+            st.held_syncs -= 1;
+        }
         self.check(&st)?;
         st.syncs += 1;
         if st.fail_sync_at == Some(st.syncs) {

@@ -56,15 +56,16 @@ impl Engine {
 
     /// The oldest position recovery may still need.
     fn recovery_floor(&self) -> Result<Option<onelog_binlog::LogPos>> {
-        self.checkpoint()?;
+        self.committer.barrier()?;
+        // Read with the flush, before another group is applied.
+        let applied = self.committer.quiesced(|| -> Result<Option<Vec<u8>>> {
+            self.flush_memtables()?;
+            Ok(self.db.get(keys::APPLIED)?)
+        })?;
         match self.opts.mode {
             LogMode::Engine => {
                 let b = self.binlog()?;
-                let applied = self
-                    .db
-                    .get(keys::APPLIED)?
-                    .map(|v| LogPos::decode(&v))
-                    .transpose()?;
+                let applied = applied.map(|v| LogPos::decode(&v)).transpose()?;
                 let Some(applied) = applied else {
                     return Ok(Some(onelog_binlog::LogPos::new(0, 0)));
                 };
@@ -119,22 +120,26 @@ impl Engine {
     /// RESET MASTER: removes every binlog file and starts again with an empty GTID state.
     pub fn reset_master(&self) -> Result<()> {
         let b = self.binlog()?;
-        // Everything must be in RocksDB before the log that could redo it goes.
-        self.checkpoint()?;
-        let end = b
-            .reset(None)
-            .map_err(|e| EngineError::Binlog(e.to_string()))?;
-        if self.opts.mode == LogMode::Engine {
-            let mut batch = rocksdb::WriteBatch::default();
-            let pos = LogPos {
-                file: end.file_no,
-                offset: end.offset,
-            };
-            batch.put(keys::APPLIED, pos.encode());
-            self.write_direct(batch)?;
-            self.db.flush()?;
-        }
-        Ok(())
+        self.committer.barrier()?;
+        self.committer.quiesced(|| {
+            // Everything must be in RocksDB before the log that could redo it goes.
+            self.flush_memtables()?;
+            let end = b
+                .reset(None)
+                .map_err(|e| EngineError::Binlog(e.to_string()))?;
+            if self.opts.mode == LogMode::Engine {
+                let mut batch = rocksdb::WriteBatch::default();
+                let pos = LogPos {
+                    file: end.file_no,
+                    offset: end.offset,
+                };
+                batch.put(keys::APPLIED, pos.encode());
+                self.db
+                    .write_opt(batch, &crate::engine::write_opts(LogMode::Engine))?;
+                self.db.flush()?;
+            }
+            Ok(())
+        })
     }
 
     /// SHOW BINLOG EVENTS [IN file] [FROM pos] [LIMIT offset, count].

@@ -5,10 +5,23 @@
 //! queued, and per mode:
 //!
 //! - `engine`: 1. append every group to the binlog with one write; 2. one fdatasync (per
-//!   `sync_binlog`); 3. apply each WriteBatch to RocksDB, WAL off, in binlog order, each
-//!   carrying the binlog position it was applied up to (`keys::APPLIED`); 4. answer.
-//!   Ordering rule: step 3 never starts before step 2 finished, so RocksDB never holds a
-//!   change the binlog could lose (with `sync_binlog=1`).
+//!   `sync_binlog`) while the [`Applier`] thread applies each WriteBatch to RocksDB, WAL
+//!   off, in binlog order, each carrying the binlog position it was applied up to
+//!   (`keys::APPLIED`); 3. publish the read snapshot; 4. answer.
+//!   Two rules make applying before the sync has finished safe:
+//!   - *Nothing applied is persisted before it is durable.* RocksDB persists data only
+//!     by flushing a memtable, and in this mode it never switches memtables on its own
+//!     (its write buffer is set beyond reach); the committer switches them, only while it
+//!     holds the writer (see [`Committer::quiesced`]), when everything applied is
+//!     durable (or, with `sync_binlog` != 1, covered by tail records).
+//!   - *Nothing applied is visible before it is durable.* Consistent reads use the
+//!     snapshot the committer publishes after each group's sync ([`Committer::
+//!     read_snapshot`]). Locking reads read the latest state, which may hold the group
+//!     being synced: its rows are locked by their writers until they are answered, so a
+//!     locking reader waits for them and sees them only once durable.
+//!   A failed sync after the apply leaves changes in the memtable that the binlog does
+//!   not have: the failure is sticky, and the memtable is never switched or flushed
+//!   again (a restart recovers from the binlog).
 //! - `file` (classic two-phase commit): 1. prepare: each WriteBatch is stored as a
 //!   prepared record `P xid` through RocksDB's WAL, one WAL sync for the group; 2. append
 //!   the groups to the binlog, one sync; 3. commit: apply each WriteBatch and delete its
@@ -26,12 +39,12 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex};
-use rocksdb::{WriteBatch, WriteOptions, DB};
+use rocksdb::{FlushOptions, WriteBatch, WriteOptions, DB};
 
 use crate::engine::{write_opts, Counters, LogMode};
 use crate::error::{EngineError, Result};
 use crate::keys;
-use crate::txn::{CommitInfo, Txn};
+use crate::txn::{CommitInfo, Snap, Txn};
 use crate::wal::{Appended, Chunk, Group, LogPos, Wal};
 
 /// Unsynced binlog bytes kept as tail records beyond which the writer syncs anyway
@@ -108,6 +121,105 @@ struct Shared {
     /// log order by the writer; see [`finish_in_order`]).
     applied: Mutex<u64>,
     applied_cv: Condvar,
+    /// The snapshot consistent reads start from: everything durable, nothing that is not
+    /// (see the module docs).
+    published: Mutex<Arc<Snap>>,
+}
+
+/// The thread that applies a group's WriteBatches to RocksDB while the leader syncs the
+/// binlog, one batch at a time. When the leader's sync returns, it takes over: it waits
+/// for the batch in progress, if any, and applies the rest itself (on a busy machine the
+/// thread may still be waiting for its time slice).
+struct Applier {
+    state: Mutex<ApplyState>,
+    cv: Condvar,
+}
+
+#[derive(Default)]
+struct ApplyState {
+    /// Batches not applied yet, in binlog order.
+    queue: VecDeque<WriteBatch>,
+    /// The thread is applying a batch.
+    running: bool,
+    /// The leader took over: the thread takes no more batches.
+    taken_over: bool,
+    error: Option<String>,
+    stop: bool,
+}
+
+impl Applier {
+    fn run(&self, db: &DB) {
+        let wo = write_opts(LogMode::Engine);
+        let mut st = self.state.lock();
+        loop {
+            if st.stop {
+                return;
+            }
+            let next = if st.taken_over || st.error.is_some() {
+                None
+            } else {
+                st.queue.pop_front()
+            };
+            let Some(batch) = next else {
+                self.cv.wait(&mut st);
+                continue;
+            };
+            st.running = true;
+            drop(st);
+            let r = db.write_opt(batch, &wo);
+            st = self.state.lock();
+            st.running = false;
+            if let Err(e) = r {
+                st.error = Some(apply_error(e));
+            }
+            self.cv.notify_all();
+        }
+    }
+
+    fn start(&self, job: Vec<WriteBatch>) {
+        let mut st = self.state.lock();
+        st.queue = job.into();
+        st.taken_over = false;
+        st.error = None;
+        self.cv.notify_all();
+    }
+
+    /// Takes the job over: waits for the batch in progress, then applies what is left
+    /// (`apply`: false drops it instead).
+    fn finish(&self, db: &DB, apply: bool) -> std::result::Result<(), String> {
+        let mut st = self.state.lock();
+        st.taken_over = true;
+        while st.running {
+            self.cv.wait(&mut st);
+        }
+        let rest: Vec<WriteBatch> = st.queue.drain(..).collect();
+        if let Some(e) = st.error.take() {
+            return Err(e);
+        }
+        drop(st);
+        if apply {
+            apply_batches(db, rest)?;
+        }
+        Ok(())
+    }
+
+    fn stop(&self) {
+        self.state.lock().stop = true;
+        self.cv.notify_all();
+    }
+}
+
+fn apply_error(e: rocksdb::Error) -> String {
+    format!("applying a durable commit to RocksDB failed: {e}")
+}
+
+/// Applies batches in order, WAL off (engine mode).
+fn apply_batches(db: &DB, batches: Vec<WriteBatch>) -> std::result::Result<(), String> {
+    let wo = write_opts(LogMode::Engine);
+    for b in batches {
+        db.write_opt(b, &wo).map_err(apply_error)?;
+    }
+    Ok(())
 }
 
 /// Group commit by leader and followers: the first committing session that finds no
@@ -122,11 +234,31 @@ pub(crate) struct Committer {
     shared: Arc<Shared>,
     /// The log writer's state, used by the leader; None once stopped.
     writer: Mutex<Option<Writer>>,
-    db: Arc<DB>,
+    applier: Arc<Applier>,
+    applier_thread: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
 impl Committer {
-    pub fn start(db: Arc<DB>, wal: Arc<Wal>, mode: LogMode, counters: Arc<Counters>) -> Committer {
+    /// `switch_at`: in `engine` mode, the active memtable size at which the committer
+    /// switches to a new memtable (RocksDB's own switching is off there).
+    pub fn start(
+        db: Arc<DB>,
+        wal: Arc<Wal>,
+        mode: LogMode,
+        counters: Arc<Counters>,
+        switch_at: u64,
+    ) -> Committer {
+        let applier = Arc::new(Applier {
+            state: Mutex::new(ApplyState::default()),
+            cv: Condvar::new(),
+        });
+        let applier_thread = (mode == LogMode::Engine).then(|| {
+            let (a, db) = (applier.clone(), db.clone());
+            std::thread::Builder::new()
+                .name("onelog-apply".into())
+                .spawn(move || a.run(&db))
+                .expect("spawn the apply thread")
+        });
         let shared = Arc::new(Shared {
             queue: Mutex::new(Queue {
                 pending: VecDeque::new(),
@@ -142,13 +274,16 @@ impl Committer {
             stopped: AtomicBool::new(false),
             applied: Mutex::new(0),
             applied_cv: Condvar::new(),
+            published: Mutex::new(Snap::new(&db)),
         });
         let writer = Writer {
             shared: shared.clone(),
-            db: db.clone(),
+            db,
             wal,
             mode,
             counters,
+            applier: applier.clone(),
+            switch_at,
             groups_since_sync: 0,
             tail: Vec::new(),
             tail_bytes: 0,
@@ -157,8 +292,27 @@ impl Committer {
         Committer {
             shared,
             writer: Mutex::new(Some(writer)),
-            db,
+            applier,
+            applier_thread: Mutex::new(applier_thread),
         }
+    }
+
+    /// The snapshot a consistent read starts from (see the module docs).
+    pub fn read_snapshot(&self) -> Arc<Snap> {
+        self.shared.published.lock().clone()
+    }
+
+    /// Runs `f` while no group is being written (nothing applied is short of durable),
+    /// then publishes what `f` wrote and switches the memtable if it is full. For writes
+    /// outside group commit and for memtable flushes.
+    pub fn quiesced<R>(&self, f: impl FnOnce() -> R) -> R {
+        let w = self.writer.lock();
+        let r = f();
+        if let Some(w) = w.as_ref() {
+            w.publish();
+            w.maybe_switch_memtable();
+        }
+        r
     }
 
     pub fn set_sync_binlog(&self, n: u32) {
@@ -254,7 +408,7 @@ impl Committer {
             }
         }
         if let Some(f) = done {
-            finish_in_order(sh, &self.db, f);
+            finish_in_order(sh, f);
         }
     }
 
@@ -280,6 +434,10 @@ impl Committer {
         self.shared.queue.lock().stop = true;
         // Waits for a leader in the middle of a round.
         let writer = self.writer.lock().take();
+        self.applier.stop();
+        if let Some(t) = self.applier_thread.lock().take() {
+            let _ = t.join();
+        }
         if let Some(w) = writer {
             let mut applied = self.shared.applied.lock();
             while *applied < w.last_ticket {
@@ -299,6 +457,9 @@ struct Writer {
     wal: Arc<Wal>,
     mode: LogMode,
     counters: Arc<Counters>,
+    applier: Arc<Applier>,
+    /// See [`Committer::start`]; 0: RocksDB switches memtables itself.
+    switch_at: u64,
     groups_since_sync: u32,
     /// Tail records in RocksDB (key, end of their bytes in the log, length) whose bytes
     /// are not known to be durable in the binlog yet (`sync_binlog` != 1).
@@ -308,21 +469,17 @@ struct Writer {
     last_ticket: u64,
 }
 
-/// A written (and, per `sync_binlog`, synced) group on its way to be finished: batches to
-/// apply (engine mode, in binlog order, each with the index of its request), then answers.
+/// A processed group (written, synced per `sync_binlog`, applied, published) on its way
+/// to be answered.
 struct Finish {
     ticket: u64,
     reqs: Vec<Request>,
     result: Result<Vec<CommitInfo>>,
-    apply: Vec<(usize, WriteBatch)>,
 }
 
-/// Applies a durable group to RocksDB (WAL off) once every group before it is applied,
-/// answering each session as soon as its own batch is in. The leader that wrote the group
-/// does this after handing leadership on, so group N+1 is written and synced while group
-/// N is applied (ordering rule: a group is applied only after it is durable, and groups
-/// are applied in log order).
-fn finish_in_order(shared: &Shared, db: &DB, f: Finish) {
+/// Answers a processed group once every group before it is answered. The leader that
+/// wrote the group does this after handing leadership on.
+fn finish_in_order(shared: &Shared, f: Finish) {
     let mut applied = shared.applied.lock();
     while *applied + 1 != f.ticket {
         shared.applied_cv.wait(&mut applied);
@@ -332,30 +489,11 @@ fn finish_in_order(shared: &Shared, db: &DB, f: Finish) {
         ticket,
         reqs,
         result,
-        apply,
     } = f;
     match result {
         Ok(infos) => {
-            let wo = write_opts(LogMode::Engine);
-            let mut batches = apply.into_iter().peekable();
-            let mut failure: Option<String> = None;
-            for (i, (r, info)) in reqs.into_iter().zip(infos).enumerate() {
-                // A session is answered once its batch (barriers: every batch before them)
-                // is applied.
-                while let Some((_, batch)) = batches.next_if(|(j, _)| *j == i) {
-                    if failure.is_none() {
-                        if let Err(e) = db.write_opt(batch, &wo) {
-                            failure = Some(record_failure(
-                                shared,
-                                format!("applying a durable commit to RocksDB failed: {e}"),
-                            ));
-                        }
-                    }
-                }
-                r.reply.set(match &failure {
-                    None => Ok(info),
-                    Some(why) => Err(EngineError::LogFailed(why.clone())),
-                });
+            for (r, info) in reqs.into_iter().zip(infos) {
+                r.reply.set(Ok(info));
             }
         }
         Err(e) => answer_error(reqs, e),
@@ -404,34 +542,63 @@ impl Writer {
         let work: Vec<usize> = (0..reqs.len())
             .filter(|&i| reqs[i].batch.is_some())
             .collect();
-        let mut apply = Vec::new();
         let result = if work.is_empty() {
             Ok(vec![CommitInfo::default(); reqs.len()])
         } else {
             match self.mode {
-                LogMode::Engine => self.commit_engine(&mut reqs, &work, &mut apply),
+                LogMode::Engine => self.commit_engine(&mut reqs, &work),
                 LogMode::File => self.commit_file(&mut reqs, &work),
                 LogMode::Off => self.commit_off(&mut reqs, &work),
             }
         };
+        if result.is_ok() && !work.is_empty() {
+            self.publish();
+            self.maybe_switch_memtable();
+        }
         self.last_ticket += 1;
         Some(Finish {
             ticket: self.last_ticket,
             reqs,
             result,
-            apply,
         })
     }
 
-    /// Appends the groups of `work` to the binlog and syncs per `sync_binlog`. With
-    /// `capture`, also returns the bytes written (for tail records), and syncs anyway once
-    /// more than [`TAIL_LIMIT`] bytes would be unsynced.
-    fn append_and_sync(
+    /// Makes everything applied so far visible to consistent reads.
+    fn publish(&self) {
+        *self.shared.published.lock() = Snap::new(&self.db);
+    }
+
+    /// Switches to a new memtable once the active one reaches `switch_at` (engine mode;
+    /// called only while nothing applied is short of durable). Never after a log failure:
+    /// the memtable may hold changes the binlog does not have.
+    fn maybe_switch_memtable(&self) {
+        if self.switch_at == 0 || self.shared.failed.lock().is_some() {
+            return;
+        }
+        let size = self
+            .db
+            .property_int_value("rocksdb.cur-size-active-mem-table")
+            .ok()
+            .flatten()
+            .unwrap_or(0);
+        if size >= self.switch_at {
+            let mut fo = FlushOptions::default();
+            fo.set_wait(false);
+            if let Err(e) = self.db.flush_opt(&fo) {
+                eprintln!("onelog: memtable switch failed: {e}");
+            }
+        }
+    }
+
+    /// Appends the groups of `work` to the binlog and says whether a sync is due, per
+    /// `sync_binlog`. With `capture`, also returns the bytes written (for tail records),
+    /// and a sync is due anyway once more than [`TAIL_LIMIT`] bytes would be unsynced.
+    fn append(
         &mut self,
         reqs: &mut [Request],
         work: &[usize],
         capture: bool,
-    ) -> Result<(Vec<Appended>, Vec<Chunk>)> {
+    ) -> Result<(Vec<Appended>, Vec<Chunk>, bool)> {
         let mut groups: Vec<Group> = work
             .iter()
             .map(|&i| reqs[i].group.take().expect("binlog group"))
@@ -449,22 +616,28 @@ impl Writer {
         self.groups_since_sync += 1;
         let n = self.shared.sync_binlog.load(Ordering::Relaxed);
         let unsynced = self.tail_bytes + chunks.iter().map(|c| c.1.len() as u64).sum::<u64>();
-        if (n != 0 && self.groups_since_sync >= n) || (capture && unsynced > TAIL_LIMIT) {
-            let t = std::time::Instant::now();
-            if let Err(e) = self.wal.sync() {
-                return Err(self.fail(format!("binlog sync failed: {e}")));
-            }
-            self.shared
-                .last_sync_ns
-                .store(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
-            self.groups_since_sync = 0;
-            self.counters.log_syncs.fetch_add(1, Ordering::Relaxed);
+        let due = (n != 0 && self.groups_since_sync >= n) || (capture && unsynced > TAIL_LIMIT);
+        Ok((appended, chunks, due))
+    }
+
+    fn sync(&mut self) -> Result<()> {
+        let t = std::time::Instant::now();
+        if let Err(e) = self.wal.sync() {
+            return Err(self.fail(format!("binlog sync failed: {e}")));
         }
+        self.shared
+            .last_sync_ns
+            .store(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        self.groups_since_sync = 0;
+        self.counters.log_syncs.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    fn count_group(&self, commits: usize) {
         self.counters.group_commits.fetch_add(1, Ordering::Relaxed);
         self.counters
             .binlog_commits
-            .fetch_add(work.len() as u64, Ordering::Relaxed);
-        Ok((appended, chunks))
+            .fetch_add(commits as u64, Ordering::Relaxed);
     }
 
     /// Tail records for the first batch of an append: deletes for the records whose bytes
@@ -507,27 +680,33 @@ impl Writer {
         infos
     }
 
-    /// Appends and syncs; the batches (each carrying its applied position) are applied
-    /// by `finish_in_order` after this group is durable.
-    fn commit_engine(
-        &mut self,
-        reqs: &mut [Request],
-        work: &[usize],
-        apply: &mut Vec<(usize, WriteBatch)>,
-    ) -> Result<Vec<CommitInfo>> {
+    /// Appends; applies the batches (each carrying its applied position) on the apply
+    /// thread while the binlog is synced (see the module docs).
+    fn commit_engine(&mut self, reqs: &mut [Request], work: &[usize]) -> Result<Vec<CommitInfo>> {
         // sync_binlog != 1: appended bytes may stay unsynced while RocksDB (WAL off) flushes
         // the changes; keep the bytes beside the changes (see `tail_records`).
         let capture = self.shared.sync_binlog.load(Ordering::Relaxed) != 1 || !self.tail.is_empty();
-        let (appended, chunks) = self.append_and_sync(reqs, work, capture)?;
+        let (appended, chunks, due) = self.append(reqs, work, capture)?;
         let mut chunks = capture.then_some(chunks);
+        let mut batches = Vec::with_capacity(work.len());
         for (&i, a) in work.iter().zip(&appended) {
             let mut batch = reqs[i].batch.take().unwrap();
             if let Some(chunks) = chunks.take() {
                 self.tail_records(&mut batch, chunks);
             }
             batch.put(keys::APPLIED, a.end.encode());
-            apply.push((i, batch));
+            batches.push(batch);
         }
+        if due {
+            self.applier.start(batches);
+            let synced = self.sync();
+            let applied = self.applier.finish(&self.db, synced.is_ok());
+            synced?;
+            applied.map_err(|why| self.fail(why))?;
+        } else {
+            apply_batches(&self.db, batches).map_err(|why| self.fail(why))?;
+        }
+        self.count_group(work.len());
         Ok(Self::infos(reqs, work, &appended))
     }
 
@@ -545,7 +724,13 @@ impl Writer {
         }
         self.counters.log_syncs.fetch_add(1, Ordering::Relaxed);
         // 2. The binlog decides: a transaction whose XID is in the binlog is committed.
-        let (appended, _) = match self.append_and_sync(reqs, work, false) {
+        let logged = self.append(reqs, work, false).and_then(|(a, _, due)| {
+            if due {
+                self.sync()?;
+            }
+            Ok(a)
+        });
+        let appended = match logged {
             Ok(a) => a,
             Err(e) => {
                 // Roll the prepared records back.
@@ -565,6 +750,7 @@ impl Writer {
                 return Err(self.fail(format!("committing in RocksDB failed: {e}")));
             }
         }
+        self.count_group(work.len());
         Ok(Self::infos(reqs, work, &appended))
     }
 

@@ -176,7 +176,13 @@ impl Engine {
         let mut o = Options::default();
         o.create_if_missing(true);
         o.set_max_background_jobs(2);
-        o.set_write_buffer_size(opts.write_buffer_size);
+        // Engine mode: memtables are switched by the committer only (see commit.rs), so
+        // RocksDB's own threshold is set beyond reach (its maximum, 64 GiB).
+        o.set_write_buffer_size(if opts.mode == LogMode::Engine {
+            64 << 30
+        } else {
+            opts.write_buffer_size
+        });
 
         o.set_max_write_buffer_number(4);
         o.set_compression_type(rocksdb::DBCompressionType::Lz4);
@@ -197,7 +203,18 @@ impl Engine {
         let catalog = crate::ddl::load_catalog(&db)?;
         let counters = Arc::new(Counters::default());
         let wal = Arc::new(Wal::open(&opts, &db)?);
-        let committer = Committer::start(db.clone(), wal.clone(), opts.mode, counters.clone());
+        let switch_at = if opts.mode == LogMode::Engine {
+            opts.write_buffer_size as u64
+        } else {
+            0
+        };
+        let committer = Committer::start(
+            db.clone(),
+            wal.clone(),
+            opts.mode,
+            counters.clone(),
+            switch_at,
+        );
         let engine = Arc::new(Engine {
             sync_binlog: AtomicU32::new(opts.sync_binlog),
             db,
@@ -218,6 +235,8 @@ impl Engine {
             .committer
             .set_sync_binlog(engine.sync_binlog.load(Ordering::Relaxed));
         crate::recovery::recover(&engine, replayer)?;
+        // Consistent reads start from the recovered state.
+        engine.committer.quiesced(|| ());
         Ok(engine)
     }
 
@@ -281,6 +300,18 @@ impl Engine {
     /// mode the binlog is synced first, so the data never gets ahead of the log.
     pub fn checkpoint(&self) -> Result<()> {
         self.committer.barrier()?;
+        self.committer.quiesced(|| self.flush_memtables())
+    }
+
+    /// Syncs the binlog, then flushes the memtables; refused after a log failure in
+    /// `engine` mode (the memtable may hold changes the binlog does not have). Called
+    /// while no group is being written (inside [`Committer::quiesced`], or stopped).
+    pub(crate) fn flush_memtables(&self) -> Result<()> {
+        if self.opts.mode == LogMode::Engine {
+            if let Some(why) = self.committer.failure() {
+                return Err(EngineError::LogFailed(why));
+            }
+        }
         self.wal.sync()?;
         self.db.flush()?;
         Ok(())
@@ -289,8 +320,7 @@ impl Engine {
     /// Flushes RocksDB's memtables and stops the log writer (clean shutdown).
     pub fn shutdown(&self) -> Result<()> {
         self.committer.stop();
-        self.wal.sync()?;
-        self.db.flush()?;
+        self.flush_memtables()?;
         if self.opts.mode != LogMode::Engine {
             self.db.flush_wal(true)?;
         }
@@ -298,9 +328,10 @@ impl Engine {
     }
 
     /// Writes a batch outside group commit (recovery, index builds) with this mode's WAL
-    /// setting.
+    /// setting, while no group is being written; consistent reads see it afterwards.
     pub(crate) fn write_direct(&self, batch: WriteBatch) -> Result<()> {
-        self.db.write_opt(batch, &write_opts(self.opts.mode))?;
+        self.committer
+            .quiesced(|| self.db.write_opt(batch, &write_opts(self.opts.mode)))?;
         Ok(())
     }
 

@@ -69,7 +69,7 @@ pub(crate) struct Snap {
 }
 
 impl Snap {
-    fn new(db: &Arc<DB>) -> Arc<Snap> {
+    pub(crate) fn new(db: &Arc<DB>) -> Arc<Snap> {
         let snap = db.snapshot();
         // SAFETY: the snapshot borrows the DB, which `_db` keeps alive for as long as the
         // snapshot exists (fields drop in declaration order).
@@ -259,7 +259,7 @@ impl Txn {
 
     fn snapshot(&mut self) -> Arc<Snap> {
         self.snapshot
-            .get_or_insert_with(|| Snap::new(&self.engine.db))
+            .get_or_insert_with(|| self.engine.committer.read_snapshot())
             .clone()
     }
 

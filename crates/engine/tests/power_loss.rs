@@ -216,3 +216,82 @@ fn power_loss_sync_binlog_0() {
         power_loss_rounds(seed * 1_299_709, 0);
     }
 }
+
+/// A commit is applied to RocksDB while its sync runs, but nobody sees it before the sync
+/// returned: consistent reads start from the published snapshot, locking reads wait for
+/// the writer's row lock.
+#[test]
+fn a_group_being_synced_is_invisible_until_durable() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fs = SimFs::with_seed(7);
+    let e = open_sim(&tmp.path().join("data"), &fs, 1);
+    setup(&e);
+    fs.hold_syncs(true);
+    let writer = {
+        let e = e.clone();
+        std::thread::spawn(move || {
+            let mut t = e.begin(Isolation::RepeatableRead);
+            let def = t.open_table("test", "accounts").unwrap();
+            t.insert(&def, row(1, "new", 10)).unwrap();
+            t.commit()
+        })
+    };
+    while fs.held_syncs() == 0 {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    // The apply thread has had time to apply the batch.
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(
+        all_rows(&e).is_empty(),
+        "a commit is visible before it is durable"
+    );
+    let locking = {
+        let e = e.clone();
+        std::thread::spawn(move || {
+            let mut t = e.begin(Isolation::RepeatableRead);
+            let def = t.open_table("test", "accounts").unwrap();
+            let opts = ScanOptions {
+                lock: LockMode::Exclusive,
+                ..Default::default()
+            };
+            let rows = t
+                .scan(&def, 0, KeyRange::all(), opts)
+                .and_then(|c| c.collect::<Result<Vec<_>>>());
+            t.rollback();
+            rows
+        })
+    };
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(
+        !locking.is_finished(),
+        "a locking read did not wait for the committing writer"
+    );
+    fs.hold_syncs(false);
+    writer.join().unwrap().expect("commit");
+    assert_eq!(locking.join().unwrap().expect("locking scan").len(), 1);
+    assert_eq!(all_rows(&e), vec![row(1, "new", 10)]);
+}
+
+/// A sync that fails after the group was applied: the commit fails, nobody sees it, and
+/// the memtable that may hold it is never flushed (a checkpoint is refused).
+#[test]
+fn a_failed_sync_after_the_apply_is_never_visible_or_flushed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fs = SimFs::with_seed(8);
+    let e = open_sim(&tmp.path().join("data"), &fs, 1);
+    setup(&e);
+    fs.fail_nth_sync(1);
+    let mut t = e.begin(Isolation::RepeatableRead);
+    let def = t.open_table("test", "accounts").unwrap();
+    t.insert(&def, row(1, "lost", 10)).unwrap();
+    assert!(t.commit().is_err(), "a commit whose sync failed succeeded");
+    assert!(all_rows(&e).is_empty());
+    assert!(
+        e.checkpoint().is_err(),
+        "a checkpoint flushed after a failed sync"
+    );
+    assert!(
+        e.shutdown().is_err(),
+        "a shutdown flushed after a failed sync"
+    );
+}
