@@ -15,13 +15,13 @@
 //!     holds the writer (see [`Committer::quiesced`]), when everything applied is
 //!     durable (or, with `sync_binlog` != 1, covered by tail records).
 //!   - *Nothing applied is visible before it is durable.* Consistent reads use the
-//!     snapshot the committer publishes after each group's sync ([`Committer::
-//!     read_snapshot`]). Locking reads read the latest state, which may hold the group
-//!     being synced: its rows are locked by their writers until they are answered, so a
-//!     locking reader waits for them and sees them only once durable.
-//!   A failed sync after the apply leaves changes in the memtable that the binlog does
-//!   not have: the failure is sticky, and the memtable is never switched or flushed
-//!   again (a restart recovers from the binlog).
+//!     snapshot the committer publishes after each group's sync
+//!     ([`Committer::read_snapshot`]). Locking reads read the latest state, which may
+//!     hold the group being synced: its rows are locked by their writers until they are
+//!     answered, so a locking reader waits for them and sees them only once durable.
+//!   - *A failed sync after the apply* leaves changes in the memtable that the binlog
+//!     does not have: the failure is sticky, and the memtable is never switched or
+//!     flushed again (a restart recovers from the binlog).
 //! - `file` (classic two-phase commit): 1. prepare: each WriteBatch is stored as a
 //!   prepared record `P xid` through RocksDB's WAL, one WAL sync for the group; 2. append
 //!   the groups to the binlog, one sync; 3. commit: apply each WriteBatch and delete its
