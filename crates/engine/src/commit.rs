@@ -7,7 +7,8 @@
 //! - `engine`: 1. append every group to the binlog with one write; 2. one fdatasync (per
 //!   `sync_binlog`) while the [`Applier`] thread applies each WriteBatch to RocksDB, WAL
 //!   off, in binlog order, each carrying the binlog position it was applied up to
-//!   (`keys::APPLIED`); 3. publish the read snapshot; 4. answer.
+//!   (`keys::APPLIED`) (after the sync instead, by the leader, for a while after the
+//!   thread got no CPU during a sync); 3. publish the read snapshot; 4. answer.
 //!   Two rules make applying before the sync has finished safe:
 //!   - *Nothing applied is persisted before it is durable.* RocksDB persists data only
 //!     by flushing a memtable, and in this mode it never switches memtables on its own
@@ -57,6 +58,10 @@ const MIN_SYNC_NS_TO_WAIT: u64 = 100_000;
 
 /// Upper bound of the number of commits a leader waits for.
 const MAX_EXPECTED: usize = 256;
+
+/// Groups the leader applies after the sync itself once the apply thread got no CPU
+/// during a sync (see `Writer::commit_engine`).
+const APPLY_HERE_GROUPS: u64 = 16;
 
 pub(crate) struct Reply {
     slot: Mutex<ReplySlot>,
@@ -143,6 +148,8 @@ struct ApplyState {
     running: bool,
     /// The leader took over: the thread takes no more batches.
     taken_over: bool,
+    /// The thread took a batch of the current job.
+    started: bool,
     error: Option<String>,
     stop: bool,
 }
@@ -165,6 +172,7 @@ impl Applier {
                 continue;
             };
             st.running = true;
+            st.started = true;
             drop(st);
             let r = db.write_opt(batch, &wo);
             st = self.state.lock();
@@ -180,15 +188,17 @@ impl Applier {
         let mut st = self.state.lock();
         st.queue = job.into();
         st.taken_over = false;
+        st.started = false;
         st.error = None;
         self.cv.notify_all();
     }
 
     /// Takes the job over: waits for the batch in progress, then applies what is left
-    /// (`apply`: false drops it instead).
-    fn finish(&self, db: &DB, apply: bool) -> std::result::Result<(), String> {
+    /// (`apply`: false drops it instead). Returns whether the thread had started.
+    fn finish(&self, db: &DB, apply: bool) -> std::result::Result<bool, String> {
         let mut st = self.state.lock();
         st.taken_over = true;
+        let started = st.started;
         while st.running {
             self.cv.wait(&mut st);
         }
@@ -200,7 +210,7 @@ impl Applier {
         if apply {
             apply_batches(db, rest)?;
         }
-        Ok(())
+        Ok(started)
     }
 
     fn stop(&self) {
@@ -284,6 +294,8 @@ impl Committer {
             counters,
             applier: applier.clone(),
             switch_at,
+            groups: 0,
+            apply_here_until: 0,
             groups_since_sync: 0,
             tail: Vec::new(),
             tail_bytes: 0,
@@ -460,6 +472,10 @@ struct Writer {
     applier: Arc<Applier>,
     /// See [`Committer::start`]; 0: RocksDB switches memtables itself.
     switch_at: u64,
+    /// Groups written (engine mode).
+    groups: u64,
+    /// Until `groups` reaches this, the leader applies after the sync itself.
+    apply_here_until: u64,
     groups_since_sync: u32,
     /// Tail records in RocksDB (key, end of their bytes in the log, length) whose bytes
     /// are not known to be durable in the binlog yet (`sync_binlog` != 1).
@@ -697,13 +713,22 @@ impl Writer {
             batch.put(keys::APPLIED, a.end.encode());
             batches.push(batch);
         }
-        if due {
+        self.groups += 1;
+        if due && self.groups >= self.apply_here_until {
             self.applier.start(batches);
             let synced = self.sync();
-            let applied = self.applier.finish(&self.db, synced.is_ok());
+            let started = self.applier.finish(&self.db, synced.is_ok());
             synced?;
-            applied.map_err(|why| self.fail(why))?;
+            if !started.map_err(|why| self.fail(why))? {
+                // The thread got no CPU for a whole sync: the machine is busy, and a
+                // thread that does get to run may be preempted while the leader waits
+                // for it. Apply after the sync for a while.
+                self.apply_here_until = self.groups + APPLY_HERE_GROUPS;
+            }
         } else {
+            if due {
+                self.sync()?;
+            }
             apply_batches(&self.db, batches).map_err(|why| self.fail(why))?;
         }
         self.count_group(work.len());
