@@ -232,6 +232,8 @@ struct SimState {
     disk_full: bool,
     /// While set, `sync_data` waits (see `SimFs::hold_syncs`).
     hold_syncs: bool,
+    /// Added to every `sync_data` (a slow disk).
+    sync_delay: std::time::Duration,
     /// `sync_data` calls waiting for `hold_syncs` to clear.
     held_syncs: u64,
     rng: u64,
@@ -384,6 +386,11 @@ impl SimFs {
         self.st.lock().hold_syncs = hold;
     }
 
+    /// Every `sync_data` from now takes `delay` longer (a slow disk).
+    pub fn set_sync_delay(&self, delay: std::time::Duration) {
+        self.st.lock().sync_delay = delay;
+    }
+
     /// `sync_data` calls waiting because of `hold_syncs`.
     pub fn held_syncs(&self) -> u64 {
         self.st.lock().held_syncs
@@ -500,6 +507,12 @@ impl LogFile for SimFile {
 
     fn sync_data(&self) -> io::Result<()> {
         let mut st = self.st.lock();
+        if !st.sync_delay.is_zero() {
+            let d = st.sync_delay;
+            drop(st);
+            std::thread::sleep(d);
+            st = self.st.lock();
+        }
         if st.hold_syncs {
             st.held_syncs += 1;
             while st.hold_syncs {
