@@ -332,7 +332,18 @@ impl Committer {
     }
 
     /// Queues a request, leads the group commit if nobody does, and waits for the answer.
+    /// All of it counts as a wait for the thread pool (see `wait.rs`): a leader's work is
+    /// the group's, not its statement's.
     pub fn submit(
+        &self,
+        batch: Option<WriteBatch>,
+        group: Option<Group>,
+        xid: u64,
+    ) -> Result<CommitInfo> {
+        crate::wait::blocking(|| self.submit_and_wait(batch, group, xid))
+    }
+
+    fn submit_and_wait(
         &self,
         batch: Option<WriteBatch>,
         group: Option<Group>,

@@ -15,6 +15,7 @@
 //! - `recovery.rs`: replay of the binlog after the applied position.
 //! - `ddl.rs`: catalog changes, index builds, table rewrites (with column conversions).
 //! - `admin.rs`: binlog management (SHOW BINARY LOGS, PURGE, RESET MASTER, ...).
+//! - `wait.rs`: announces blocking waits to the server's thread pool.
 
 pub mod catalog;
 mod error;
@@ -31,6 +32,7 @@ mod engine;
 mod recovery;
 mod scan;
 mod txn;
+pub mod wait;
 mod wal;
 
 pub use admin::BinlogEventRow;

@@ -103,7 +103,7 @@ impl LockManager {
                 return Ok(true);
             }
         }
-        self.wait(txn, key, mode, s, timeout, interrupt)
+        crate::wait::blocking(|| self.wait(txn, key, mode, s, timeout, interrupt))
     }
 
     fn wait(

@@ -23,6 +23,11 @@ pub struct Config {
     pub ssl_key: Option<PathBuf>,
     pub require_secure_transport: bool,
     pub skip_networking: bool,
+    /// `--thread-handling=pool-of-threads`: limit running statements (see `pool.rs`).
+    pub thread_pool: bool,
+    pub thread_pool_size: usize,
+    pub thread_pool_stall_limit: Duration,
+    pub thread_pool_prio_kickup_timer: Duration,
 }
 
 impl Default for Config {
@@ -39,6 +44,11 @@ impl Default for Config {
             ssl_key: None,
             require_secure_transport: false,
             skip_networking: false,
+            thread_pool: false,
+            // MariaDB's default: the number of CPUs.
+            thread_pool_size: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            thread_pool_stall_limit: Duration::from_millis(500),
+            thread_pool_prio_kickup_timer: Duration::from_millis(1000),
         }
     }
 }
@@ -159,6 +169,27 @@ impl Config {
             "max-connections" => self.max_connections = num()? as usize,
             "wait-timeout" => self.wait_timeout = Duration::from_secs(num()?),
             "max-allowed-packet" => self.max_allowed_packet = num()? as usize,
+            "thread-handling" => {
+                self.thread_pool = match val()? {
+                    "pool-of-threads" => true,
+                    "one-thread-per-connection" => false,
+                    other => {
+                        return Err(format!(
+                            "invalid --thread-handling '{other}' \
+                             (expected one-thread-per-connection or pool-of-threads)"
+                        ))
+                    }
+                }
+            }
+            "thread-pool-size" => {
+                self.thread_pool_size = (num()? as usize).clamp(1, crate::pool::MAX_SIZE)
+            }
+            "thread-pool-stall-limit" => {
+                self.thread_pool_stall_limit = Duration::from_millis(num()?.max(1))
+            }
+            "thread-pool-prio-kickup-timer" => {
+                self.thread_pool_prio_kickup_timer = Duration::from_millis(num()?)
+            }
             "ssl-cert" => self.ssl_cert = Some(PathBuf::from(val()?)),
             "ssl-key" => self.ssl_key = Some(PathBuf::from(val()?)),
             "require-secure-transport" => self.require_secure_transport = parse_bool(v)?,
@@ -268,6 +299,16 @@ mod tests {
         assert_eq!(c.engine.max_binlog_size, 1 << 20);
         assert_eq!(c.engine.write_buffer_size, 16 << 20);
         assert!(Config::from_args(&["--bogus=1".to_string()]).is_err());
+        let pool = Config::from_args(&[
+            "--thread_handling=pool-of-threads".to_string(),
+            "--thread-pool-size=1000".to_string(),
+            "--thread-pool-stall-limit=20".to_string(),
+        ])
+        .unwrap();
+        assert!(pool.thread_pool);
+        assert_eq!(pool.thread_pool_size, crate::pool::MAX_SIZE);
+        assert_eq!(pool.thread_pool_stall_limit, Duration::from_millis(20));
+        assert!(Config::from_args(&["--thread-handling=no-threads".to_string()]).is_err());
         assert_eq!(
             Config::from_args(&["--skip-log-bin".to_string()])
                 .unwrap()

@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
+use std::rc::Rc;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -17,6 +18,8 @@ use onelog_sql::{QueryResult, ResultColumn, Session};
 use onelog_types::{code, SqlError, Value};
 
 use crate::listener::Server;
+use crate::pool::Turn;
+use onelog_engine::wait::WaitObserver;
 
 pub enum Stream {
     Tcp(TcpStream),
@@ -243,6 +246,9 @@ impl<'a> Conn<'a> {
 
     fn run(mut self) {
         let mut buf = Vec::new();
+        // Under pool-of-threads each command runs in a turn, given back while it waits.
+        let turn = self.server.pool.clone().map(|p| Rc::new(Turn::new(p)));
+        onelog_engine::wait::set_observer(turn.clone().map(|t| t as Rc<dyn WaitObserver>));
         loop {
             if self.server.stopping.load(Ordering::Relaxed) {
                 let _ = self.ps.write_err(&SqlError::from_code(
@@ -267,7 +273,14 @@ impl<'a> Conn<'a> {
             if self.session.is_killed() {
                 return;
             }
-            match self.command(&buf) {
+            if let Some(t) = &turn {
+                t.enter(self.high_priority(&buf));
+            }
+            let r = self.command(&buf);
+            if let Some(t) = &turn {
+                t.leave();
+            }
+            match r {
                 Ok(true) => {}
                 Ok(false) => return,
                 Err(_) => return,
@@ -276,6 +289,26 @@ impl<'a> Conn<'a> {
                 return;
             }
         }
+    }
+
+    /// The thread pool's priority of a command: everything but a query returning rows
+    /// outside a transaction goes first (see `pool.rs`).
+    fn high_priority(&self, payload: &[u8]) -> bool {
+        if self.status() & status::SERVER_STATUS_IN_TRANS != 0 {
+            return true;
+        }
+        let read = match payload.first() {
+            Some(&com::QUERY) => crate::pool::is_read_query(&payload[1..]),
+            Some(&com::STMT_EXECUTE) => payload
+                .get(1..5)
+                .and_then(|id| {
+                    self.prepared
+                        .get(&u32::from_le_bytes(id.try_into().unwrap()))
+                })
+                .is_some_and(|p| !p.columns.is_empty()),
+            _ => false,
+        };
+        !read
     }
 
     fn status(&self) -> u16 {

@@ -1,7 +1,8 @@
 //! Listeners and the server's life cycle.
 //!
 //! Each accepted connection gets its own thread (the engine's calls block; MariaDB does the
-//! same with its one-thread-per-connection scheduler). SIGTERM or SIGINT stops accepting,
+//! same with its one-thread-per-connection scheduler); with `--thread-handling=pool-of-threads`
+//! only `thread_pool_size` of them execute a statement at a time (`pool.rs`). SIGTERM or SIGINT stops accepting,
 //! flushes the engine (a clean shutdown needs no recovery) and exits.
 
 use std::net::TcpListener;
@@ -14,6 +15,7 @@ use onelog_types::Value;
 
 use crate::config::Config;
 use crate::conn::{self, Stream};
+use crate::pool::Pool;
 
 pub struct Server {
     pub cfg: Config,
@@ -22,6 +24,8 @@ pub struct Server {
     pub stopping: AtomicBool,
     /// TLS configuration when `--ssl-cert` and `--ssl-key` are given.
     pub tls: Option<Arc<rustls::ServerConfig>>,
+    /// The statement limit of `--thread-handling=pool-of-threads`.
+    pub pool: Option<Arc<Pool>>,
 }
 
 fn spawn_conn(server: &Arc<Server>, stream: Stream, host: String) {
@@ -56,12 +60,52 @@ pub fn run(cfg: Config) -> Result<(), String> {
         "have_ssl",
         Value::str(if tls.is_some() { "YES" } else { "DISABLED" }),
     );
+    db.set_server_variable(
+        "thread_handling",
+        Value::str(if cfg.thread_pool {
+            "pool-of-threads"
+        } else {
+            "one-thread-per-connection"
+        }),
+    );
+    db.set_server_variable("thread_pool_size", Value::UInt(cfg.thread_pool_size as u64));
+    db.set_server_variable(
+        "thread_pool_stall_limit",
+        Value::UInt(cfg.thread_pool_stall_limit.as_millis() as u64),
+    );
+    db.set_server_variable(
+        "thread_pool_prio_kickup_timer",
+        Value::UInt(cfg.thread_pool_prio_kickup_timer.as_millis() as u64),
+    );
+    let pool = cfg.thread_pool.then(|| {
+        let p = Pool::new(cfg.thread_pool_size, cfg.thread_pool_stall_limit);
+        p.set_kickup_timer(cfg.thread_pool_prio_kickup_timer);
+        Arc::new(p)
+    });
+    if let Some(p) = pool.clone() {
+        db.on_global_set(Box::new(move |name, v| {
+            let n = match v {
+                Value::UInt(n) => *n,
+                Value::Int(n) => (*n).max(0) as u64,
+                _ => return,
+            };
+            match name {
+                "thread_pool_size" => p.set_size(n as usize),
+                "thread_pool_prio_kickup_timer" => {
+                    p.set_kickup_timer(std::time::Duration::from_millis(n))
+                }
+                "thread_pool_stall_limit" => p.set_stall_limit(std::time::Duration::from_millis(n)),
+                _ => {}
+            }
+        }));
+    }
     let server = Arc::new(Server {
         cfg,
         db,
         connections: AtomicUsize::new(0),
         stopping: AtomicBool::new(false),
         tls,
+        pool,
     });
     let cfg = &server.cfg;
     if !cfg.skip_networking {

@@ -55,7 +55,12 @@ pub struct Database {
     pub(crate) questions: AtomicU64,
     pub(crate) next_conn: AtomicU32,
     pub(crate) com_counters: Mutex<HashMap<&'static str, u64>>,
+    /// Told of every `SET GLOBAL` (the server applies `thread_pool_size` this way).
+    pub(crate) global_hook: RwLock<Option<GlobalHook>>,
 }
+
+/// Called with a global variable's name and new value after `SET GLOBAL`.
+pub type GlobalHook = Box<dyn Fn(&str, &Value) + Send + Sync>;
 
 /// Re-runs DDL statements found in the binlog (recovery).
 struct Replayer;
@@ -179,6 +184,7 @@ impl Database {
             questions: AtomicU64::new(0),
             next_conn: AtomicU32::new(1),
             com_counters: Mutex::new(HashMap::new()),
+            global_hook: RwLock::new(None),
         });
         crate::users::bootstrap(&db)?;
         crate::users::reload(&db)?;
@@ -200,6 +206,11 @@ impl Database {
         self.globals
             .write()
             .insert(name.to_ascii_lowercase(), value);
+    }
+
+    /// Installs the function told of every `SET GLOBAL` (one; a later call replaces it).
+    pub fn on_global_set(&self, hook: GlobalHook) {
+        *self.global_hook.write() = Some(hook);
     }
 
     /// The current value of a global variable, as `SET GLOBAL` or the server left it (None

@@ -517,6 +517,25 @@ impl Session {
                 )
             })?);
         }
+        if let Some((lo, hi)) = match d.name {
+            "thread_pool_size" => Some((1, 256)),
+            "thread_pool_stall_limit" => Some((1, u32::MAX as i64)),
+            "thread_pool_prio_kickup_timer" => Some((0, u32::MAX as i64)),
+            _ => None,
+        } {
+            let n = if is_default && d.name == "thread_pool_size" {
+                std::thread::available_parallelism().map_or(1, |n| n.get()) as i64
+            } else {
+                crate::expr::to_i64(&v)
+            };
+            if !(lo..=hi).contains(&n) {
+                self.warnings.push(sql_err(
+                    code::ER_TRUNCATED_WRONG_VALUE,
+                    format!("Truncated incorrect {} value: '{n}'", d.name),
+                ));
+            }
+            v = Value::UInt(n.clamp(lo, hi) as u64);
+        }
         if d.name == "sync_binlog" {
             let n = crate::expr::to_i64(&v).clamp(0, u32::MAX as i64) as u32;
             self.db.engine.set_sync_binlog(n);
@@ -553,6 +572,9 @@ impl Session {
                 }
                 VarScope::Global => {
                     self.db.globals.write().insert(n.to_string(), v.clone());
+                    if let Some(hook) = self.db.global_hook.read().as_ref() {
+                        hook(n, &v);
+                    }
                 }
             }
         }
@@ -1311,7 +1333,7 @@ impl Session {
                         SetTarget::System(scope, name) => self.set_var(*scope, name, v)?,
                     }
                 }
-                Ok(QueryResult::ok())
+                Ok(ok(0, 0, self.warnings.len(), String::new()))
             }
             Admin::SetNames => Ok(QueryResult::ok()),
             Admin::SetTransaction {

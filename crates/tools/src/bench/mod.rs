@@ -44,7 +44,9 @@ Options:
   --onelogd PATH          onelogd binary (default: next to this binary)
 Environment:
   ONELOGD_EXTRA_ARGS      extra onelogd options for every onelogd started
-                          (e.g. --rocksdb-write-buffer-size=16M)";
+                          (e.g. --rocksdb-write-buffer-size=16M)
+  MARIADBD_EXTRA_ARGS     extra mariadbd options for every mariadbd started
+                          (e.g. --thread-handling=pool-of-threads)";
 
 /// What to run.
 #[derive(Clone, Debug)]

@@ -253,6 +253,9 @@ impl Server {
                 .arg(format!("--innodb-buffer-pool-size={CACHE_SIZE}"))
                 .arg("--innodb-log-file-size=256M")
                 .arg("--binlog-format=ROW");
+            if let Ok(extra) = std::env::var("MARIADBD_EXTRA_ARGS") {
+                cmd.args(extra.split_whitespace());
+            }
             match kind {
                 SystemKind::MariadbBinlog => {
                     cmd.arg(format!("--log-bin={}", dir.join("binlog").display()))

@@ -1,0 +1,118 @@
+//! `--thread-handling=pool-of-threads`: statements take turns, and a statement that waits
+//! (row lock, group commit) gives its turn away, so a pool of one cannot deadlock.
+
+mod common;
+use common::*;
+use mysql::prelude::Queryable;
+use std::time::{Duration, Instant};
+
+/// A pool of one whose stall limit (60 s) is far longer than any wait in these tests: a
+/// statement that kept its turn while waiting would make the others wait a minute.
+fn pool_of_one() -> Server {
+    Server::start(&[
+        "--thread-handling=pool-of-threads",
+        "--thread-pool-size=1",
+        "--thread-pool-stall-limit=60000",
+    ])
+}
+
+#[test]
+fn variables_show_the_pool_and_set_global_resizes_it() {
+    let s = pool_of_one();
+    assert_eq!(
+        s.sql("SELECT @@thread_handling, @@thread_pool_size, @@thread_pool_stall_limit"),
+        "pool-of-threads\t1\t60000\n"
+    );
+    let mut c = s.conn(None);
+    c.query_drop("SET GLOBAL thread_pool_size = 0").unwrap();
+    assert_eq!(c.warnings(), 1);
+    let w: Vec<(String, u16, String)> = c.query("SHOW WARNINGS").unwrap();
+    assert_eq!(w[0].1, 1292, "{w:?}");
+    assert_eq!(s.sql("SELECT @@global.thread_pool_size"), "1\n");
+    c.query_drop("SET GLOBAL thread_pool_size = 4").unwrap();
+    assert_eq!(s.sql("SELECT @@thread_pool_size"), "4\n");
+    let e = c.query_drop("SET thread_pool_size = 2").unwrap_err();
+    assert!(e.to_string().contains("1229"), "{e}");
+    let e = c
+        .query_drop("SET GLOBAL thread_handling = 'pool-of-threads'")
+        .unwrap_err();
+    assert!(e.to_string().contains("1238"), "{e}");
+
+    let plain = Server::start(&[]);
+    assert_eq!(
+        plain.sql("SELECT @@thread_handling"),
+        "one-thread-per-connection\n"
+    );
+}
+
+#[test]
+fn a_lock_wait_gives_its_turn_to_the_lock_holder() {
+    let s = pool_of_one();
+    let mut a = s.conn(None);
+    a.query_drop("CREATE DATABASE p").unwrap();
+    a.query_drop("CREATE TABLE p.t (id INT PRIMARY KEY, v INT)")
+        .unwrap();
+    a.query_drop("INSERT INTO p.t VALUES (1, 0)").unwrap();
+    a.query_drop("BEGIN").unwrap();
+    a.query_drop("UPDATE p.t SET v = 1 WHERE id = 1").unwrap();
+
+    let opts = s.opts(None);
+    let waiter = std::thread::spawn(move || {
+        let mut b = mysql::Conn::new(opts).unwrap();
+        let t = Instant::now();
+        b.query_drop("UPDATE p.t SET v = v + 10 WHERE id = 1")
+            .unwrap();
+        t.elapsed()
+    });
+    // Let the second UPDATE reach its lock wait (it holds the only turn until then).
+    let t = Instant::now();
+    while s.sql("SELECT COUNT(*) FROM information_schema.processlist WHERE info LIKE 'UPDATE p.t SET v = v + 10%'") == "0\n" {
+        assert!(t.elapsed() < Duration::from_secs(20), "the UPDATE never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    let t = Instant::now();
+    a.query_drop("COMMIT").unwrap();
+    let commit = t.elapsed();
+    let waited = waiter.join().unwrap();
+    assert!(
+        commit < Duration::from_secs(20),
+        "COMMIT waited {commit:?} for a turn held by a lock waiter"
+    );
+    assert!(waited < Duration::from_secs(30), "{waited:?}");
+    let v: Option<i64> = a.query_first("SELECT v FROM p.t WHERE id = 1").unwrap();
+    assert_eq!(v, Some(11));
+}
+
+#[test]
+fn concurrent_commits_share_a_pool_of_one() {
+    let s = pool_of_one();
+    let mut c = s.conn(None);
+    c.query_drop("CREATE DATABASE p").unwrap();
+    c.query_drop("CREATE TABLE p.t (id INT PRIMARY KEY, k INT, KEY (k))")
+        .unwrap();
+    let t = Instant::now();
+    let threads: Vec<_> = (0..8)
+        .map(|n| {
+            let opts = s.opts(Some("p"));
+            std::thread::spawn(move || {
+                let mut c = mysql::Conn::new(opts).unwrap();
+                for i in 0..100 {
+                    let id = n * 1000 + i;
+                    c.exec_drop("INSERT INTO t VALUES (?, ?)", (id, id % 7))
+                        .unwrap();
+                    if i % 10 == 0 {
+                        let _: Vec<i64> = c.query("SELECT id FROM t WHERE k = 3 LIMIT 5").unwrap();
+                    }
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert!(t.elapsed() < Duration::from_secs(50), "{:?}", t.elapsed());
+    let n: Option<i64> = c.query_first("SELECT COUNT(*) FROM p.t").unwrap();
+    assert_eq!(n, Some(800));
+    s.assert_no_panic();
+}
