@@ -25,9 +25,7 @@ pub struct Config {
     pub skip_networking: bool,
     /// `--thread-handling=pool-of-threads`: limit running statements (see `pool.rs`).
     pub thread_pool: bool,
-    pub thread_pool_size: usize,
-    pub thread_pool_stall_limit: Duration,
-    pub thread_pool_prio_kickup_timer: Duration,
+    pub pool: crate::pool::PoolOptions,
 }
 
 impl Default for Config {
@@ -45,10 +43,7 @@ impl Default for Config {
             require_secure_transport: false,
             skip_networking: false,
             thread_pool: false,
-            // MariaDB's default: the number of CPUs.
-            thread_pool_size: std::thread::available_parallelism().map_or(1, |n| n.get()),
-            thread_pool_stall_limit: Duration::from_millis(500),
-            thread_pool_prio_kickup_timer: Duration::from_millis(1000),
+            pool: Default::default(),
         }
     }
 }
@@ -182,13 +177,16 @@ impl Config {
                 }
             }
             "thread-pool-size" => {
-                self.thread_pool_size = (num()? as usize).clamp(1, crate::pool::MAX_SIZE)
+                self.pool.size = (num()? as usize).clamp(1, crate::pool::MAX_SIZE)
+            }
+            "thread-pool-oversubscribe" => {
+                self.pool.oversubscribe = (num()? as usize).clamp(1, crate::pool::MAX_OVERSUBSCRIBE)
             }
             "thread-pool-stall-limit" => {
-                self.thread_pool_stall_limit = Duration::from_millis(num()?.max(1))
+                self.pool.stall_limit = Duration::from_millis(num()?.max(1))
             }
             "thread-pool-prio-kickup-timer" => {
-                self.thread_pool_prio_kickup_timer = Duration::from_millis(num()?)
+                self.pool.prio_kickup_timer = Duration::from_millis(num()?)
             }
             "ssl-cert" => self.ssl_cert = Some(PathBuf::from(val()?)),
             "ssl-key" => self.ssl_key = Some(PathBuf::from(val()?)),
@@ -306,8 +304,9 @@ mod tests {
         ])
         .unwrap();
         assert!(pool.thread_pool);
-        assert_eq!(pool.thread_pool_size, crate::pool::MAX_SIZE);
-        assert_eq!(pool.thread_pool_stall_limit, Duration::from_millis(20));
+        assert_eq!(pool.pool.size, crate::pool::MAX_SIZE);
+        assert_eq!(pool.pool.stall_limit, Duration::from_millis(20));
+        assert_eq!(pool.pool.oversubscribe, 3);
         assert!(Config::from_args(&["--thread-handling=no-threads".to_string()]).is_err());
         assert_eq!(
             Config::from_args(&["--skip-log-bin".to_string()])

@@ -68,20 +68,19 @@ pub fn run(cfg: Config) -> Result<(), String> {
             "one-thread-per-connection"
         }),
     );
-    db.set_server_variable("thread_pool_size", Value::UInt(cfg.thread_pool_size as u64));
-    db.set_server_variable(
-        "thread_pool_stall_limit",
-        Value::UInt(cfg.thread_pool_stall_limit.as_millis() as u64),
-    );
-    db.set_server_variable(
-        "thread_pool_prio_kickup_timer",
-        Value::UInt(cfg.thread_pool_prio_kickup_timer.as_millis() as u64),
-    );
-    let pool = cfg.thread_pool.then(|| {
-        let p = Pool::new(cfg.thread_pool_size, cfg.thread_pool_stall_limit);
-        p.set_kickup_timer(cfg.thread_pool_prio_kickup_timer);
-        Arc::new(p)
-    });
+    let po = &cfg.pool;
+    for (name, v) in [
+        ("thread_pool_size", po.size as u64),
+        ("thread_pool_oversubscribe", po.oversubscribe as u64),
+        ("thread_pool_stall_limit", po.stall_limit.as_millis() as u64),
+        (
+            "thread_pool_prio_kickup_timer",
+            po.prio_kickup_timer.as_millis() as u64,
+        ),
+    ] {
+        db.set_server_variable(name, Value::UInt(v));
+    }
+    let pool = cfg.thread_pool.then(|| Arc::new(Pool::new(*po)));
     if let Some(p) = pool.clone() {
         db.on_global_set(Box::new(move |name, v| {
             let n = match v {
@@ -89,12 +88,12 @@ pub fn run(cfg: Config) -> Result<(), String> {
                 Value::Int(n) => (*n).max(0) as u64,
                 _ => return,
             };
+            let ms = std::time::Duration::from_millis(n);
             match name {
                 "thread_pool_size" => p.set_size(n as usize),
-                "thread_pool_prio_kickup_timer" => {
-                    p.set_kickup_timer(std::time::Duration::from_millis(n))
-                }
-                "thread_pool_stall_limit" => p.set_stall_limit(std::time::Duration::from_millis(n)),
+                "thread_pool_oversubscribe" => p.set_oversubscribe(n as usize),
+                "thread_pool_stall_limit" => p.set_stall_limit(ms),
+                "thread_pool_prio_kickup_timer" => p.set_kickup_timer(ms),
                 _ => {}
             }
         }));

@@ -1,25 +1,29 @@
-//! `thread_handling=pool-of-threads`: at most `thread_pool_size` statements run at once.
+//! `thread_handling=pool-of-threads`: a limit on the statements that run at once.
 //!
 //! MariaDB's thread pool keeps the number of running statements near the number of CPUs,
-//! so that a burst of queries does not starve the threads that finish work (commits,
-//! lock holders) of CPU. onelog keeps its thread per connection and puts the same limit on
+//! so that a crowd of queries does not starve the threads that finish work (commits, lock
+//! holders) of CPU. onelog keeps its thread per connection and puts the limit on
 //! *execution*: a connection takes a turn ([`Pool::enter`]) when a command arrives and
 //! gives it back ([`Pool::leave`]) when the command is answered. Reading the next command
 //! holds no turn, so idle connections cost nothing.
 //!
-//! As in MariaDB:
 //! - A statement that blocks (row or metadata lock wait, group commit) gives its turn away
 //!   while it waits and, when the wait ends, runs on without queueing again (the pool is
-//!   briefly over its size). The engine announces those waits (`onelog_engine::wait`).
-//! - High-priority statements queue ahead of the others (MariaDB's `thread_pool_priority=
-//!   auto` puts connections inside a transaction there: they hold locks others may wait
-//!   for). onelog also puts there every command that is not a query returning rows:
-//!   writes are short, hold row locks and feed group commit, and queued behind a crowd of
-//!   `SELECT`s they would miss any rate they are meant to keep. A low-priority statement
-//!   that has waited `thread_pool_prio_kickup_timer` ms goes first (no starvation).
-//! - If no statement has started for `thread_pool_stall_limit` milliseconds while some
-//!   wait, the first waiter starts anyway (a long query or a client that does not read its
-//!   results cannot block the server).
+//!   briefly over its limit). The engine announces those waits (`onelog_engine::wait`), as
+//!   MariaDB's storage engines call `thd_wait_begin`/`thd_wait_end`.
+//! - Two priorities. High: statements inside a transaction (MariaDB's
+//!   `thread_pool_priority=auto`: they hold locks others may wait for), and, in onelog,
+//!   every command that is not a query returning rows: writes are short, hold row locks
+//!   and feed group commit, and behind a crowd of `SELECT`s they would miss any rate they
+//!   are meant to keep. Low: queries.
+//! - Queries run while fewer than `thread_pool_size` statements run. High-priority
+//!   statements run while fewer than `thread_pool_size * (1 + thread_pool_oversubscribe)`
+//!   do, so they start at once in all but a write storm, and queries get the turns they
+//!   leave. Waiting high-priority statements go before waiting queries, except a query
+//!   that has waited `thread_pool_prio_kickup_timer` ms, which counts as high priority.
+//! - If no statement has started for `thread_pool_stall_limit` ms while some wait, the
+//!   first waiter starts anyway (a long query or a client that does not read its results
+//!   cannot block the server).
 //!
 //! Waiters are woken one at a time, in arrival order within each priority (no thundering
 //! herd); a connection that arrives while a turn is free takes it at once (see
@@ -33,8 +37,10 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
-/// MariaDB's bounds for `thread_pool_size`.
+/// MariaDB's upper bound for `thread_pool_size`.
 pub const MAX_SIZE: usize = 256;
+/// MariaDB's upper bound for `thread_pool_oversubscribe`.
+pub const MAX_OVERSUBSCRIBE: usize = 1000;
 
 struct Waiter {
     thread: Thread,
@@ -43,7 +49,7 @@ struct Waiter {
 
 #[derive(Default)]
 struct State {
-    /// Statements running (not waiting) now; may exceed the size after waits end.
+    /// Statements running (not waiting) now; may exceed the limits after waits end.
     running: usize,
     high: VecDeque<Arc<Waiter>>,
     low: VecDeque<Arc<Waiter>>,
@@ -52,16 +58,6 @@ struct State {
 }
 
 impl State {
-    /// The waiter whose turn is next: the first high-priority one, unless the first
-    /// low-priority one has waited `kickup` or more.
-    fn next(&self, kickup: Duration) -> Option<&Arc<Waiter>> {
-        match (self.high.front(), self.low.front()) {
-            (_, Some(l)) if l.since.elapsed() >= kickup => Some(l),
-            (Some(h), _) => Some(h),
-            (None, l) => l,
-        }
-    }
-
     fn take(&mut self) {
         self.running += 1;
         self.started += 1;
@@ -75,6 +71,7 @@ impl State {
 
 pub struct Pool {
     size: AtomicUsize,
+    oversubscribe: AtomicUsize,
     stall_limit_ms: AtomicU64,
     kickup_ms: AtomicU64,
     state: Mutex<State>,
@@ -82,24 +79,53 @@ pub struct Pool {
     stalls: AtomicU64,
 }
 
-impl Pool {
-    pub fn new(size: usize, stall_limit: Duration) -> Pool {
-        Pool {
-            size: AtomicUsize::new(size.clamp(1, MAX_SIZE)),
-            stall_limit_ms: AtomicU64::new(stall_limit.as_millis().max(1) as u64),
-            kickup_ms: AtomicU64::new(1000),
-            state: Mutex::new(State::default()),
-            stalls: AtomicU64::new(0),
+/// The pool's settings (MariaDB's variables of the same names).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PoolOptions {
+    pub size: usize,
+    pub oversubscribe: usize,
+    pub stall_limit: Duration,
+    pub prio_kickup_timer: Duration,
+}
+
+impl Default for PoolOptions {
+    fn default() -> Self {
+        PoolOptions {
+            // MariaDB's defaults: the number of CPUs, 3, 500 ms, 1000 ms.
+            size: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            oversubscribe: 3,
+            stall_limit: Duration::from_millis(500),
+            prio_kickup_timer: Duration::from_millis(1000),
         }
     }
+}
 
-    pub fn size(&self) -> usize {
-        self.size.load(Ordering::Relaxed)
+impl Pool {
+    pub fn new(o: PoolOptions) -> Pool {
+        let p = Pool {
+            size: AtomicUsize::new(1),
+            oversubscribe: AtomicUsize::new(0),
+            stall_limit_ms: AtomicU64::new(1),
+            kickup_ms: AtomicU64::new(0),
+            state: Mutex::new(State::default()),
+            stalls: AtomicU64::new(0),
+        };
+        p.set_size(o.size);
+        p.set_oversubscribe(o.oversubscribe);
+        p.set_stall_limit(o.stall_limit);
+        p.set_kickup_timer(o.prio_kickup_timer);
+        p
     }
 
     /// `SET GLOBAL thread_pool_size`: a larger pool lets waiters in at once.
     pub fn set_size(&self, n: usize) {
         self.size.store(n.clamp(1, MAX_SIZE), Ordering::Relaxed);
+        self.wake_next(&self.state.lock());
+    }
+
+    pub fn set_oversubscribe(&self, n: usize) {
+        self.oversubscribe
+            .store(n.min(MAX_OVERSUBSCRIBE), Ordering::Relaxed);
         self.wake_next(&self.state.lock());
     }
 
@@ -114,10 +140,6 @@ impl Pool {
             .store(d.as_millis() as u64, Ordering::Relaxed);
     }
 
-    fn kickup(&self) -> Duration {
-        Duration::from_millis(self.kickup_ms.load(Ordering::Relaxed))
-    }
-
     pub fn stalls(&self) -> u64 {
         self.stalls.load(Ordering::Relaxed)
     }
@@ -128,16 +150,37 @@ impl Pool {
         (st.running, st.high.len() + st.low.len())
     }
 
-    /// Waits for a turn; `high` goes ahead of the others.
+    /// How many may run for a statement of this priority to start.
+    fn limit(&self, high: bool) -> usize {
+        let size = self.size.load(Ordering::Relaxed);
+        if high {
+            size * (1 + self.oversubscribe.load(Ordering::Relaxed))
+        } else {
+            size
+        }
+    }
+
+    /// The waiter whose turn is next, and whether it counts as high priority: the first
+    /// high-priority one, unless the first query has waited the kickup time.
+    fn next<'a>(&self, st: &'a State) -> Option<(&'a Arc<Waiter>, bool)> {
+        let kickup = Duration::from_millis(self.kickup_ms.load(Ordering::Relaxed));
+        match (st.high.front(), st.low.front()) {
+            (_, Some(l)) if l.since.elapsed() >= kickup => Some((l, true)),
+            (Some(h), _) => Some((h, true)),
+            (None, l) => l.map(|l| (l, false)),
+        }
+    }
+
+    /// Waits for a turn.
     ///
     /// A free turn goes to whoever asks first: a connection that arrives while one is
-    /// free takes it at once, even past sleeping waiters (of its priority or lower), rather
+    /// free takes it at once, even past sleeping waiters of its priority or lower, rather
     /// than the turn being handed to a thread that still has to be scheduled. Handing
     /// turns over costs a context switch per statement, which on a busy 2-core machine
     /// halved the query rate. Waiters are woken one at a time, in priority order.
     pub fn enter(&self, high: bool) {
         let mut st = self.state.lock();
-        if st.running < self.size() && (high || st.high.is_empty()) {
+        if st.running < self.limit(high) && st.high.is_empty() {
             st.take();
             return;
         }
@@ -161,8 +204,11 @@ impl Pool {
                 std::thread::park_timeout(deadline - now);
             }
             st = self.state.lock();
-            let mine = st.next(self.kickup()).is_some_and(|n| Arc::ptr_eq(n, &w));
-            if mine && st.running < self.size() {
+            let turn = match self.next(&st) {
+                Some((n, as_high)) if Arc::ptr_eq(n, &w) => st.running < self.limit(as_high),
+                _ => false,
+            };
+            if turn {
                 st.remove(&w);
                 st.take();
                 // Another turn may be free too (the pool grew, or several left at once).
@@ -191,14 +237,14 @@ impl Pool {
         self.wake_next(&st);
     }
 
-    /// A wait ended: run on at once, over the size if need be.
+    /// A wait ended: run on at once, over the limit if need be.
     pub fn resume(&self) {
         self.state.lock().take();
     }
 
     fn wake_next(&self, st: &State) {
-        if st.running < self.size() {
-            if let Some(w) = st.next(self.kickup()) {
+        if let Some((w, high)) = self.next(st) {
+            if st.running < self.limit(high) {
                 w.thread.unpark();
             }
         }
@@ -309,6 +355,16 @@ mod tests {
         });
     }
 
+    /// A pool of `size` with no oversubscription (so priorities only order the queue).
+    fn pool(size: usize, stall_limit: Duration) -> Arc<Pool> {
+        Arc::new(Pool::new(PoolOptions {
+            size,
+            oversubscribe: 0,
+            stall_limit,
+            prio_kickup_timer: Duration::from_secs(60),
+        }))
+    }
+
     /// Waits until `n` statements are queued.
     fn until_queued(pool: &Pool, n: usize) {
         let t = Instant::now();
@@ -320,7 +376,7 @@ mod tests {
 
     #[test]
     fn turns_go_in_order_with_transactions_first() {
-        let pool = Arc::new(Pool::new(1, Duration::from_secs(60)));
+        let pool = pool(1, Duration::from_secs(60));
         pool.enter(false);
         let (tx, rx) = mpsc::channel();
         spawn_enter(&pool, false, 1, &tx);
@@ -341,7 +397,7 @@ mod tests {
     #[test]
     fn a_waiting_statement_lets_another_run_and_resumes_over_the_size() {
         use onelog_engine::wait::WaitObserver;
-        let pool = Arc::new(Pool::new(1, Duration::from_secs(60)));
+        let pool = pool(1, Duration::from_secs(60));
         let turn = Turn::new(pool.clone());
         turn.enter(false);
         let (tx, rx) = mpsc::channel();
@@ -358,7 +414,7 @@ mod tests {
 
     #[test]
     fn a_stalled_pool_lets_one_waiter_in_per_stall_limit() {
-        let pool = Arc::new(Pool::new(1, Duration::from_millis(100)));
+        let pool = pool(1, Duration::from_millis(100));
         pool.enter(false);
         let (tx, rx) = mpsc::channel();
         let t = Instant::now();
@@ -376,7 +432,7 @@ mod tests {
 
     #[test]
     fn a_low_priority_waiter_goes_first_after_the_kickup_timer() {
-        let pool = Arc::new(Pool::new(1, Duration::from_secs(60)));
+        let pool = pool(1, Duration::from_secs(60));
         pool.set_kickup_timer(Duration::from_millis(50));
         pool.enter(false);
         let (tx, rx) = mpsc::channel();
@@ -420,8 +476,32 @@ mod tests {
     }
 
     #[test]
+    fn writes_run_past_the_size_up_to_the_oversubscription() {
+        let pool = pool(1, Duration::from_secs(60));
+        pool.set_oversubscribe(2);
+        pool.enter(false);
+        pool.enter(true);
+        pool.enter(true);
+        assert_eq!(pool.load(), (3, 0));
+        let (tx, rx) = mpsc::channel();
+        spawn_enter(&pool, true, 1, &tx);
+        until_queued(&pool, 1);
+        spawn_enter(&pool, false, 2, &tx);
+        until_queued(&pool, 2);
+        pool.leave();
+        assert_eq!(rx.recv_timeout(Duration::from_secs(10)).unwrap(), 1);
+        // The query waits until fewer than the size (1) run.
+        pool.leave();
+        pool.leave();
+        assert!(rx.recv_timeout(Duration::from_millis(50)).is_err());
+        pool.leave();
+        assert_eq!(rx.recv_timeout(Duration::from_secs(10)).unwrap(), 2);
+        assert_eq!(pool.load(), (1, 0));
+    }
+
+    #[test]
     fn growing_the_pool_lets_waiters_in() {
-        let pool = Arc::new(Pool::new(1, Duration::from_secs(60)));
+        let pool = pool(1, Duration::from_secs(60));
         pool.enter(false);
         let (tx, rx) = mpsc::channel();
         spawn_enter(&pool, false, 1, &tx);

@@ -20,8 +20,11 @@ fn pool_of_one() -> Server {
 fn variables_show_the_pool_and_set_global_resizes_it() {
     let s = pool_of_one();
     assert_eq!(
-        s.sql("SELECT @@thread_handling, @@thread_pool_size, @@thread_pool_stall_limit"),
-        "pool-of-threads\t1\t60000\n"
+        s.sql(
+            "SELECT @@thread_handling, @@thread_pool_size, @@thread_pool_stall_limit, \
+             @@thread_pool_oversubscribe"
+        ),
+        "pool-of-threads\t1\t60000\t3\n"
     );
     let mut c = s.conn(None);
     c.query_drop("SET GLOBAL thread_pool_size = 0").unwrap();
@@ -64,13 +67,42 @@ fn a_lock_wait_gives_its_turn_to_the_lock_holder() {
             .unwrap();
         t.elapsed()
     });
-    // Let the second UPDATE reach its lock wait (it holds the only turn until then).
+    // Wait for the second UPDATE to reach its lock wait. Each poll is a query, which
+    // runs only while fewer than thread_pool_size (1) statements run: if the waiting
+    // UPDATE kept its turn, every poll after it started would wait the 60 s stall limit.
+    let mut q = s.conn(None);
     let t = Instant::now();
-    while s.sql("SELECT COUNT(*) FROM information_schema.processlist WHERE info LIKE 'UPDATE p.t SET v = v + 10%'") == "0\n" {
-        assert!(t.elapsed() < Duration::from_secs(20), "the UPDATE never started");
+    loop {
+        let poll = Instant::now();
+        let n: Option<i64> = q
+            .query_first(
+                "SELECT COUNT(*) FROM information_schema.processlist \
+                 WHERE info LIKE 'UPDATE p.t SET v = v + 10%'",
+            )
+            .unwrap();
+        assert!(
+            poll.elapsed() < Duration::from_secs(20),
+            "a query waited {:?} for a turn held by a lock waiter",
+            poll.elapsed()
+        );
+        if n == Some(1) {
+            break;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "the UPDATE never started"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     std::thread::sleep(Duration::from_millis(200));
+    let poll = Instant::now();
+    let one: Option<i64> = q.query_first("SELECT 1").unwrap();
+    assert_eq!(one, Some(1));
+    assert!(
+        poll.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        poll.elapsed()
+    );
     let t = Instant::now();
     a.query_drop("COMMIT").unwrap();
     let commit = t.elapsed();

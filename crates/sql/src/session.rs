@@ -521,6 +521,7 @@ impl Session {
             "thread_pool_size" => Some((1, 256)),
             "thread_pool_stall_limit" => Some((1, u32::MAX as i64)),
             "thread_pool_prio_kickup_timer" => Some((0, u32::MAX as i64)),
+            "thread_pool_oversubscribe" => Some((1, 1000)),
             _ => None,
         } {
             let n = if is_default && d.name == "thread_pool_size" {

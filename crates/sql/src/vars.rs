@@ -179,6 +179,7 @@ pub static VARS: &[VarDef] = &[
         true,
         "one-thread-per-connection",
     ),
+    v("thread_pool_oversubscribe", Int, Global, false, "3"),
     v("thread_pool_prio_kickup_timer", Int, Global, false, "1000"),
     v("thread_pool_size", Int, Global, false, "1"),
     v("thread_pool_stall_limit", Int, Global, false, "500"),
