@@ -148,3 +148,47 @@ fn concurrent_commits_share_a_pool_of_one() {
     assert_eq!(n, Some(800));
     s.assert_no_panic();
 }
+
+#[test]
+fn mysqlslap_mixed_load_through_a_pool_of_one_survives_a_crash() {
+    if !have(
+        "mysqlslap",
+        "mysqlslap_mixed_load_through_a_pool_of_one_survives_a_crash",
+    ) {
+        return;
+    }
+    let mut s = pool_of_one();
+    s.sql("CREATE DATABASE slap");
+    s.sql("CREATE TABLE slap.t (id BIGINT AUTO_INCREMENT PRIMARY KEY, k INT, KEY (k))");
+    let t = Instant::now();
+    let (ok, out, err) = run(
+        "mysqlslap",
+        &[
+            "--no-defaults".into(),
+            format!("--socket={}", s.socket.display()),
+            "-uroot".into(),
+            "--create-schema=slap".into(),
+            "--delimiter=;".into(),
+            "--query=INSERT INTO t(k) VALUES (7);SELECT COUNT(*) FROM t WHERE k = 7;\
+                     BEGIN;UPDATE t SET k = 8 WHERE k = 7 LIMIT 1;COMMIT"
+                .into(),
+            "--concurrency=16".into(),
+            "--number-of-queries=1600".into(),
+            "--iterations=1".into(),
+            "--no-drop".into(),
+        ],
+        Duration::from_secs(120),
+    );
+    assert!(ok, "mysqlslap failed:\n{out}\n{err}\n{}", s.log_text());
+    assert!(t.elapsed() < Duration::from_secs(50), "{:?}", t.elapsed());
+    let before = s.sql("SELECT COUNT(*), SUM(k = 7), SUM(k = 8) FROM slap.t");
+    let n: u64 = before.split('\t').next().unwrap().parse().unwrap();
+    assert!(n >= 300, "{before}");
+    s.kill9();
+    s.restart();
+    assert_eq!(
+        s.sql("SELECT COUNT(*), SUM(k = 7), SUM(k = 8) FROM slap.t"),
+        before
+    );
+    s.stop();
+}
