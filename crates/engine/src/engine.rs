@@ -55,6 +55,9 @@ pub struct EngineOptions {
     pub binlog_fs: BinlogFs,
     /// RocksDB memtable size in bytes (small values force frequent flushes in tests).
     pub write_buffer_size: usize,
+    /// Read table files with O_DIRECT, bypassing the OS page cache (MyRocks'
+    /// `rocksdb_use_direct_reads`): the block cache is then the only cache of table data.
+    pub use_direct_reads: bool,
 }
 
 /// The binlog's file layer (a newtype so that [`EngineOptions`] stays `Debug`).
@@ -90,6 +93,7 @@ impl Default for EngineOptions {
             binlog_preallocate: onelog_binlog::Preallocate::ZeroFill,
             binlog_fs: BinlogFs::default(),
             write_buffer_size: 64 << 20,
+            use_direct_reads: false,
         }
     }
 }
@@ -191,8 +195,21 @@ impl Engine {
         let cache = Cache::new_lru_cache(opts.block_cache_size);
         bbo.set_block_cache(&cache);
         bbo.set_bloom_filter(10.0, false);
+        // Index and filter blocks live in the block cache, so its size bounds the memory
+        // (as the buffer pool does InnoDB's). Whole-file index and filter blocks are
+        // hundreds of KiB to MiB per table file: once the tables outgrow the cache, each
+        // point read would evict and re-read them. Partitioned (two-level) index and
+        // filters load 4 KiB partitions instead, with only the top levels pinned, and
+        // index/filter blocks go to the cache's high-priority pool.
         bbo.set_cache_index_and_filter_blocks(true);
+        bbo.set_index_type(rocksdb::BlockBasedIndexType::TwoLevelIndexSearch);
+        bbo.set_partition_filters(true);
+        bbo.set_metadata_block_size(4096);
+        bbo.set_pin_top_level_index_and_filter(true);
+        bbo.set_cache_index_and_filter_blocks_with_high_priority(true);
+        bbo.set_pin_l0_filter_and_index_blocks_in_cache(true);
         o.set_block_based_table_factory(&bbo);
+        o.set_use_direct_reads(opts.use_direct_reads);
         o.set_manual_wal_flush(false);
         // With the WAL off, memtables hold data that only the binlog can bring back; a
         // close that is not a clean shutdown must not flush them (that could persist

@@ -148,6 +148,7 @@ impl Config {
                 e.block_cache_size = num()? as usize
             }
             "rocksdb-write-buffer-size" => e.write_buffer_size = num()?.max(1 << 20) as usize,
+            "rocksdb-use-direct-reads" => e.use_direct_reads = parse_bool(v)?,
             "binlog-write-through" => e.binlog_write_through = parse_bool(v)?,
             "binlog-preallocate" => {
                 e.binlog_preallocate = match val()? {
@@ -266,7 +267,8 @@ Usage: onelogd [OPTIONS]
   --binlog-preallocate=zerofill|fallocate|off  how binlog files reserve space (default zerofill)
   --max-connections=N  --wait-timeout=SECS  --max-allowed-packet=SIZE
   --innodb-lock-wait-timeout=SECS  --block-cache-size=SIZE
-  --rocksdb-write-buffer-size=SIZE  RocksDB memtable size (default 64M)";
+  --rocksdb-write-buffer-size=SIZE  RocksDB memtable size (default 64M)
+  --rocksdb-use-direct-reads  read table files with O_DIRECT (the block cache is the only cache)";
 
 #[cfg(test)]
 mod tests {
@@ -287,6 +289,7 @@ mod tests {
             "--server-id=7".into(),
             "--max-binlog-size=1M".into(),
             "--rocksdb_write_buffer_size=16M".into(),
+            "--rocksdb-use-direct-reads".into(),
         ]
         .into();
         let c = Config::from_args(&args).unwrap();
@@ -296,6 +299,7 @@ mod tests {
         assert_eq!(c.engine.mode, LogMode::File);
         assert_eq!(c.engine.max_binlog_size, 1 << 20);
         assert_eq!(c.engine.write_buffer_size, 16 << 20);
+        assert!(c.engine.use_direct_reads);
         assert!(Config::from_args(&["--bogus=1".to_string()]).is_err());
         let pool = Config::from_args(&[
             "--thread_handling=pool-of-threads".to_string(),

@@ -112,7 +112,7 @@ pub fn render(cfg: &Config, res: &Results) -> Rendered {
         "Settings: delays {:?} µs; group-commit clients {:?}, {} s per point, repeat {}; \
          sync-binlog values {:?}, 4 clients, 35 KB rows, {} s each; insert benchmark tables/clients {:?}, \
          l.i0 {} rows/table, l.i1 {} rows/table, l.i2 {} rows/table, query steps {} s each with \
-         background inserts of {} rows per commit. Buffer pool / block cache: {} for every server. \
+         background inserts of {} rows per commit. Buffer pool / block cache: {} for every server{}. \
          Each workload (and each insert-benchmark client count) starts a fresh server on an \
          empty data directory.\n",
         cfg.delays,
@@ -127,7 +127,13 @@ pub fn render(cfg: &Config, res: &Results) -> Rendered {
         cfg.ib.rows_i2,
         cfg.ib.query_secs,
         cfg.ib.bg_rows_per_commit,
-        super::systems::CACHE_SIZE
+        cfg.cache_size,
+        if cfg.direct_reads {
+            "; onelogd reads table files with O_DIRECT, as InnoDB does (neither has the page \
+             cache behind its cache)"
+        } else {
+            "; InnoDB reads with O_DIRECT, RocksDB through the page cache"
+        }
     );
     let _ = writeln!(s, "## Systems\n");
     let rows: Vec<Vec<String>> = cfg

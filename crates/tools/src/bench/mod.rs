@@ -40,6 +40,11 @@ Options:
   --big-mib N             big-txn: MiB of rows in the large transaction (default 100;
                           --quick: 20)
   --repeat N              repeat group-commit points, keep the median (default 1)
+  --cache-size SIZE       InnoDB buffer pool and RocksDB block cache of every server
+                          (default 256M; smaller than the tables for an IO-bound run)
+  --direct-reads          onelogd reads table files with O_DIRECT
+                          (--rocksdb-use-direct-reads), as InnoDB does by default
+                          (innodb_flush_method=O_DIRECT): no page cache behind either cache
   --workdir DIR           scratch directory (default: $TMPDIR/onelog-bench-PID)
   --onelogd PATH          onelogd binary (default: next to this binary)
 Environment:
@@ -68,6 +73,10 @@ pub struct Config {
     pub bt_mib: u64,
     pub repeat: usize,
     pub limit_secs: f64,
+    /// Buffer pool / block cache size of every server.
+    pub cache_size: String,
+    /// onelogd reads with O_DIRECT (InnoDB does by default).
+    pub direct_reads: bool,
     pub workdir: PathBuf,
     pub out: Option<PathBuf>,
     pub onelogd: Option<PathBuf>,
@@ -101,6 +110,8 @@ impl Config {
             bt_mib: if quick { 20 } else { 100 },
             repeat: 1,
             limit_secs: if quick { 1.0 } else { 5.0 },
+            cache_size: systems::CACHE_SIZE.to_string(),
+            direct_reads: false,
             workdir: std::env::temp_dir().join(format!("onelog-bench-{}", std::process::id())),
             out: None,
             onelogd: None,
@@ -144,7 +155,17 @@ fn parse_list<T: std::str::FromStr>(s: &str, what: &str) -> Result<Vec<T>, Strin
         .collect()
 }
 
-/// Parses `--key value` / `--key=value` options (flags: --quick, --raw).
+/// A size both servers accept: digits with an optional K, M or G suffix.
+fn parse_cache_size(v: &str) -> Result<String, String> {
+    let digits = v.trim_end_matches(['K', 'M', 'G', 'k', 'm', 'g']);
+    let suffix = &v[digits.len()..];
+    if digits.is_empty() || suffix.len() > 1 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!("bad --cache-size '{v}' (e.g. 64M)"));
+    }
+    Ok(v.to_ascii_uppercase())
+}
+
+/// Parses `--key value` / `--key=value` options (flags: --quick, --raw, --direct-reads).
 pub fn parse_opts(args: &[String]) -> Result<HashMap<String, String>, String> {
     let mut m = HashMap::new();
     let mut i = 0;
@@ -155,7 +176,7 @@ pub fn parse_opts(args: &[String]) -> Result<HashMap<String, String>, String> {
         };
         if let Some((k, v)) = body.split_once('=') {
             m.insert(k.to_string(), v.to_string());
-        } else if matches!(body, "quick" | "raw") {
+        } else if matches!(body, "quick" | "raw" | "direct-reads") {
             m.insert(body.to_string(), "1".into());
         } else {
             let v = args
@@ -191,6 +212,7 @@ fn config_from(workload: &str, args: &[String]) -> Result<Config, String> {
     for (k, v) in &o {
         match k.as_str() {
             "quick" => {}
+            "direct-reads" => c.direct_reads = true,
             "out" => c.out = Some(PathBuf::from(v)),
             "delay-us" => c.delays = parse_list(v, "delay")?,
             "system" | "systems" => {
@@ -224,6 +246,7 @@ fn config_from(workload: &str, args: &[String]) -> Result<Config, String> {
             "repeat" => c.repeat = v.parse().map_err(|_| "bad --repeat")?,
             "workdir" => c.workdir = PathBuf::from(v),
             "onelogd" => c.onelogd = Some(PathBuf::from(v)),
+            "cache-size" => c.cache_size = parse_cache_size(v)?,
             "limit-seconds" => c.limit_secs = v.parse().map_err(|_| "bad --limit-seconds")?,
             _ => return Err(format!("unknown option --{k}\n{USAGE}")),
         }
@@ -321,7 +344,13 @@ pub fn run(cfg: &Config) -> Result<Results, String> {
     };
     std::fs::create_dir_all(&cfg.workdir).map_err(|e| format!("{}: {e}", cfg.workdir.display()))?;
     let shim = shim::build(&cfg.workdir.join("shim"))?;
-    let env = Env::new(cfg.workdir.clone(), shim.clone(), cfg.onelogd.clone());
+    let env = Env::new(
+        cfg.workdir.clone(),
+        shim.clone(),
+        cfg.onelogd.clone(),
+        cfg.cache_size.clone(),
+        cfg.direct_reads,
+    );
     for &d in &cfg.delays {
         let l = sync_limit::measure_under_shim(&shim, &cfg.workdir, d, cfg.limit_secs)?;
         eprintln!("single-sync limit L at delay {d}us: {l:.0} rounds/s");
@@ -467,5 +496,17 @@ mod tests {
         assert!(config_from("big-txn", &["--big-mib=x".to_string()]).is_err());
         assert!(config_from("nope", &[]).is_err());
         assert!(config_from("all", &["--bogus=1".to_string()]).is_err());
+        assert_eq!(config_from("all", &[]).unwrap().cache_size, "256M");
+        let c = config_from("insert-benchmark", &["--cache-size=16m".to_string()]).unwrap();
+        assert_eq!(c.cache_size, "16M");
+        assert!(!c.direct_reads);
+        let c = config_from("insert-benchmark", &["--direct-reads".to_string()]).unwrap();
+        assert!(c.direct_reads);
+        for bad in ["", "M", "16MB", "1.5G", "-1"] {
+            assert!(
+                config_from("all", &[format!("--cache-size={bad}")]).is_err(),
+                "{bad}"
+            );
+        }
     }
 }

@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 use mysql::prelude::Queryable;
 use mysql::{Conn, OptsBuilder};
 
-/// Buffer pool / block cache size given to every server.
+/// Buffer pool / block cache size given to every server unless `--cache-size` says
+/// otherwise.
 pub const CACHE_SIZE: &str = "256M";
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
@@ -99,11 +100,21 @@ pub struct Env {
     pub shim: PathBuf,
     /// Scratch directory: datadirs, sockets, the MariaDB template.
     pub root: PathBuf,
+    /// InnoDB buffer pool / RocksDB block cache size of every server (`256M`, `16M`, ...).
+    pub cache_size: String,
+    /// onelogd reads table files with O_DIRECT (`--rocksdb-use-direct-reads`).
+    pub direct_reads: bool,
     mariadb_template: std::cell::RefCell<Option<PathBuf>>,
 }
 
 impl Env {
-    pub fn new(root: PathBuf, shim: PathBuf, onelogd: Option<PathBuf>) -> Env {
+    pub fn new(
+        root: PathBuf,
+        shim: PathBuf,
+        onelogd: Option<PathBuf>,
+        cache_size: String,
+        direct_reads: bool,
+    ) -> Env {
         let onelogd = onelogd.unwrap_or_else(|| {
             std::env::current_exe()
                 .ok()
@@ -116,6 +127,8 @@ impl Env {
             install_db: PathBuf::from("mariadb-install-db"),
             shim,
             root,
+            cache_size,
+            direct_reads,
             mariadb_template: std::cell::RefCell::new(None),
         }
     }
@@ -250,7 +263,7 @@ impl Server {
                 .arg("--skip-name-resolve")
                 .arg("--max-connections=500")
                 .arg("--server-id=1")
-                .arg(format!("--innodb-buffer-pool-size={CACHE_SIZE}"))
+                .arg(format!("--innodb-buffer-pool-size={}", env.cache_size))
                 .arg("--innodb-log-file-size=256M")
                 .arg("--binlog-format=ROW");
             if let Ok(extra) = std::env::var("MARIADBD_EXTRA_ARGS") {
@@ -280,7 +293,10 @@ impl Server {
                 .arg("--server-id=1")
                 .arg("--sync-binlog=1")
                 .arg("--max-connections=500")
-                .arg(format!("--block-cache-size={CACHE_SIZE}"));
+                .arg(format!("--block-cache-size={}", env.cache_size));
+            if env.direct_reads {
+                cmd.arg("--rocksdb-use-direct-reads");
+            }
             if let Ok(extra) = std::env::var("ONELOGD_EXTRA_ARGS") {
                 cmd.args(extra.split_whitespace());
             }
