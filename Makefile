@@ -10,7 +10,7 @@ DATADIR ?= $(CURDIR)/data
 PORT ?= 3307
 SOCKET ?= /tmp/onelog.sock
 
-.PHONY: deps build run test check fmt clippy bench bench-quick clean
+.PHONY: deps build run test check fmt clippy bench bench-quick bench-io clean
 
 deps:
 	@scripts/install-deps.sh
@@ -40,6 +40,17 @@ bench: build
 
 bench-quick: build
 	$(BIN)/onelog bench all --quick --out docs/BENCHMARKS.md
+
+# The IO-bound size: 16 MiB caches, O_DIRECT reads, tables 7-36x the cache (about 30 minutes).
+bench-io: build
+	for d in 1000 0; do \
+	  $(BIN)/onelog bench insert-benchmark --system onelog-engine,mariadb-binlog --clients 1 \
+	    --rows 400000 --query-seconds 10 --delay-us $$d --cache-size 16M --direct-reads \
+	    --out docs/io-bound/insert-benchmark-c1$$( [ $$d = 0 ] && echo -nodelay).md && \
+	  $(BIN)/onelog bench insert-benchmark --system onelog-engine,mariadb-binlog --clients 16 \
+	    --rows 100000 --query-seconds 10 --delay-us $$d --cache-size 16M --direct-reads \
+	    --out docs/io-bound/insert-benchmark-c16$$( [ $$d = 0 ] && echo -nodelay).md || exit 1; \
+	done
 
 clean:
 	$(CARGO) clean
