@@ -43,14 +43,13 @@ bench-quick: build
 
 # The IO-bound size: 16 MiB caches, O_DIRECT reads, tables 7-36x the cache (about 30 minutes).
 bench-io: build
-	for d in 1000 0; do \
-	  $(BIN)/onelog bench insert-benchmark --system onelog-engine,mariadb-binlog --clients 1 \
-	    --rows 400000 --query-seconds 10 --delay-us $$d --cache-size 16M --direct-reads \
-	    --out docs/io-bound/insert-benchmark-c1$$( [ $$d = 0 ] && echo -nodelay).md && \
-	  $(BIN)/onelog bench insert-benchmark --system onelog-engine,mariadb-binlog --clients 16 \
-	    --rows 100000 --query-seconds 10 --delay-us $$d --cache-size 16M --direct-reads \
-	    --out docs/io-bound/insert-benchmark-c16$$( [ $$d = 0 ] && echo -nodelay).md || exit 1; \
-	done
+	for d in 1000 0; do for c in 1 16; do \
+	  rows=$$( [ $$c = 1 ] && echo 400000 || echo 100000 ); \
+	  sfx=$$( [ $$d = 0 ] && echo -nodelay ); \
+	  $(BIN)/onelog bench insert-benchmark --system onelog-engine,mariadb-binlog --clients $$c \
+	    --rows $$rows --query-seconds 10 --delay-us $$d --cache-size 16M --direct-reads \
+	    --out docs/io-bound/insert-benchmark-c$$c$$sfx.md || exit 1; \
+	done; done
 
 clean:
 	$(CARGO) clean
