@@ -64,6 +64,8 @@ pub struct Server {
     pub socket: PathBuf,
     pub port: u16,
     pub args: Vec<String>,
+    /// Environment variables of the server process (e.g. LD_PRELOAD).
+    pub env: Vec<(String, String)>,
     pub log: PathBuf,
     child: Option<Child>,
     _tmp: Option<tempfile::TempDir>,
@@ -72,30 +74,44 @@ pub struct Server {
 impl Server {
     /// Starts onelogd on a fresh temporary datadir with extra `args`.
     pub fn start(args: &[&str]) -> Server {
+        Server::start_with_env(args, &[])
+    }
+
+    /// Like [`Server::start`], with extra environment variables for the server process.
+    pub fn start_with_env(args: &[&str], env: &[(&str, &str)]) -> Server {
         let tmp = tempfile::Builder::new()
             .prefix("onelog-srv")
             .tempdir()
             .unwrap();
         let dir = tmp.path().to_path_buf();
-        let mut s = Server::start_in(&dir, &dir.join("data"), args);
+        let mut s = Server::new(&dir, &dir.join("data"), args, env);
         s._tmp = Some(tmp);
+        s.spawn();
         s
     }
 
     /// Starts onelogd with its datadir at `datadir`; the socket and log go into `dir`.
     pub fn start_in(dir: &Path, datadir: &Path, args: &[&str]) -> Server {
-        let mut s = Server {
+        let mut s = Server::new(dir, datadir, args, &[]);
+        s.spawn();
+        s
+    }
+
+    fn new(dir: &Path, datadir: &Path, args: &[&str], env: &[(&str, &str)]) -> Server {
+        Server {
             dir: dir.to_path_buf(),
             datadir: datadir.to_path_buf(),
             socket: dir.join("onelogd.sock"),
             port: 0,
             args: args.iter().map(|s| s.to_string()).collect(),
+            env: env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
             log: dir.join("onelogd.err"),
             child: None,
             _tmp: None,
-        };
-        s.spawn();
-        s
+        }
     }
 
     fn spawn(&mut self) {
@@ -112,6 +128,7 @@ impl Server {
                 .arg(format!("--port={}", self.port))
                 .arg(format!("--socket={}", self.socket.display()))
                 .args(&self.args)
+                .envs(self.env.iter().map(|(k, v)| (k, v)))
                 .stdin(Stdio::null())
                 .stdout(log.try_clone().unwrap())
                 .stderr(log);
