@@ -154,6 +154,12 @@ impl EventGroup {
         Ok(())
     }
 
+    /// Whether `table_id` is mapped in the current statement (then [`EventGroup::map_table`]
+    /// is a no-op, and its definition need not be built).
+    pub fn is_mapped(&self, table_id: u64) -> bool {
+        self.stmt_specs.contains_key(&table_id)
+    }
+
     /// Maps a table for the current statement (a no-op if already mapped in it).
     /// `table_id` must be below 2^48 and stable for the table while the statement runs.
     pub fn map_table(&mut self, table_id: u64, def: &TableDef) -> Result<()> {
@@ -176,24 +182,41 @@ impl EventGroup {
         let specs = self.stmt_specs.get(&table_id).ok_or_else(|| {
             BinlogError::InvalidArgument(format!("table {table_id} not mapped in this statement"))
         })?;
-        let mut row = Vec::new();
-        for img in images {
-            pack_row(&mut row, specs, img)?;
-        }
         let width = specs.len() as u32;
         let max = self.rows_event_max_size;
-        match self.stmt_rows.last_mut() {
-            Some(p)
-                if p.kind == kind && p.table_id == table_id && p.data.len() + row.len() <= max =>
-            {
-                p.data.extend_from_slice(&row)
-            }
-            _ => self.stmt_rows.push(PendingRows {
+        // The row is packed straight into the statement's last rows event when it is of
+        // the same kind and table, and moved to a new one if that event would outgrow
+        // `rows_event_max_size`.
+        let same =
+            matches!(self.stmt_rows.last(), Some(p) if p.kind == kind && p.table_id == table_id);
+        if !same {
+            self.stmt_rows.push(PendingRows {
                 kind,
                 table_id,
                 width,
-                data: row,
-            }),
+                data: Vec::new(),
+            });
+        }
+        let p = self.stmt_rows.last_mut().expect("a rows event");
+        let start = p.data.len();
+        let packed = images
+            .iter()
+            .try_for_each(|img| pack_row(&mut p.data, specs, img));
+        if let Err(e) = packed {
+            p.data.truncate(start);
+            if p.data.is_empty() {
+                self.stmt_rows.pop();
+            }
+            return Err(e);
+        }
+        if start > 0 && p.data.len() > max {
+            let data = p.data.split_off(start);
+            self.stmt_rows.push(PendingRows {
+                kind,
+                table_id,
+                width,
+                data,
+            });
         }
         self.row_count += 1;
         Ok(())

@@ -267,7 +267,9 @@ impl Wal {
             }
             for c in &txn.changes[stmt.first..end] {
                 let id = c.table.id as u64;
-                g.map_table(id, &table_map(&c.table)).map_err(berr)?;
+                if !g.is_mapped(id) {
+                    g.map_table(id, &table_map(&c.table)).map_err(berr)?;
+                }
                 let n = c.table.columns.len();
                 let r = match c.kind {
                     ChangeKind::Insert => g.insert(id, &c.after.as_ref().unwrap()[..n]),
