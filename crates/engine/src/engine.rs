@@ -180,6 +180,11 @@ impl Engine {
         let mut o = Options::default();
         o.create_if_missing(true);
         o.set_max_background_jobs(2);
+        // Table files are written back 1 MiB at a time while they are built, not all at
+        // their final fsync: a burst of tens of MiB queued on the device delays the binlog's
+        // small fdatasync behind it (1 client, +1 ms per sync, Insert Benchmark l.i1:
+        // 27949 rows/s against 26999, medians of 3 alternated runs).
+        o.set_bytes_per_sync(1 << 20);
         // Engine mode: memtables are switched by the committer only (see commit.rs), so
         // RocksDB's own threshold is set beyond reach (its maximum, 64 GiB).
         o.set_write_buffer_size(if opts.mode == LogMode::Engine {
