@@ -516,3 +516,30 @@ fn long_data() {
     drop(s);
     srv.stop();
 }
+
+/// SLEEP() sleeps, and KILL QUERY from another connection ends it early with 1, as in
+/// MariaDB; the connection stays usable.
+#[test]
+fn kill_query_ends_sleep() {
+    let srv = Server::start(&[]);
+    let mut a = srv.conn(None);
+    let t0 = Instant::now();
+    let r: Option<i64> = a.query_first("SELECT SLEEP(0.2)").unwrap();
+    assert_eq!(r, Some(0));
+    assert!(t0.elapsed() >= Duration::from_millis(200));
+    let id: Option<u64> = a.query_first("SELECT CONNECTION_ID()").unwrap();
+    let id = id.unwrap();
+    let sleeper = std::thread::spawn(move || {
+        let t0 = Instant::now();
+        let r: Option<i64> = a.query_first("SELECT SLEEP(60)").unwrap();
+        let after: Option<i64> = a.query_first("SELECT 7").unwrap();
+        (r, t0.elapsed(), after)
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    let mut b = srv.conn(None);
+    b.query_drop(format!("KILL QUERY {id}")).unwrap();
+    let (r, took, after) = sleeper.join().unwrap();
+    assert_eq!(r, Some(1));
+    assert!(took < Duration::from_secs(10), "SLEEP ended after {took:?}");
+    assert_eq!(after, Some(7));
+}

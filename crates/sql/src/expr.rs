@@ -254,7 +254,7 @@ impl Expr {
                     | Expr::Exists(..)
                     | Expr::Quantified(..)
                     | Expr::Outer(..)
-                    | Expr::Func(Func::Rand, _)
+                    | Expr::Func(Func::Rand | Func::Sleep, _)
             ) {
                 c = false;
             }
@@ -279,6 +279,10 @@ pub trait SubqueryEval {
         row: &[Value],
         coll: Collation,
     ) -> EvalResult<std::rc::Rc<(Vec<Value>, bool)>>;
+    /// Whether the statement was killed (SLEEP() polls it).
+    fn interrupted(&self) -> bool {
+        false
+    }
 }
 
 /// Evaluation context: the current row, the aggregate values of its group, and the runner

@@ -64,6 +64,7 @@ pub enum Func {
     IsNullFn,
     Field,
     Crc32,
+    Sleep,
 }
 
 /// Looks a function up by name: (function, min args, max args).
@@ -124,6 +125,7 @@ pub fn lookup(name: &str) -> Option<(Func, usize, usize)> {
         "isnull" => (IsNullFn, 1, 1),
         "field" => (Field, 2, MANY),
         "crc32" => (Crc32, 1, 1),
+        "sleep" => (Sleep, 1, 1),
         _ => return None,
     })
 }
@@ -138,7 +140,7 @@ pub fn result_type(f: Func, args: &[ColumnType]) -> ColumnType {
     };
     match f {
         Length | CharLength | Instr | Locate | Ascii | Sign | Year | Month | Day | Hour
-        | Minute | Second | ToDays | IsNullFn | Field => bigint,
+        | Minute | Second | ToDays | IsNullFn | Field | Sleep => bigint,
         Crc32 => ColumnType::Int {
             bytes: 8,
             unsigned: true,
@@ -278,6 +280,7 @@ pub fn call(f: Func, args: &[Expr], cx: &Ctx) -> EvalResult<Value> {
             use rand::Rng;
             return Ok(Value::Double(rand::thread_rng().gen::<f64>()));
         }
+        Sleep => return sleep(&arg(args, 0, cx)?, cx),
         Field => {
             let x = arg(args, 0, cx)?;
             if x.is_null() {
@@ -613,8 +616,36 @@ pub fn call(f: Func, args: &[Expr], cx: &Ctx) -> EvalResult<Value> {
             None => Value::Null,
         },
         Crc32 => Value::UInt(crc32(&to_bytes(&vals[0])) as u64),
-        Coalesce | IfNull | If | NullIf | ConcatWs | IsNullFn | Rand | Field => unreachable!(),
+        Coalesce | IfNull | If | NullIf | ConcatWs | IsNullFn | Rand | Field | Sleep => {
+            unreachable!()
+        }
     })
+}
+
+/// SLEEP(seconds), as MariaDB's: sleeps for the (fractional) number of seconds and returns
+/// 0, or 1 as soon as the statement is killed (KILL QUERY / KILL). NULL or a negative
+/// duration returns 0 at once. The sleep counts as a wait for the thread pool.
+fn sleep(secs: &Value, cx: &Ctx) -> EvalResult<Value> {
+    let secs = if secs.is_null() { 0.0 } else { to_f64(secs) };
+    // NaN is not positive either.
+    if secs.is_nan() || secs <= 0.0 {
+        return Ok(Value::Int(0));
+    }
+    // Beyond a year is as good as forever (and keeps the Duration in range).
+    let total = std::time::Duration::from_secs_f64(secs.min(365.0 * 86_400.0));
+    let deadline = std::time::Instant::now() + total;
+    let killed = onelog_engine::wait::blocking(|| loop {
+        if cx.subs.is_some_and(|s| s.interrupted()) {
+            return true;
+        }
+        let now = std::time::Instant::now();
+        if now >= deadline {
+            return false;
+        }
+        // Wakes at least every 10 ms to notice a kill.
+        std::thread::sleep((deadline - now).min(std::time::Duration::from_millis(10)));
+    });
+    Ok(Value::Int(killed as i64))
 }
 
 fn onelog_types_days(d: Date) -> i64 {

@@ -148,6 +148,8 @@ enum Cached {
 /// access to the statement's context while doing so.
 pub struct SubHost<'h, 'c> {
     cx: RefCell<&'h mut ExecCtx<'c>>,
+    /// The statement's kill flag (readable while `cx` is borrowed).
+    interrupt: &'c std::sync::atomic::AtomicBool,
     subs: &'h [Select],
     cache: RefCell<HashMap<(usize, Vec<u8>), Cached>>,
 }
@@ -155,6 +157,7 @@ pub struct SubHost<'h, 'c> {
 impl<'h, 'c> SubHost<'h, 'c> {
     pub fn new(cx: &'h mut ExecCtx<'c>, subs: &'h [Select]) -> Self {
         SubHost {
+            interrupt: cx.interrupt,
             cx: RefCell::new(cx),
             subs,
             cache: RefCell::new(HashMap::new()),
@@ -209,6 +212,10 @@ impl<'h, 'c> SubHost<'h, 'c> {
 }
 
 impl SubqueryEval for SubHost<'_, '_> {
+    fn interrupted(&self) -> bool {
+        self.interrupt.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     fn scalar(&self, i: usize, row: &[Value]) -> EvalResult<Value> {
         let c = self.lookup(i, row, Some(2), |rows| {
             if rows.len() > 1 {
