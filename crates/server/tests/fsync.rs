@@ -15,6 +15,27 @@ fn syncs(c: &mut mysql::Conn) -> u64 {
     r.expect("Onelog_log_syncs status variable").1
 }
 
+/// Each connection, in a thread of its own, inserts `per` rows `(id, v)` into `table` as
+/// autocommit statements, with ids from `base` (connection t: base + t * per ..).
+fn insert_concurrently(conns: Vec<mysql::Conn>, table: &str, per: i32, base: i32, v: &'static str) {
+    let sql = format!("INSERT INTO {table} VALUES (?, ?)");
+    let hs: Vec<_> = conns
+        .into_iter()
+        .enumerate()
+        .map(|(t, mut k)| {
+            let sql = sql.clone();
+            std::thread::spawn(move || {
+                for i in 0..per {
+                    k.exec_drop(&sql, (base + t as i32 * per + i, v)).unwrap();
+                }
+            })
+        })
+        .collect();
+    for h in hs {
+        h.join().unwrap();
+    }
+}
+
 /// strace attached to the server, counting fsync + fdatasync calls of all threads.
 struct Strace {
     child: std::process::Child,
@@ -101,22 +122,7 @@ fn fsyncs_per_commit() {
     const PER: i32 = 100;
     let conns: Vec<mysql::Conn> = (0..CLIENTS).map(|_| srv.conn(None)).collect();
     let s2 = syncs(&mut c);
-    let hs: Vec<_> = conns
-        .into_iter()
-        .enumerate()
-        .map(|(t, mut k)| {
-            std::thread::spawn(move || {
-                for i in 0..PER {
-                    let id = 1000 + t as i32 * PER + i;
-                    k.exec_drop("INSERT INTO f.t VALUES (?, ?)", (id, "sixteen"))
-                        .unwrap();
-                }
-            })
-        })
-        .collect();
-    for h in hs {
-        h.join().unwrap();
-    }
+    insert_concurrently(conns, "f.t", PER, 1000, "sixteen");
     let s3 = syncs(&mut c);
     let commits = (CLIENTS * PER) as f64;
     let ratio16 = (s3 - s2) as f64 / commits;
@@ -184,22 +190,7 @@ fn group_commit_under_slow_syncs() {
         let conns: Vec<mysql::Conn> = (0..clients).map(|_| srv.conn(None)).collect();
         let mut c = srv.conn(None);
         let s0 = syncs(&mut c);
-        let hs: Vec<_> = conns
-            .into_iter()
-            .enumerate()
-            .map(|(t, mut k)| {
-                std::thread::spawn(move || {
-                    for i in 0..per {
-                        let id = base + t as i32 * per + i;
-                        k.exec_drop("INSERT INTO g.t VALUES (?, ?)", (id, "slow sync"))
-                            .unwrap();
-                    }
-                })
-            })
-            .collect();
-        for h in hs {
-            h.join().unwrap();
-        }
+        insert_concurrently(conns, "g.t", per, base, "slow sync");
         let n = syncs(&mut c) - s0;
         let per_sync = (clients * per) as f64 / n as f64;
         println!(

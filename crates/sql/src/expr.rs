@@ -254,8 +254,8 @@ impl Expr {
                     | Expr::Exists(..)
                     | Expr::Quantified(..)
                     | Expr::Outer(..)
-                    | Expr::Func(Func::Rand | Func::Sleep, _)
-            ) {
+            ) || matches!(e, Expr::Func(f, _) if f.volatile())
+            {
                 c = false;
             }
         });

@@ -67,6 +67,14 @@ pub enum Func {
     Sleep,
 }
 
+impl Func {
+    /// Whether each call may give a different result or have an effect (RAND, SLEEP): such
+    /// calls are never folded into constants nor hoisted out of the rows they run for.
+    pub fn volatile(self) -> bool {
+        matches!(self, Func::Rand | Func::Sleep)
+    }
+}
+
 /// Looks a function up by name: (function, min args, max args).
 pub fn lookup(name: &str) -> Option<(Func, usize, usize)> {
     use Func::*;

@@ -98,7 +98,7 @@ fn is_outer(e: &Expr, levels: &[usize], si: usize) -> bool {
         | Expr::Exists(..)
         | Expr::Quantified(..)
         | Expr::Outer(..) => ok = false,
-        Expr::Func(crate::functions::Func::Rand | crate::functions::Func::Sleep, _) => ok = false,
+        Expr::Func(f, _) if f.volatile() => ok = false,
         _ => {}
     });
     ok
