@@ -1,13 +1,19 @@
 //! DDL: catalog changes logged as query events, index builds, table rewrites.
 //!
-//! A DDL statement runs under the DDL mutex with exclusive metadata locks on the tables it
-//! touches (so no transaction is using them). It then
+//! A DDL statement takes exclusive metadata locks on the tables it touches (so no
+//! transaction is using them), in name order, then the DDL mutex, which serialises catalog
+//! changes. It then
 //! 1. builds what must exist before the catalog names it (secondary index entries, or a
 //!    rewritten copy of the table under new index ids), written straight into RocksDB, not
 //!    into the binlog;
 //! 2. commits the new catalog records (and range deletions of dropped data) through group
 //!    commit together with the statement's QUERY event;
 //! 3. swaps the in-memory catalog.
+//!
+//! ALTER TABLE leaves the DDL mutex during step 1, which can take long (every row of the
+//! table is read): it takes the ids to build under from the published catalog's counter
+//! first, builds under its metadata lock alone, and takes the mutex again for steps 2-3.
+//! DDL on other tables goes on meanwhile.
 //!
 //! ALTER TABLE rewrites the table (its primary index under a new id) when the stored rows
 //! change: columns added, dropped or moved, a column's type changed in a way that changes
@@ -21,7 +27,10 @@
 //! QUERY event is durable but the RocksDB changes are not, recovery re-runs the statement
 //! (through the SQL layer's [`crate::DdlReplayer`]); ids are allocated deterministically
 //! from the persisted catalog counters, and each build starts by deleting whatever a
-//! crashed earlier attempt left under its new ids.
+//! crashed earlier attempt left under its new ids. A build cut short by a crash after
+//! another DDL committed a higher counter leaves data under ids nobody takes again; the
+//! engine clears index data that no table names once recovery is done
+//! ([`sweep_unnamed_indexes`]).
 
 use std::collections::HashSet;
 use std::sync::atomic::Ordering;
@@ -245,15 +254,40 @@ pub(crate) fn run(
     ddl: Ddl,
     replay: bool,
 ) -> Result<DdlOutcome> {
-    let _serial = engine.ddl_lock.lock();
     let lock_owner = engine.next_txn.fetch_add(1, Ordering::Relaxed);
     let mut held = Vec::new();
-    let result = (|| {
+    let result = run_holding(engine, db, sql, ddl, replay, lock_owner, &mut held);
+    engine.locks.release_all(lock_owner, &held);
+    result
+}
+
+/// Takes the exclusive metadata locks of the tables `ddl` touches (adding what it takes to
+/// `held`), then the DDL mutex, which it returns. The locks come first and in name order,
+/// so a DDL waiting for a table keeps no other DDL waiting, and DDLs never wait for each
+/// other in a cycle. A table that appeared meanwhile (DROP DATABASE beside CREATE TABLE)
+/// is locked on another round.
+fn lock_tables<'e>(
+    engine: &'e Engine,
+    ddl: &Ddl,
+    replay: bool,
+    owner: u64,
+    held: &mut Vec<Vec<u8>>,
+) -> Result<parking_lot::MutexGuard<'e, ()>> {
+    loop {
+        let missing = |held: &Vec<Vec<u8>>| -> Vec<Vec<u8>> {
+            let mut names: Vec<Vec<u8>> = tables_touched(ddl, &engine.catalog())
+                .iter()
+                .map(|(d, t)| mdl_name(d, t))
+                .filter(|n| !held.contains(n))
+                .collect();
+            names.sort();
+            names.dedup();
+            names
+        };
         if !replay {
-            for (d, t) in tables_touched(&ddl, &engine.catalog()) {
-                let name = mdl_name(&d, &t);
+            for name in missing(held) {
                 if engine.locks.acquire(
-                    lock_owner,
+                    owner,
                     &name,
                     Mode::Exclusive,
                     engine.lock_timeout(),
@@ -263,39 +297,83 @@ pub(crate) fn run(
                 }
             }
         }
-        let mut ch = Change {
-            cat: (*engine.catalog()).clone(),
-            batch: WriteBatch::default(),
-            outcome: DdlOutcome::default(),
-            reset: Vec::new(),
-        };
-        apply(engine, &mut ch, ddl)?;
-        let mut next = Vec::with_capacity(8);
-        next.extend_from_slice(&ch.cat.next_table_id.to_le_bytes());
-        next.extend_from_slice(&ch.cat.next_index_id.to_le_bytes());
-        ch.batch.put(keys::CATALOG_NEXT, next);
-        if replay {
-            let mut batch = ch.batch;
-            if let Some(pos) = *engine.replay_pos.lock() {
-                batch.put(keys::APPLIED, pos.encode());
-            }
-            engine.write_direct(batch)?;
-        } else {
-            let group = engine.wal.ddl_group(db, sql)?;
-            let xid = engine.wal.next_xid();
-            engine.committer.submit(Some(ch.batch), group, xid)?;
+        let serial = engine.ddl_lock.lock();
+        if replay || missing(held).is_empty() {
+            return Ok(serial);
         }
-        *engine.catalog.write() = Arc::new(ch.cat);
-        for id in ch.reset {
-            autoinc::reset(engine, id);
-        }
-        Ok(ch.outcome)
-    })();
-    engine.locks.release_all(lock_owner, &held);
-    result
+    }
 }
 
-fn apply(engine: &Engine, ch: &mut Change, ddl: Ddl) -> Result<()> {
+fn run_holding(
+    engine: &Engine,
+    db: &str,
+    sql: &str,
+    ddl: Ddl,
+    replay: bool,
+    owner: u64,
+    held: &mut Vec<Vec<u8>>,
+) -> Result<DdlOutcome> {
+    let mut serial = lock_tables(engine, &ddl, replay, owner, held)?;
+    let change = |engine: &Engine| Change {
+        cat: (*engine.catalog()).clone(),
+        batch: WriteBatch::default(),
+        outcome: DdlOutcome::default(),
+        reset: Vec::new(),
+    };
+    let mut ch;
+    if let Ddl::AlterTable {
+        db: tdb,
+        table,
+        ops,
+        convert,
+    } = ddl
+    {
+        // The long part of ALTER TABLE (building indexes, rewriting rows) runs without the
+        // DDL mutex, under the table's exclusive metadata lock only: DDL on other tables
+        // goes on meanwhile. The index ids it builds under are taken from the published
+        // catalog's counter first, so no concurrent DDL takes them too.
+        let plan = {
+            let mut cat = (*engine.catalog()).clone();
+            let plan = plan_alter(&mut cat, &tdb, &table, ops, convert)?;
+            *engine.catalog.write() = Arc::new(cat);
+            plan
+        };
+        drop(serial);
+        let affected = build_alter(engine, &plan)?;
+        serial = engine.ddl_lock.lock();
+        ch = change(engine);
+        if let Err(e) = finish_alter(&mut ch, plan, affected) {
+            let _ = clear_indexes(engine, &e.1);
+            return Err(e.0);
+        }
+    } else {
+        ch = change(engine);
+        apply(&mut ch, ddl)?;
+    }
+    let mut next = Vec::with_capacity(8);
+    next.extend_from_slice(&ch.cat.next_table_id.to_le_bytes());
+    next.extend_from_slice(&ch.cat.next_index_id.to_le_bytes());
+    ch.batch.put(keys::CATALOG_NEXT, next);
+    if replay {
+        let mut batch = ch.batch;
+        if let Some(pos) = *engine.replay_pos.lock() {
+            batch.put(keys::APPLIED, pos.encode());
+        }
+        engine.write_direct(batch)?;
+    } else {
+        let group = engine.wal.ddl_group(db, sql)?;
+        let xid = engine.wal.next_xid();
+        engine.committer.submit(Some(ch.batch), group, xid)?;
+    }
+    *engine.catalog.write() = Arc::new(ch.cat);
+    for id in ch.reset {
+        autoinc::reset(engine, id);
+    }
+    drop(serial);
+    Ok(ch.outcome)
+}
+
+fn apply(ch: &mut Change, ddl: Ddl) -> Result<()> {
     match ddl {
         Ddl::CreateDatabase {
             name,
@@ -421,12 +499,8 @@ fn apply(engine: &Engine, ch: &mut Change, ddl: Ddl) -> Result<()> {
                 ch.put_table(nt);
             }
         }
-        Ddl::AlterTable {
-            db,
-            table,
-            ops,
-            convert,
-        } => alter(engine, ch, &db, &table, ops, convert)?,
+        // Built in phases by `run_holding`.
+        Ddl::AlterTable { .. } => unreachable!("ALTER TABLE goes through plan_alter"),
     }
     Ok(())
 }
@@ -570,15 +644,40 @@ impl RowMap<'_> {
     }
 }
 
-fn alter(
-    engine: &Engine,
-    ch: &mut Change,
+/// An ALTER TABLE worked out against the catalog: the new definition, with ids for the
+/// indexes to build.
+struct AlterPlan {
+    old: Arc<TableDef>,
+    new: TableDef,
+    /// For each new column: its position in the old table (None: added).
+    origin: Vec<Option<usize>>,
+    /// For each new column: whether its values go through the converter.
+    conv: Vec<bool>,
+    convert: Option<Converter>,
+    rewrite: bool,
+    pk_same: bool,
+    /// Positions in `new.indexes` of the indexes to build.
+    build: Vec<usize>,
+    /// Whether MariaDB would report the rows copied.
+    copied: bool,
+}
+
+/// Works out an ALTER TABLE against `cat`, taking ids for the indexes to build from its
+/// counter.
+fn plan_alter(
+    cat: &mut Catalog,
     db: &str,
     table: &str,
     ops: Vec<AlterOp>,
     convert: Option<Converter>,
-) -> Result<()> {
-    let old = ch.table(db, table)?;
+) -> Result<AlterPlan> {
+    let old = cat
+        .table(db, table)
+        .cloned()
+        .ok_or_else(|| EngineError::NoSuchTable {
+            db: db.into(),
+            table: table.into(),
+        })?;
     let mut new = (*old).clone();
     // For each column of the new table: its position in the old one (None: added).
     let mut origin: Vec<Option<usize>> = (0..old.columns.len()).map(Some).collect();
@@ -755,19 +854,14 @@ fn alter(
                 .find(|o| o.id == idx.id)
                 .is_some_and(|o| same_index(o, idx) && if i == 0 { !rewrite } else { pk_same });
         if !kept {
-            idx.id = ch.cat.next_index_id;
-            ch.cat.next_index_id += 1;
+            idx.id = cat.next_index_id;
+            cat.next_index_id += 1;
             build.push(i);
         }
     }
-    let map = RowMap {
-        origin,
-        conv,
-        convert: convert.as_ref().map(|c| &*c.0),
-    };
     // MariaDB copies the table (and reports the rows copied) when a column's type changes,
     // except for a longer VARCHAR.
-    let copied = new.columns.iter().zip(&map.origin).any(|(c, o)| {
+    let copied = new.columns.iter().zip(&origin).any(|(c, o)| {
         o.is_some_and(|i| {
             let from = &old.columns[i].ty;
             from != &c.ty
@@ -775,24 +869,73 @@ fn alter(
                     if same_storage(from, &c.ty))
         })
     });
-    let rows = build_indexes(engine, &old, &new, &map, rewrite, pk_same, &build)?;
-    if copied {
-        ch.outcome.affected_rows = if rewrite {
-            rows
-        } else {
-            count_rows(engine, &old)?
-        };
+    Ok(AlterPlan {
+        old,
+        new,
+        origin,
+        conv,
+        convert,
+        rewrite,
+        pk_same,
+        build,
+        copied,
+    })
+}
+
+/// Builds the plan's indexes (directly into RocksDB; nothing names them yet). Returns the
+/// rows to report as affected, if any.
+fn build_alter(engine: &Engine, p: &AlterPlan) -> Result<Option<u64>> {
+    let map = RowMap {
+        origin: p.origin.clone(),
+        conv: p.conv.clone(),
+        convert: p.convert.as_ref().map(|c| &*c.0),
+    };
+    let rows = build_indexes(engine, &p.old, &p.new, &map, p.rewrite, p.pk_same, &p.build)?;
+    Ok(match (p.copied, p.rewrite) {
+        (false, _) => None,
+        (true, true) => Some(rows),
+        (true, false) => Some(count_rows(engine, &p.old)?),
+    })
+}
+
+/// Puts the altered table into `ch` and drops the data of indexes that no longer exist.
+/// The table must still be the one planned (its exclusive metadata lock keeps it so);
+/// otherwise fails, returning the ids of the built indexes to clear.
+fn finish_alter(
+    ch: &mut Change,
+    p: AlterPlan,
+    affected: Option<u64>,
+) -> std::result::Result<(), (EngineError, Vec<u32>)> {
+    let current = ch.cat.table(&p.old.db, &p.old.name);
+    if !current.is_some_and(|t| Arc::ptr_eq(t, &p.old)) {
+        let built = p.build.iter().map(|&i| p.new.indexes[i].id).collect();
+        let why = format!(
+            "table {}.{} changed during ALTER TABLE",
+            p.old.db, p.old.name
+        );
+        return Err((EngineError::Other(why), built));
     }
-    // Drop the data of indexes that no longer exist.
-    for idx in &old.indexes {
-        if !new.indexes.iter().any(|n| n.id == idx.id) {
+    if let Some(n) = affected {
+        ch.outcome.affected_rows = n;
+    }
+    for idx in &p.old.indexes {
+        if !p.new.indexes.iter().any(|n| n.id == idx.id) {
             ch.batch
                 .delete_range(keys::index_prefix(idx.id), keys::index_end(idx.id));
         }
     }
-    ch.reset.push(new.id);
-    ch.put_table(new);
+    ch.reset.push(p.new.id);
+    ch.put_table(p.new);
     Ok(())
+}
+
+/// Removes everything stored under index ids `ids`.
+fn clear_indexes(engine: &Engine, ids: &[u32]) -> Result<()> {
+    let mut b = WriteBatch::default();
+    for &id in ids {
+        b.delete_range(keys::index_prefix(id), keys::index_end(id));
+    }
+    engine.write_direct(b)
 }
 
 /// Adds secondary index entries (empty values) to `batch` in key order.
@@ -818,15 +961,8 @@ fn build_indexes(
     if build.is_empty() {
         return Ok(0);
     }
-    let clear = |engine: &Engine| -> Result<()> {
-        let mut b = WriteBatch::default();
-        for &i in build {
-            let id = new.indexes[i].id;
-            b.delete_range(keys::index_prefix(id), keys::index_end(id));
-        }
-        engine.write_direct(b)
-    };
-    clear(engine)?;
+    let ids: Vec<u32> = build.iter().map(|&i| new.indexes[i].id).collect();
+    clear_indexes(engine, &ids)?;
     let result = (|| {
         let pid = old.primary().id;
         let mut ro = ReadOptions::default();
@@ -918,9 +1054,48 @@ fn build_indexes(
         Ok(n)
     })();
     if result.is_err() {
-        let _ = clear(engine);
+        let _ = clear_indexes(engine, &ids);
     }
     result
+}
+
+/// Removes index data that no table names: what an ALTER TABLE's build left when the server
+/// stopped before the statement committed, under ids that the committed counter of a DDL
+/// on another table had already passed (such DDL goes on during a build), so that no later
+/// build clears them. Runs once recovery is done; returns the number of ids cleared.
+pub(crate) fn sweep_unnamed_indexes(engine: &Engine) -> Result<usize> {
+    let cat = engine.catalog();
+    let named: HashSet<u32> = cat
+        .tables
+        .values()
+        .flat_map(|t| t.indexes.iter().map(|i| i.id))
+        .collect();
+    let mut ro = ReadOptions::default();
+    ro.set_iterate_lower_bound(vec![keys::INDEX_PREFIX]);
+    ro.set_iterate_upper_bound(vec![keys::INDEX_PREFIX + 1]);
+    let mut it = engine.db.raw_iterator_opt(ro);
+    it.seek_to_first();
+    let mut unnamed = Vec::new();
+    while let Some(k) = it.key() {
+        let Some(id) = k
+            .get(1..5)
+            .map(|b| u32::from_be_bytes(b.try_into().unwrap()))
+        else {
+            return Err(EngineError::Corrupt(format!("index key too short: {k:?}")));
+        };
+        if !named.contains(&id) {
+            unnamed.push(id);
+        }
+        if id == u32::MAX {
+            break;
+        }
+        it.seek(keys::index_end(id));
+    }
+    it.status()?;
+    if !unnamed.is_empty() {
+        clear_indexes(engine, &unnamed)?;
+    }
+    Ok(unnamed.len())
 }
 
 /// The number of rows of a table (latest committed state).

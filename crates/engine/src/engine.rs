@@ -257,6 +257,10 @@ impl Engine {
             .committer
             .set_sync_binlog(engine.sync_binlog.load(Ordering::Relaxed));
         crate::recovery::recover(&engine, replayer)?;
+        let swept = crate::ddl::sweep_unnamed_indexes(&engine)?;
+        if swept > 0 {
+            eprintln!("onelogd: cleared the data of {swept} unfinished index build(s)");
+        }
         // Consistent reads start from the recovered state.
         engine.committer.quiesced(|| ());
         Ok(engine)
