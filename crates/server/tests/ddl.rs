@@ -1,6 +1,6 @@
 //! DDL beside DDL: a statement waiting for a table, or an ALTER TABLE building indexes over
-//! a large table, does not hold up DDL on other tables; and a build cut short by SIGKILL
-//! leaves nothing behind once the server is back.
+//! a large table, does not hold up DDL on other tables; and SIGKILL during a build beside
+//! other DDL loses neither the acknowledged DDL nor the old table.
 
 mod common;
 use common::*;
@@ -168,7 +168,7 @@ fn index_build_holds_up_no_other_ddl() {
 
 #[test]
 fn crash_during_index_build_beside_other_ddl() {
-    // Small memtables: the build's entries reach table files before the crash.
+    // Small memtables: the build's entries go to table files while it runs.
     let mut srv = Server::start(&["--rocksdb-write-buffer-size=1M"]);
     let mut c = srv.conn(None);
     fill_big(&mut c, "w", 400_000);
@@ -191,11 +191,8 @@ fn crash_during_index_build_beside_other_ddl() {
 
     srv.restart();
     let mut c = srv.conn(None);
-    assert!(
-        srv.log_text().contains("unfinished index build"),
-        "no unfinished build was cleared:\n{}",
-        srv.log_text()
-    );
+    // (Whether the build's entries reached a table file before the kill depends on timing;
+    // `unnamed_index_data_is_cleared_at_open` in the engine's tests checks their removal.)
     // The acknowledged DDL and rows are there; the unfinished ALTER TABLE is not.
     let v: i32 = c
         .query_first("SELECT v FROM w.other FORCE INDEX (iv) WHERE v = 10")
