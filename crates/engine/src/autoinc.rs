@@ -11,10 +11,9 @@
 //! filter of every overlapping SST file.
 
 use onelog_types::Value;
-use rocksdb::ReadOptions;
 
 use crate::catalog::TableDef;
-use crate::engine::Engine;
+use crate::engine::{range_iter, Engine};
 use crate::error::Result;
 use crate::keycode;
 use crate::keys;
@@ -32,10 +31,11 @@ fn as_u64(v: &Value) -> u64 {
 
 /// The last key of an index, latest committed state.
 fn last_key(engine: &Engine, index_id: u32) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
-    let mut ro = ReadOptions::default();
-    ro.set_iterate_lower_bound(keys::index_prefix(index_id));
-    ro.set_iterate_upper_bound(keys::index_end(index_id));
-    let mut it = engine.db.raw_iterator_opt(ro);
+    let mut it = range_iter(
+        &engine.db,
+        keys::index_prefix(index_id),
+        keys::index_end(index_id),
+    );
     it.seek_to_last();
     if it.valid() {
         return Ok(Some((
@@ -62,11 +62,8 @@ fn load_max(engine: &Engine, t: &TableDef, col: usize) -> Result<u64> {
         }
     }
     let mut max = 0;
-    let mut ro = ReadOptions::default();
     let pid = t.primary().id;
-    ro.set_iterate_lower_bound(keys::index_prefix(pid));
-    ro.set_iterate_upper_bound(keys::index_end(pid));
-    let mut it = engine.db.raw_iterator_opt(ro);
+    let mut it = range_iter(&engine.db, keys::index_prefix(pid), keys::index_end(pid));
     it.seek_to_first();
     while it.valid() {
         let row = decode_stored_row(t, it.value().unwrap(), &[Value::UInt(0)])?;

@@ -37,11 +37,11 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use onelog_types::{code, ColumnType, SqlError, Value};
-use rocksdb::{ReadOptions, WriteBatch, DB};
+use rocksdb::{WriteBatch, DB};
 
 use crate::autoinc;
 use crate::catalog::{Catalog, ColumnDef, DatabaseDef, IndexDef, TableDef};
-use crate::engine::Engine;
+use crate::engine::{range_iter, Engine};
 use crate::error::{EngineError, Result};
 use crate::keycode;
 use crate::keys;
@@ -156,10 +156,7 @@ pub(crate) fn load_catalog(db: &DB) -> Result<Catalog> {
             cat.next_index_id = u32::from_le_bytes(v[4..8].try_into().unwrap());
         }
     }
-    let mut ro = ReadOptions::default();
-    ro.set_iterate_lower_bound(b"Cd".to_vec());
-    ro.set_iterate_upper_bound(b"Cu".to_vec());
-    let mut it = db.raw_iterator_opt(ro);
+    let mut it = range_iter(db, b"Cd".to_vec(), b"Cu".to_vec());
     it.seek_to_first();
     while it.valid() {
         let k = it.key().unwrap();
@@ -342,10 +339,19 @@ fn run_holding(
         let affected = build_alter(engine, &plan)?;
         serial = engine.ddl_lock.lock();
         ch = change(engine);
-        if let Err(e) = finish_alter(&mut ch, plan, affected) {
-            let _ = clear_indexes(engine, &e.1);
-            return Err(e.0);
+        // Its metadata lock keeps the table as planned; anything else is a bug, and the
+        // built indexes are removed.
+        if !ch
+            .cat
+            .table(&plan.old.db, &plan.old.name)
+            .is_some_and(|t| Arc::ptr_eq(t, &plan.old))
+        {
+            let built: Vec<u32> = plan.build.iter().map(|&i| plan.new.indexes[i].id).collect();
+            let _ = clear_indexes(engine, &built);
+            let why = format!("table {}.{} changed during ALTER TABLE", tdb, table);
+            return Err(EngineError::Other(why));
         }
+        finish_alter(&mut ch, plan, affected);
     } else {
         ch = change(engine);
         apply(&mut ch, ddl)?;
@@ -899,22 +905,7 @@ fn build_alter(engine: &Engine, p: &AlterPlan) -> Result<Option<u64>> {
 }
 
 /// Puts the altered table into `ch` and drops the data of indexes that no longer exist.
-/// The table must still be the one planned (its exclusive metadata lock keeps it so);
-/// otherwise fails, returning the ids of the built indexes to clear.
-fn finish_alter(
-    ch: &mut Change,
-    p: AlterPlan,
-    affected: Option<u64>,
-) -> std::result::Result<(), (EngineError, Vec<u32>)> {
-    let current = ch.cat.table(&p.old.db, &p.old.name);
-    if !current.is_some_and(|t| Arc::ptr_eq(t, &p.old)) {
-        let built = p.build.iter().map(|&i| p.new.indexes[i].id).collect();
-        let why = format!(
-            "table {}.{} changed during ALTER TABLE",
-            p.old.db, p.old.name
-        );
-        return Err((EngineError::Other(why), built));
-    }
+fn finish_alter(ch: &mut Change, p: AlterPlan, affected: Option<u64>) {
     if let Some(n) = affected {
         ch.outcome.affected_rows = n;
     }
@@ -926,7 +917,6 @@ fn finish_alter(
     }
     ch.reset.push(p.new.id);
     ch.put_table(p.new);
-    Ok(())
 }
 
 /// Removes everything stored under index ids `ids`.
@@ -965,10 +955,7 @@ fn build_indexes(
     clear_indexes(engine, &ids)?;
     let result = (|| {
         let pid = old.primary().id;
-        let mut ro = ReadOptions::default();
-        ro.set_iterate_lower_bound(keys::index_prefix(pid));
-        ro.set_iterate_upper_bound(keys::index_end(pid));
-        let mut it = engine.db.raw_iterator_opt(ro);
+        let mut it = range_iter(&engine.db, keys::index_prefix(pid), keys::index_end(pid));
         it.seek_to_first();
         let old_pk_types = keys::pk_types(old);
         let new_pk_types = keys::pk_types(new);
@@ -1070,10 +1057,11 @@ pub(crate) fn sweep_unnamed_indexes(engine: &Engine) -> Result<usize> {
         .values()
         .flat_map(|t| t.indexes.iter().map(|i| i.id))
         .collect();
-    let mut ro = ReadOptions::default();
-    ro.set_iterate_lower_bound(vec![keys::INDEX_PREFIX]);
-    ro.set_iterate_upper_bound(vec![keys::INDEX_PREFIX + 1]);
-    let mut it = engine.db.raw_iterator_opt(ro);
+    let mut it = range_iter(
+        &engine.db,
+        vec![keys::INDEX_PREFIX],
+        vec![keys::INDEX_PREFIX + 1],
+    );
     it.seek_to_first();
     let mut unnamed = Vec::new();
     while let Some(k) = it.key() {
@@ -1101,10 +1089,7 @@ pub(crate) fn sweep_unnamed_indexes(engine: &Engine) -> Result<usize> {
 /// The number of rows of a table (latest committed state).
 fn count_rows(engine: &Engine, t: &TableDef) -> Result<u64> {
     let pid = t.primary().id;
-    let mut ro = ReadOptions::default();
-    ro.set_iterate_lower_bound(keys::index_prefix(pid));
-    ro.set_iterate_upper_bound(keys::index_end(pid));
-    let mut it = engine.db.raw_iterator_opt(ro);
+    let mut it = range_iter(&engine.db, keys::index_prefix(pid), keys::index_end(pid));
     it.seek_to_first();
     let mut n = 0;
     while it.valid() {
@@ -1120,10 +1105,11 @@ fn count_rows(engine: &Engine, t: &TableDef) -> Result<u64> {
 fn check_unique(engine: &Engine, t: &TableDef, i: usize) -> Result<()> {
     let idx = &t.indexes[i];
     let types = keys::index_types(t, idx);
-    let mut ro = ReadOptions::default();
-    ro.set_iterate_lower_bound(keys::index_prefix(idx.id));
-    ro.set_iterate_upper_bound(keys::index_end(idx.id));
-    let mut it = engine.db.raw_iterator_opt(ro);
+    let mut it = range_iter(
+        &engine.db,
+        keys::index_prefix(idx.id),
+        keys::index_end(idx.id),
+    );
     it.seek_to_first();
     let mut prev: Option<Vec<u8>> = None;
     while it.valid() {

@@ -173,6 +173,14 @@ fn set_avoid_flush_during_shutdown(o: &mut Options) {
     }
 }
 
+/// A raw iterator over the latest state of the keys in `[lower, upper)`, not yet positioned.
+pub(crate) fn range_iter(db: &DB, lower: Vec<u8>, upper: Vec<u8>) -> rocksdb::DBRawIterator<'_> {
+    let mut ro = rocksdb::ReadOptions::default();
+    ro.set_iterate_lower_bound(lower);
+    ro.set_iterate_upper_bound(upper);
+    db.raw_iterator_opt(ro)
+}
+
 impl Engine {
     pub fn open(opts: EngineOptions, replayer: &dyn DdlReplayer) -> Result<Arc<Engine>> {
         std::fs::create_dir_all(&opts.datadir)

@@ -14,10 +14,10 @@
 use std::sync::Arc;
 
 use onelog_types::{ColumnType, Value};
-use rocksdb::{ReadOptions, WriteBatch};
+use rocksdb::WriteBatch;
 
 use crate::catalog::TableDef;
-use crate::engine::{DdlReplayer, Engine, LogMode};
+use crate::engine::{range_iter, DdlReplayer, Engine, LogMode};
 use crate::error::{EngineError, Result};
 use crate::keys;
 use crate::scan::{KeyRange, ScanOptions};
@@ -135,10 +135,11 @@ fn locate(txn: &mut Txn, t: &Arc<TableDef>, before: Row) -> Result<Row> {
 }
 
 fn recover_file(engine: &Arc<Engine>) -> Result<()> {
-    let mut ro = ReadOptions::default();
-    ro.set_iterate_lower_bound(vec![keys::PREPARED_PREFIX]);
-    ro.set_iterate_upper_bound(vec![keys::PREPARED_PREFIX + 1]);
-    let mut it = engine.db.raw_iterator_opt(ro);
+    let mut it = range_iter(
+        &engine.db,
+        vec![keys::PREPARED_PREFIX],
+        vec![keys::PREPARED_PREFIX + 1],
+    );
     it.seek_to_first();
     let mut prepared = Vec::new();
     while it.valid() {
