@@ -48,6 +48,17 @@ use crate::keys;
 use crate::txn::{CommitInfo, Snap, Txn};
 use crate::wal::{Appended, Chunk, Group, LogPos, Wal};
 
+/// Whether the active memtable has reached `switch_at` (0: RocksDB switches on its own).
+fn memtable_full(db: &DB, switch_at: u64) -> bool {
+    switch_at != 0
+        && db
+            .property_int_value("rocksdb.cur-size-active-mem-table")
+            .ok()
+            .flatten()
+            .unwrap_or(0)
+            >= switch_at
+}
+
 /// Unsynced binlog bytes kept as tail records beyond which the writer syncs anyway
 /// (`sync_binlog` = 0 or N: bounds the records and what a power loss can take).
 const TAIL_LIMIT: u64 = 16 << 20;
@@ -253,6 +264,8 @@ pub(crate) struct Committer {
     writer: Mutex<Option<Writer>>,
     applier: Arc<Applier>,
     applier_thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+    db: Arc<DB>,
+    switch_at: u64,
 }
 
 impl Committer {
@@ -298,7 +311,7 @@ impl Committer {
         });
         let writer = Writer {
             shared: shared.clone(),
-            db,
+            db: db.clone(),
             wal,
             mode,
             counters,
@@ -316,6 +329,8 @@ impl Committer {
             writer: Mutex::new(Some(writer)),
             applier,
             applier_thread: Mutex::new(applier_thread),
+            db,
+            switch_at,
         }
     }
 
@@ -335,6 +350,14 @@ impl Committer {
             w.maybe_switch_memtable();
         }
         r
+    }
+
+    /// Switches the memtable (under the writer, as [`Self::quiesced`] does) if it is
+    /// full; for writes that bypass group commit and so miss its check after each group.
+    pub fn switch_memtable_if_full(&self) {
+        if memtable_full(&self.db, self.switch_at) {
+            self.quiesced(|| ());
+        }
     }
 
     pub fn set_sync_binlog(&self, n: u32) {
@@ -627,16 +650,10 @@ impl Writer {
     /// called only while nothing applied is short of durable). Never after a log failure:
     /// the memtable may hold changes the binlog does not have.
     fn maybe_switch_memtable(&self) {
-        if self.switch_at == 0 || self.shared.failed.lock().is_some() {
+        if self.shared.failed.lock().is_some() {
             return;
         }
-        let size = self
-            .db
-            .property_int_value("rocksdb.cur-size-active-mem-table")
-            .ok()
-            .flatten()
-            .unwrap_or(0);
-        if size >= self.switch_at {
+        if memtable_full(&self.db, self.switch_at) {
             let mut fo = FlushOptions::default();
             fo.set_wait(false);
             if let Err(e) = self.db.flush_opt(&fo) {

@@ -5,7 +5,10 @@
 //! changes. It then
 //! 1. builds what must exist before the catalog names it (secondary index entries, or a
 //!    rewritten copy of the table under new index ids), written straight into RocksDB, not
-//!    into the binlog;
+//!    into the binlog: sorted into table files that RocksDB ingests whole (`bulk.rs`), so
+//!    that commits elsewhere do not queue behind the build's writes; through the memtable
+//!    when the new primary key must be checked for duplicates as rows are written, or when
+//!    something is already stored under the new ids;
 //! 2. commits the new catalog records (and range deletions of dropped data) through group
 //!    commit together with the statement's QUERY event;
 //! 3. swaps the in-memory catalog.
@@ -40,6 +43,7 @@ use onelog_types::{code, ColumnType, SqlError, Value};
 use rocksdb::{WriteBatch, DB};
 
 use crate::autoinc;
+use crate::bulk::BulkLoad;
 use crate::catalog::{Catalog, ColumnDef, DatabaseDef, IndexDef, TableDef};
 use crate::engine::{range_iter, Engine};
 use crate::error::{EngineError, Result};
@@ -925,8 +929,11 @@ fn clear_indexes(engine: &Engine, ids: &[u32]) -> Result<()> {
     for &id in ids {
         b.delete_range(keys::index_prefix(id), keys::index_end(id));
     }
-    engine.write_direct(b)
+    engine.write_unnamed(b)
 }
+
+/// Bytes per write batch of an index build that goes through the memtable.
+const BUILD_BATCH_BYTES: usize = 4 << 20;
 
 /// Adds secondary index entries (empty values) to `batch` in key order.
 fn write_sorted(batch: &mut WriteBatch, entries: &mut Vec<Vec<u8>>) {
@@ -937,8 +944,9 @@ fn write_sorted(batch: &mut WriteBatch, entries: &mut Vec<Vec<u8>>) {
 }
 
 /// Writes the entries of `new.indexes[build]` from the rows of `old` (rewriting the rows
-/// too when `rewrite`: then `build` includes the primary index), directly into RocksDB.
-/// Checks unique indexes; on failure removes what it wrote. Returns the number of rows.
+/// too when `rewrite`: then `build` includes the primary index), directly into RocksDB:
+/// as ingested table files (`bulk.rs`) where it can, else through the memtable. Checks
+/// unique indexes; on failure removes what it wrote. Returns the number of rows.
 fn build_indexes(
     engine: &Engine,
     old: &TableDef,
@@ -952,87 +960,35 @@ fn build_indexes(
         return Ok(0);
     }
     let ids: Vec<u32> = build.iter().map(|&i| new.indexes[i].id).collect();
-    clear_indexes(engine, &ids)?;
+    // A changed primary key may collide: checked as the rows are written, which needs
+    // the memtable path (keys of the unwritten batch, and a lookup of the written ones).
+    let check_pk = rewrite && !new.hidden_pk && !pk_same;
     let result = (|| {
-        let pid = old.primary().id;
-        let mut it = range_iter(&engine.db, keys::index_prefix(pid), keys::index_end(pid));
-        it.seek_to_first();
-        let old_pk_types = keys::pk_types(old);
-        let new_pk_types = keys::pk_types(new);
-        // A changed primary key may collide: keys of the unwritten batch, and a lookup of
-        // the written ones.
-        let check_pk = rewrite && !new.hidden_pk && !pk_same;
-        let mut pending: HashSet<Vec<u8>> = HashSet::new();
-        let mut batch = WriteBatch::default();
-        // Secondary entries of the current batch, written in key order: the memtable
-        // inserts a sorted run next to its previous key instead of searching for each
-        // (the index's values come in primary key order, that is at random).
-        let mut entries: Vec<Vec<u8>> = Vec::new();
-        let mut entries_len = 0;
-        let mut rowid = 0u64;
-        let mut n = 0u64;
-        while it.valid() {
-            n += 1;
-            // Rows hold every column; only a hidden row id comes from the key.
-            let mut rest = &it.key().unwrap()[5..];
-            let mut pk = Vec::new();
-            if old.hidden_pk {
-                for ty in &old_pk_types {
-                    pk.push(keycode::decode(&mut rest, ty)?);
-                }
+        let mut n = None;
+        // Data under the new ids (left by an attempt cut short by a crash) must be
+        // cleared first, and ingested files would then overlap the range deletion.
+        if !check_pk && !has_data(engine, &ids)? {
+            let mut sink = Sink::Bulk(BulkLoad::new(engine, ids[0])?);
+            let rows = scan_rows(engine, old, new, map, rewrite, false, build, &mut sink)?;
+            if sink.finish(engine)? {
+                n = Some(rows);
             }
-            let old_row = decode_stored_row(old, it.value().unwrap(), &pk)?;
-            let row: Vec<Value> = if rewrite {
-                map.row(old, new, &old_row, n)?
-            } else {
-                old_row[..old.columns.len()].to_vec()
-            };
-            let new_pk = if new.hidden_pk {
-                if old.hidden_pk {
-                    pk.clone()
-                } else {
-                    rowid += 1;
-                    vec![Value::UInt(rowid)]
-                }
-            } else {
-                keys::pk_values(new, &row)
-            };
-            if rewrite {
-                let k = keys::encode_tuple(new.primary().id, &new_pk_types, &new_pk)?;
-                if check_pk && (pending.contains(&k) || engine.db.get(&k)?.is_some()) {
-                    return Err(EngineError::DuplicateKey {
-                        key: "PRIMARY".into(),
-                        value: new_pk
-                            .iter()
-                            .map(|v| v.to_string())
-                            .collect::<Vec<_>>()
-                            .join("-"),
-                    });
-                }
-                batch.put(&k, rowcodec::encode_row(&row));
-                if check_pk {
-                    pending.insert(k);
-                }
-            }
-            for &i in build {
-                let idx = &new.indexes[i];
-                if !idx.primary {
-                    let k = keys::secondary_key(new, idx, &row, &new_pk)?;
-                    entries_len += k.len();
-                    entries.push(k);
-                }
-            }
-            if batch.size_in_bytes() + entries_len > 4 << 20 {
-                write_sorted(&mut batch, &mut entries);
-                entries_len = 0;
-                engine.write_direct(std::mem::take(&mut batch))?;
-                pending.clear();
-            }
-            it.next();
         }
-        it.status()?;
-        write_sorted(&mut batch, &mut entries);
-        engine.write_direct(batch)?;
+        let n = match n {
+            Some(n) => n,
+            None => {
+                clear_indexes(engine, &ids)?;
+                let mut sink = Sink::Batch {
+                    batch: WriteBatch::default(),
+                    entries: Vec::new(),
+                    entries_len: 0,
+                    pending: HashSet::new(),
+                };
+                let n = scan_rows(engine, old, new, map, rewrite, check_pk, build, &mut sink)?;
+                sink.finish(engine)?;
+                n
+            }
+        };
         for &i in build {
             if new.indexes[i].unique && !new.indexes[i].primary {
                 check_unique(engine, new, i)?;
@@ -1044,6 +1000,184 @@ fn build_indexes(
         let _ = clear_indexes(engine, &ids);
     }
     result
+}
+
+/// Whether anything is stored under index ids `ids`.
+fn has_data(engine: &Engine, ids: &[u32]) -> Result<bool> {
+    for &id in ids {
+        let mut it = range_iter(&engine.db, keys::index_prefix(id), keys::index_end(id));
+        it.seek_to_first();
+        if it.valid() {
+            return Ok(true);
+        }
+        it.status()?;
+    }
+    Ok(false)
+}
+
+/// Where an index build's rows and entries go.
+enum Sink<'e> {
+    /// Table files ingested at the end.
+    Bulk(BulkLoad<'e>),
+    /// Write batches of up to [`BUILD_BATCH_BYTES`] through the memtable. Secondary
+    /// entries of a batch go in key order: the memtable inserts a sorted run next to its
+    /// previous key instead of searching for each (the index's values come in primary
+    /// key order, that is at random). `pending`: the batch's new primary keys, when
+    /// they are checked for duplicates.
+    Batch {
+        batch: WriteBatch,
+        entries: Vec<Vec<u8>>,
+        entries_len: usize,
+        pending: HashSet<Vec<u8>>,
+    },
+}
+
+impl Sink<'_> {
+    fn row(&mut self, k: &[u8], v: &[u8]) -> Result<()> {
+        match self {
+            Sink::Bulk(b) => b.add(k, v),
+            Sink::Batch { batch, .. } => {
+                batch.put(k, v);
+                Ok(())
+            }
+        }
+    }
+
+    fn entry(&mut self, k: Vec<u8>) -> Result<()> {
+        match self {
+            Sink::Bulk(b) => b.add(&k, b""),
+            Sink::Batch {
+                entries,
+                entries_len,
+                ..
+            } => {
+                *entries_len += k.len();
+                entries.push(k);
+                Ok(())
+            }
+        }
+    }
+
+    /// Whether primary key `k` is taken, in the batch or in what was written (batch only).
+    fn pk_taken(&mut self, engine: &Engine, k: &[u8]) -> Result<bool> {
+        match self {
+            Sink::Bulk(_) => Ok(false),
+            Sink::Batch { pending, .. } => {
+                if pending.contains(k) || engine.db.get(k)?.is_some() {
+                    return Ok(true);
+                }
+                pending.insert(k.to_vec());
+                Ok(false)
+            }
+        }
+    }
+
+    /// Writes a full batch.
+    fn row_done(&mut self, engine: &Engine) -> Result<()> {
+        if let Sink::Batch {
+            batch,
+            entries,
+            entries_len,
+            pending,
+        } = self
+        {
+            if batch.size_in_bytes() + *entries_len > BUILD_BATCH_BYTES {
+                write_sorted(batch, entries);
+                *entries_len = 0;
+                engine.write_unnamed(std::mem::take(batch))?;
+                pending.clear();
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes what is left; false if RocksDB refused the ingestion (nothing written).
+    fn finish(self, engine: &Engine) -> Result<bool> {
+        match self {
+            Sink::Bulk(b) => b.finish(),
+            Sink::Batch {
+                mut batch,
+                mut entries,
+                ..
+            } => {
+                write_sorted(&mut batch, &mut entries);
+                engine.write_unnamed(batch)?;
+                Ok(true)
+            }
+        }
+    }
+}
+
+/// Reads every row of `old` and gives `sink` what `new.indexes[build]` hold for it.
+#[allow(clippy::too_many_arguments)]
+fn scan_rows(
+    engine: &Engine,
+    old: &TableDef,
+    new: &TableDef,
+    map: &RowMap,
+    rewrite: bool,
+    check_pk: bool,
+    build: &[usize],
+    sink: &mut Sink,
+) -> Result<u64> {
+    let pid = old.primary().id;
+    let mut it = range_iter(&engine.db, keys::index_prefix(pid), keys::index_end(pid));
+    it.seek_to_first();
+    let old_pk_types = keys::pk_types(old);
+    let new_pk_types = keys::pk_types(new);
+    let mut rowid = 0u64;
+    let mut n = 0u64;
+    while it.valid() {
+        n += 1;
+        // Rows hold every column; only a hidden row id comes from the key.
+        let mut rest = &it.key().unwrap()[5..];
+        let mut pk = Vec::new();
+        if old.hidden_pk {
+            for ty in &old_pk_types {
+                pk.push(keycode::decode(&mut rest, ty)?);
+            }
+        }
+        let old_row = decode_stored_row(old, it.value().unwrap(), &pk)?;
+        let row: Vec<Value> = if rewrite {
+            map.row(old, new, &old_row, n)?
+        } else {
+            old_row[..old.columns.len()].to_vec()
+        };
+        let new_pk = if new.hidden_pk {
+            if old.hidden_pk {
+                pk.clone()
+            } else {
+                rowid += 1;
+                vec![Value::UInt(rowid)]
+            }
+        } else {
+            keys::pk_values(new, &row)
+        };
+        if rewrite {
+            let k = keys::encode_tuple(new.primary().id, &new_pk_types, &new_pk)?;
+            if check_pk && sink.pk_taken(engine, &k)? {
+                return Err(EngineError::DuplicateKey {
+                    key: "PRIMARY".into(),
+                    value: new_pk
+                        .iter()
+                        .map(|v| v.to_string())
+                        .collect::<Vec<_>>()
+                        .join("-"),
+                });
+            }
+            sink.row(&k, &rowcodec::encode_row(&row))?;
+        }
+        for &i in build {
+            let idx = &new.indexes[i];
+            if !idx.primary {
+                sink.entry(keys::secondary_key(new, idx, &row, &new_pk)?)?;
+            }
+        }
+        sink.row_done(engine)?;
+        it.next();
+    }
+    it.status()?;
+    Ok(n)
 }
 
 /// Removes index data that no table names: what an ALTER TABLE's build left when the server

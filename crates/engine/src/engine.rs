@@ -58,6 +58,9 @@ pub struct EngineOptions {
     /// Read table files with O_DIRECT, bypassing the OS page cache (MyRocks'
     /// `rocksdb_use_direct_reads`): the block cache is then the only cache of table data.
     pub use_direct_reads: bool,
+    /// Memory an index build sorts its entries in before it spills a sorted run to disk
+    /// (MyRocks' `rocksdb_merge_buf_size`; see `bulk.rs`).
+    pub merge_buf_size: usize,
 }
 
 /// The binlog's file layer (a newtype so that [`EngineOptions`] stays `Debug`).
@@ -94,6 +97,7 @@ impl Default for EngineOptions {
             binlog_fs: BinlogFs::default(),
             write_buffer_size: 64 << 20,
             use_direct_reads: false,
+            merge_buf_size: 64 << 20,
         }
     }
 }
@@ -116,6 +120,8 @@ pub struct EngineStatus {
     pub rollbacks: u64,
     pub deadlocks: u64,
     pub lock_timeouts: u64,
+    /// Table files written by index builds and ingested into RocksDB (see `bulk.rs`).
+    pub ingested_files: u64,
 }
 
 #[derive(Default)]
@@ -127,6 +133,7 @@ pub(crate) struct Counters {
     pub group_commits: AtomicU64,
     pub log_syncs: AtomicU64,
     pub binlog_commits: AtomicU64,
+    pub ingested_files: AtomicU64,
 }
 
 pub struct Engine {
@@ -150,6 +157,9 @@ pub struct Engine {
     pub(crate) ddl_lock: Mutex<()>,
     /// During recovery: the end of the group being replayed (DDL replays record it).
     pub(crate) replay_pos: Mutex<Option<crate::wal::LogPos>>,
+    /// The options RocksDB was opened with: table files written for ingestion (see
+    /// `bulk.rs`) are built with the same table format and compression.
+    pub(crate) table_opts: Options,
 }
 
 pub(crate) fn write_opts(mode: LogMode) -> WriteOptions {
@@ -229,6 +239,8 @@ impl Engine {
         // changes ahead of what the binlog has made durable). `shutdown` flushes itself.
         set_avoid_flush_during_shutdown(&mut o);
         let db = Arc::new(DB::open(&o, opts.datadir.join("rocksdb"))?);
+        // Temporary files of index builds the server stopped in the middle of.
+        let _ = std::fs::remove_dir_all(crate::bulk::root(&opts.datadir));
 
         let catalog = crate::ddl::load_catalog(&db)?;
         let counters = Arc::new(Counters::default());
@@ -259,6 +271,7 @@ impl Engine {
             counters,
             ddl_lock: Mutex::new(()),
             replay_pos: Mutex::new(None),
+            table_opts: o,
             opts,
         });
         engine
@@ -313,6 +326,7 @@ impl Engine {
             rollbacks: c.rollbacks.load(Ordering::Relaxed),
             deadlocks: c.deadlocks.load(Ordering::Relaxed),
             lock_timeouts: c.lock_timeouts.load(Ordering::Relaxed),
+            ingested_files: c.ingested_files.load(Ordering::Relaxed),
         }
     }
 
@@ -366,6 +380,18 @@ impl Engine {
     pub(crate) fn write_direct(&self, batch: WriteBatch) -> Result<()> {
         self.committer
             .quiesced(|| self.db.write_opt(batch, &write_opts(self.opts.mode)))?;
+        Ok(())
+    }
+
+    /// Writes data that nothing reads until a later commit names it: entries under index
+    /// ids no table has yet (index builds, table rewrites). Unlike [`Self::write_direct`]
+    /// it does not hold up group commit while RocksDB inserts the batch: RocksDB orders it
+    /// among the groups' writes, the commit that names the ids publishes it, and a memtable
+    /// flush may persist it or not without harm (a crash leaves it unnamed, and it is
+    /// cleared at open). Only switching a full memtable needs the committer's writer.
+    pub(crate) fn write_unnamed(&self, batch: WriteBatch) -> Result<()> {
+        self.db.write_opt(batch, &write_opts(self.opts.mode))?;
+        self.committer.switch_memtable_if_full();
         Ok(())
     }
 

@@ -26,6 +26,7 @@ mod rowcodec;
 
 mod admin;
 mod autoinc;
+mod bulk;
 mod commit;
 mod ddl;
 mod engine;

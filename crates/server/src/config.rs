@@ -149,6 +149,7 @@ impl Config {
             }
             "rocksdb-write-buffer-size" => e.write_buffer_size = num()?.max(1 << 20) as usize,
             "rocksdb-use-direct-reads" => e.use_direct_reads = parse_bool(v)?,
+            "rocksdb-merge-buf-size" => e.merge_buf_size = num()?.max(1024) as usize,
             "binlog-write-through" => e.binlog_write_through = parse_bool(v)?,
             "binlog-preallocate" => {
                 e.binlog_preallocate = match val()? {
@@ -290,6 +291,7 @@ mod tests {
             "--max-binlog-size=1M".into(),
             "--rocksdb_write_buffer_size=16M".into(),
             "--rocksdb-use-direct-reads".into(),
+            "--rocksdb-merge-buf-size=8K".into(),
         ]
         .into();
         let c = Config::from_args(&args).unwrap();
@@ -300,6 +302,7 @@ mod tests {
         assert_eq!(c.engine.max_binlog_size, 1 << 20);
         assert_eq!(c.engine.write_buffer_size, 16 << 20);
         assert!(c.engine.use_direct_reads);
+        assert_eq!(c.engine.merge_buf_size, 8 << 10);
         assert!(Config::from_args(&["--bogus=1".to_string()]).is_err());
         let pool = Config::from_args(&[
             "--thread_handling=pool-of-threads".to_string(),

@@ -721,6 +721,7 @@ fn status_rows(sess: &Session) -> Vec<(String, Value)> {
         ("Innodb_deadlocks".into(), u(st.deadlocks)),
         ("Innodb_row_lock_timeouts".into(), u(st.lock_timeouts)),
         ("Onelog_commits".into(), u(st.commits)),
+        ("Onelog_ingested_files".into(), u(st.ingested_files)),
         ("Onelog_log_syncs".into(), u(st.log_syncs)),
         ("Onelog_rollbacks".into(), u(st.rollbacks)),
         (
