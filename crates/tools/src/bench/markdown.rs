@@ -175,6 +175,7 @@ pub fn render(cfg: &Config, res: &Results) -> Rendered {
     render_sb(&mut s, &mut charts, cfg, res);
     render_ib(&mut s, &mut charts, cfg, res);
     render_bt(&mut s, cfg, res);
+    render_ai(&mut s, cfg, res);
     Rendered { text: s, charts }
 }
 
@@ -716,6 +717,67 @@ fn render_bt(s: &mut String, cfg: &Config, res: &Results) {
     let _ = writeln!(s);
 }
 
+fn render_ai(s: &mut String, cfg: &Config, res: &Results) {
+    if res.ai.is_empty() {
+        return;
+    }
+    let _ = writeln!(s, "## Index builds beside small commits\n");
+    let _ = writeln!(
+        s,
+        "Two tables of {} rows each are loaded; one connection then commits single-row \
+         autocommit inserts into a third table in a loop; after about 1 s two more \
+         connections run `ALTER TABLE ... {}`, one per table, at the same time; small \
+         commits go on for about 1 s after both finish. \"During\": small commits whose \
+         interval overlaps the builds (first start to last end); \"outside\": all others. \
+         ALTER s: the longer of the two statements.\n",
+        cfg.ai_rows,
+        super::add_index::ALTER
+    );
+    let ms = |us: u64| fmt_num(us as f64 / 1000.0);
+    let mut pts: Vec<_> = res.ai.iter().collect();
+    pts.sort_by_key(|p| {
+        (
+            p.delay_us,
+            SystemKind::ALL.iter().position(|k| *k == p.system),
+        )
+    });
+    let rows: Vec<Vec<String>> = pts
+        .iter()
+        .map(|p| {
+            vec![
+                p.system.name().to_string(),
+                delay_label(p.delay_us),
+                p.rows.to_string(),
+                fmt_num(p.alter_secs),
+                p.during.count.to_string(),
+                ms(p.during.p50_us),
+                format!("**{}**", ms(p.during.p99_us)),
+                ms(p.during.max_us),
+                ms(p.outside.p50_us),
+                ms(p.outside.p99_us),
+                ms(p.outside.max_us),
+            ]
+        })
+        .collect();
+    s.push_str(&table(
+        &[
+            "system",
+            "delay",
+            "rows per table",
+            "ALTER s",
+            "during n",
+            "during p50 ms",
+            "during p99 ms",
+            "during max ms",
+            "outside p50 ms",
+            "outside p99 ms",
+            "outside max ms",
+        ],
+        &rows,
+    ));
+    let _ = writeln!(s);
+}
+
 /// Everything after this line in an existing report is hand-written and kept on regeneration.
 pub const KEEP_MARKER: &str =
     "<!-- hand-written below: kept when onelog bench regenerates this file -->";
@@ -808,6 +870,42 @@ mod tests {
         assert_eq!(r.charts.len(), 1);
         assert!(r.charts[0].0.starts_with("group-commit-delay1000"));
         assert!(!r.text.contains("Large transaction"));
+    }
+
+    #[test]
+    fn renders_add_index() {
+        let cfg = super::super::config_from("add-index", &["--index-rows=1000".into()]).unwrap();
+        let res = Results {
+            limits: vec![(1000, 800.0)],
+            ai: vec![super::super::add_index::AiPoint {
+                system: SystemKind::MariadbBinlog,
+                delay_us: 1000,
+                rows: 1000,
+                alter_secs: 1.25,
+                during: LatStats {
+                    count: 40,
+                    p50_us: 2_500,
+                    p99_us: 45_000,
+                    max_us: 80_000,
+                },
+                outside: LatStats {
+                    count: 900,
+                    p50_us: 2_400,
+                    p99_us: 3_000,
+                    max_us: 9_000,
+                },
+            }],
+            ..Default::default()
+        };
+        let r = render(&cfg, &res);
+        assert!(r.text.contains("## Index builds beside small commits"));
+        assert!(
+            r.text.contains(
+                "| mariadb-binlog | +1 ms per sync | 1000 | 1.25 | 40 | 2.50 | **45.0** | 80.0 | 2.40 | 3.00 | 9.00 |"
+            ),
+            "{}",
+            r.text
+        );
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! `onelog bench`: benchmarks of onelogd against MariaDB 10.11 on the same machine, with an
 //! fsync-delay shim preloaded into every server.
 
+pub mod add_index;
 pub mod big_txn;
 pub mod group_commit;
 pub mod insert_bench;
@@ -25,6 +26,8 @@ Usage: onelog bench <workload> [options]
   insert-benchmark  the Insert Benchmark steps (l.i0 l.x l.i1 l.i2 qr/qp 100/500/1000)
   big-txn           small autocommit inserts beside one large transaction's COMMIT
                     (systems with a durable binlog)
+  add-index         small autocommit inserts beside two ALTER TABLE ... ADD INDEX
+                    (durable systems)
   sync-limit        8 KiB write + fdatasync rounds per second of one thread (L)
 Options:
   --quick                 small sizes and short durations (about 10 minutes for `all`)
@@ -39,6 +42,7 @@ Options:
   --query-seconds S       insert-benchmark duration of each qr/qp step
   --big-mib N             big-txn: MiB of rows in the large transaction (default 100;
                           --quick: 20)
+  --index-rows N          add-index: rows of each table (default 400000; --quick: 100000)
   --repeat N              repeat group-commit points, keep the median (default 1)
   --cache-size SIZE       InnoDB buffer pool and RocksDB block cache of every server
                           (default 256M; smaller than the tables for an IO-bound run)
@@ -63,6 +67,7 @@ pub struct Config {
     pub run_sb: bool,
     pub run_ib: bool,
     pub run_bt: bool,
+    pub run_ai: bool,
     pub gc_clients: Vec<usize>,
     pub gc_secs: f64,
     pub sb_values: Vec<u32>,
@@ -71,6 +76,8 @@ pub struct Config {
     pub ib: insert_bench::IbOpts,
     /// big-txn: MiB of row data in the large transaction.
     pub bt_mib: u64,
+    /// add-index: rows per table.
+    pub ai_rows: u64,
     pub repeat: usize,
     pub limit_secs: f64,
     /// Buffer pool / block cache size of every server.
@@ -93,6 +100,7 @@ impl Config {
             run_sb: true,
             run_ib: true,
             run_bt: true,
+            run_ai: true,
             gc_clients: vec![1, 2, 4, 8, 16, 32, 64],
             gc_secs: if quick { 1.0 } else { 10.0 },
             sb_values: vec![0, 1, 2, 3, 4],
@@ -108,6 +116,7 @@ impl Config {
                 bg_rows_per_commit: 10,
             },
             bt_mib: if quick { 20 } else { 100 },
+            ai_rows: if quick { 100_000 } else { 400_000 },
             repeat: 1,
             limit_secs: if quick { 1.0 } else { 5.0 },
             cache_size: systems::CACHE_SIZE.to_string(),
@@ -129,6 +138,7 @@ pub struct Results {
     pub sb: Vec<sync_binlog::SbPoint>,
     pub ib: Vec<insert_bench::StepResult>,
     pub bt: Vec<big_txn::BtPoint>,
+    pub ai: Vec<add_index::AiPoint>,
     pub errors: Vec<String>,
     pub started: String,
     pub elapsed_secs: f64,
@@ -199,7 +209,7 @@ fn config_from(workload: &str, args: &[String]) -> Result<Config, String> {
         .collect::<Vec<_>>()
         .join(" ");
     if workload != "all" {
-        (c.run_gc, c.run_sb, c.run_ib, c.run_bt) = (false, false, false, false);
+        (c.run_gc, c.run_sb, c.run_ib, c.run_bt, c.run_ai) = (false, false, false, false, false);
     }
     match workload {
         "all" => {}
@@ -207,6 +217,7 @@ fn config_from(workload: &str, args: &[String]) -> Result<Config, String> {
         "sync-binlog" => c.run_sb = true,
         "insert-benchmark" => c.run_ib = true,
         "big-txn" => c.run_bt = true,
+        "add-index" => c.run_ai = true,
         _ => return Err(format!("unknown workload '{workload}'\n{USAGE}")),
     }
     for (k, v) in &o {
@@ -242,6 +253,7 @@ fn config_from(workload: &str, args: &[String]) -> Result<Config, String> {
             }
             "query-seconds" => c.ib.query_secs = v.parse().map_err(|_| "bad --query-seconds")?,
             "big-mib" => c.bt_mib = v.parse().map_err(|_| "bad --big-mib")?,
+            "index-rows" => c.ai_rows = v.parse().map_err(|_| "bad --index-rows")?,
             "rates" => c.ib.rates = parse_list(v, "rate")?,
             "repeat" => c.repeat = v.parse().map_err(|_| "bad --repeat")?,
             "workdir" => c.workdir = PathBuf::from(v),
@@ -361,7 +373,8 @@ pub fn run(cfg: &Config) -> Result<Results, String> {
             let want_gc = cfg.run_gc && k.durable();
             let want_sb = cfg.run_sb && k.has_binlog() && k.durable();
             let want_bt = cfg.run_bt && k.has_binlog() && k.durable();
-            if !(want_gc || want_sb || cfg.run_ib || want_bt) {
+            let want_ai = cfg.run_ai && k.durable();
+            if !(want_gc || want_sb || cfg.run_ib || want_bt || want_ai) {
                 continue;
             }
             eprintln!(
@@ -412,6 +425,12 @@ pub fn run(cfg: &Config) -> Result<Results, String> {
             if want_bt {
                 step(&mut res, "big-txn", &mut |server, res| {
                     res.bt.push(big_txn::run(server, cfg.bt_mib)?);
+                    Ok(())
+                });
+            }
+            if want_ai {
+                step(&mut res, "add-index", &mut |server, res| {
+                    res.ai.push(add_index::run(server, cfg.ai_rows)?);
                     Ok(())
                 });
             }
@@ -491,8 +510,17 @@ mod tests {
             20
         );
         assert_eq!(config_from("big-txn", &[]).unwrap().bt_mib, 100);
+        let c = config_from("add-index", &["--index-rows=1000".to_string()]).unwrap();
+        assert!(c.run_ai && !c.run_bt && !c.run_gc && !c.run_sb && !c.run_ib);
+        assert_eq!(c.ai_rows, 1000);
+        assert_eq!(
+            config_from("add-index", &["--quick".into()])
+                .unwrap()
+                .ai_rows,
+            100_000
+        );
         let c = config_from("all", &[]).unwrap();
-        assert!(c.run_bt && c.run_gc && c.run_sb && c.run_ib);
+        assert!(c.run_bt && c.run_gc && c.run_sb && c.run_ib && c.run_ai);
         assert!(config_from("big-txn", &["--big-mib=x".to_string()]).is_err());
         assert!(config_from("nope", &[]).is_err());
         assert!(config_from("all", &["--bogus=1".to_string()]).is_err());

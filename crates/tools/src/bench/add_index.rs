@@ -1,0 +1,175 @@
+//! `add-index`: how index builds disturb small commits beside them.
+//!
+//! Two tables (`ai_t1`, `ai_t2`) of `rows` rows each are loaded first. One connection then
+//! commits single-row autocommit inserts into `ai_small` in a loop. After about a second,
+//! two more connections each run `ALTER TABLE ... ADD INDEX ia (a), ADD INDEX isa (s, a)`
+//! on one of the tables at the same time (InnoDB builds them online, onelog beside group
+//! commit); small commits go on for about a second after both finish. Small commits whose
+//! interval overlaps the span from the first ALTER's start to the last one's end are
+//! "during", the rest "outside".
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use mysql::prelude::Queryable;
+
+use super::big_txn::{split_overlap, LatStats};
+use super::systems::{Server, SystemKind};
+
+/// Small commits before and after the index builds.
+const SIDE_SECS: f64 = 1.0;
+/// Rows per INSERT while loading the tables.
+const LOAD_ROWS_PER_STATEMENT: u64 = 5000;
+/// The tables whose indexes are built side by side.
+const TABLES: [&str; 2] = ["ai_t1", "ai_t2"];
+pub const ALTER: &str = "ADD INDEX ia (a), ADD INDEX isa (s, a)";
+
+#[derive(Clone, Debug)]
+pub struct AiPoint {
+    pub system: SystemKind,
+    pub delay_us: u64,
+    /// Rows per table.
+    pub rows: u64,
+    /// The longer of the two ALTER TABLE statements, seconds.
+    pub alter_secs: f64,
+    /// Small commits overlapping the builds.
+    pub during: LatStats,
+    /// All other small commits.
+    pub outside: LatStats,
+}
+
+/// One multi-row INSERT of rows `first..first + n` of a build table: `a` in random-looking
+/// order, `s` a string that sorts unlike the primary key.
+fn load_insert(table: &str, first: u64, n: u64) -> String {
+    let mut sql = format!("INSERT INTO {table} (id, a, s) VALUES ");
+    for i in first..first + n {
+        if i > first {
+            sql.push(',');
+        }
+        sql.push_str(&format!(
+            "({i},{},'row-{:07}')",
+            (i * 7919) % 100_003,
+            (i * 104_729) % 9_999_991
+        ));
+    }
+    sql
+}
+
+pub fn run(server: &mut Server, rows: u64) -> Result<AiPoint, String> {
+    server.exec(
+        "CREATE TABLE IF NOT EXISTS bench.ai_small (id BIGINT NOT NULL AUTO_INCREMENT \
+         PRIMARY KEY, v INT NOT NULL)",
+    )?;
+    for t in TABLES {
+        server.exec(&format!(
+            "CREATE TABLE bench.{t} (id BIGINT NOT NULL PRIMARY KEY, a INT NOT NULL, \
+             s VARCHAR(40) NOT NULL)"
+        ))?;
+        let mut c = server.conn()?;
+        let mut first = 0;
+        while first < rows {
+            let n = LOAD_ROWS_PER_STATEMENT.min(rows - first);
+            c.query_drop(load_insert(t, first, n))
+                .map_err(|e| format!("load {t}: {e}"))?;
+            first += n;
+        }
+    }
+    let mut small_conn = server.conn()?;
+    let mut builders = Vec::new();
+    for _ in TABLES {
+        builders.push(server.conn()?);
+    }
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let stop2 = stop.clone();
+    let small = std::thread::spawn(move || -> Result<Vec<(Instant, u64)>, String> {
+        let mut out = Vec::with_capacity(1 << 16);
+        let mut n: u64 = 0;
+        while !stop2.load(Ordering::Relaxed) {
+            let sql = format!("INSERT INTO ai_small (v) VALUES ({})", n % 1_000_000);
+            let t = Instant::now();
+            small_conn
+                .query_drop(sql)
+                .map_err(|e| format!("small insert: {e}"))?;
+            out.push((t, t.elapsed().as_micros() as u64));
+            n += 1;
+        }
+        Ok(out)
+    });
+
+    let built = (|| -> Result<(Instant, Instant, f64), String> {
+        std::thread::sleep(Duration::from_secs_f64(SIDE_SECS));
+        let handles: Vec<_> = builders
+            .into_iter()
+            .zip(TABLES)
+            .map(|(mut c, t)| {
+                std::thread::spawn(move || -> Result<(Instant, Instant), String> {
+                    let t0 = Instant::now();
+                    c.query_drop(format!("ALTER TABLE {t} {ALTER}"))
+                        .map_err(|e| format!("ALTER TABLE {t}: {e}"))?;
+                    Ok((t0, Instant::now()))
+                })
+            })
+            .collect();
+        let mut spans = Vec::new();
+        for h in handles {
+            spans.push(h.join().map_err(|_| "ALTER thread panicked")??);
+        }
+        let start = spans.iter().map(|s| s.0).min().unwrap();
+        let end = spans.iter().map(|s| s.1).max().unwrap();
+        let longest = spans
+            .iter()
+            .map(|s| s.1.duration_since(s.0).as_secs_f64())
+            .fold(0.0, f64::max);
+        std::thread::sleep(Duration::from_secs_f64(SIDE_SECS));
+        Ok((start, end, longest))
+    })();
+    stop.store(true, Ordering::Relaxed);
+    let small = small.join().map_err(|_| "small-commit thread panicked")?;
+    let (start, end, alter_secs) = built?;
+    let small = small?;
+
+    let (mut during, mut outside) = split_overlap(&small, start, end);
+    let p = AiPoint {
+        system: server.kind,
+        delay_us: server.delay_us,
+        rows,
+        alter_secs,
+        during: LatStats::of(&mut during),
+        outside: LatStats::of(&mut outside),
+    };
+    eprintln!(
+        "  add-index    {:<16} delay={}us {} rows x2 ALTER={:.2}s; small during: n={} p50={}us p99={}us max={}us; outside: p50={}us p99={}us max={}us",
+        p.system.name(),
+        p.delay_us,
+        p.rows,
+        p.alter_secs,
+        p.during.count,
+        p.during.p50_us,
+        p.during.p99_us,
+        p.during.max_us,
+        p.outside.p50_us,
+        p.outside.p99_us,
+        p.outside.max_us,
+    );
+    for t in TABLES {
+        server.exec(&format!("DROP TABLE IF EXISTS bench.{t}"))?;
+    }
+    Ok(p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn load_statement() {
+        let sql = load_insert("ai_t1", 10, 3);
+        assert_eq!(
+            sql,
+            "INSERT INTO ai_t1 (id, a, s) VALUES (10,79190,'row-1047290'),\
+             (11,87109,'row-1152019'),(12,95028,'row-1256748')"
+        );
+    }
+}
