@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use mysql::prelude::Queryable;
 
-use super::big_txn::{split_overlap, LatStats};
+use super::big_txn::{spawn_small_commits, split_overlap, LatStats};
 use super::systems::{Server, SystemKind};
 
 /// Small commits before and after the index builds.
@@ -75,28 +75,14 @@ pub fn run(server: &mut Server, rows: u64) -> Result<AiPoint, String> {
             first += n;
         }
     }
-    let mut small_conn = server.conn()?;
+    let small_conn = server.conn()?;
     let mut builders = Vec::new();
     for _ in TABLES {
         builders.push(server.conn()?);
     }
 
     let stop = Arc::new(AtomicBool::new(false));
-    let stop2 = stop.clone();
-    let small = std::thread::spawn(move || -> Result<Vec<(Instant, u64)>, String> {
-        let mut out = Vec::with_capacity(1 << 16);
-        let mut n: u64 = 0;
-        while !stop2.load(Ordering::Relaxed) {
-            let sql = format!("INSERT INTO ai_small (v) VALUES ({})", n % 1_000_000);
-            let t = Instant::now();
-            small_conn
-                .query_drop(sql)
-                .map_err(|e| format!("small insert: {e}"))?;
-            out.push((t, t.elapsed().as_micros() as u64));
-            n += 1;
-        }
-        Ok(out)
-    });
+    let small = spawn_small_commits(small_conn, "ai_small", stop.clone());
 
     let built = (|| -> Result<(Instant, Instant, f64), String> {
         std::thread::sleep(Duration::from_secs_f64(SIDE_SECS));

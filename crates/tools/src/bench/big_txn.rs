@@ -84,6 +84,31 @@ pub fn split_overlap(small: &[(Instant, u64)], c0: Instant, c1: Instant) -> (Vec
     (during, outside)
 }
 
+/// Small commits as (start, latency µs).
+pub type SmallCommits = std::thread::JoinHandle<Result<Vec<(Instant, u64)>, String>>;
+
+/// Commits single-row autocommit inserts into `table` (columns `v`, auto-increment id) on
+/// `conn` in a loop until `stop` is set.
+pub fn spawn_small_commits(
+    mut conn: mysql::Conn,
+    table: &'static str,
+    stop: Arc<AtomicBool>,
+) -> SmallCommits {
+    std::thread::spawn(move || {
+        let mut out = Vec::with_capacity(1 << 16);
+        let mut n: u64 = 0;
+        while !stop.load(Ordering::Relaxed) {
+            let sql = format!("INSERT INTO {table} (v) VALUES ({})", n % 1_000_000);
+            let t = Instant::now();
+            conn.query_drop(sql)
+                .map_err(|e| format!("small insert: {e}"))?;
+            out.push((t, t.elapsed().as_micros() as u64));
+            n += 1;
+        }
+        Ok(out)
+    })
+}
+
 /// Random lower-case letters and digits (SQL-safe in a quoted string, hard to compress).
 fn random_text(rng: &mut impl Rng, n: usize) -> Vec<u8> {
     const A: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
@@ -115,28 +140,14 @@ pub fn run(server: &mut Server, big_mib: u64) -> Result<BtPoint, String> {
         "CREATE TABLE IF NOT EXISTS bench.bt_big (id BIGINT NOT NULL PRIMARY KEY, \
          data VARBINARY(1000) NOT NULL)",
     )?;
-    let mut small_conn = server.conn()?;
+    let small_conn = server.conn()?;
     let mut big = server.conn()?;
     let mut rng = rand::rngs::StdRng::seed_from_u64(0xb16 ^ server.delay_us);
     let pool = random_text(&mut rng, 1 << 20);
     let total_rows = (big_mib * 1024 * 1024).div_ceil(ROW_BYTES as u64);
 
     let stop = Arc::new(AtomicBool::new(false));
-    let stop2 = stop.clone();
-    let small = std::thread::spawn(move || -> Result<Vec<(Instant, u64)>, String> {
-        let mut out = Vec::with_capacity(1 << 16);
-        let mut n: u64 = 0;
-        while !stop2.load(Ordering::Relaxed) {
-            let sql = format!("INSERT INTO bt_small (v) VALUES ({})", n % 1_000_000);
-            let t = Instant::now();
-            small_conn
-                .query_drop(sql)
-                .map_err(|e| format!("small insert: {e}"))?;
-            out.push((t, t.elapsed().as_micros() as u64));
-            n += 1;
-        }
-        Ok(out)
-    });
+    let small = spawn_small_commits(small_conn, "bt_small", stop.clone());
 
     let big_result = (|| -> Result<(f64, Instant, Instant), String> {
         std::thread::sleep(Duration::from_secs_f64(SIDE_SECS));
