@@ -10,11 +10,13 @@
 //! edges (waiter -> holders) from the requester; a cycle back to the requester means a
 //! deadlock, and the requester is chosen as the victim (error 1213).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
+use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
 
 use crate::error::{EngineError, Result};
 
@@ -28,8 +30,8 @@ pub enum Mode {
 
 #[derive(Default)]
 struct Entry {
-    /// Holders and the strongest mode each holds.
-    holders: Vec<(TxnId, Mode)>,
+    /// Holders and the strongest mode each holds (nearly always one: kept inline).
+    holders: SmallVec<[(TxnId, Mode); 2]>,
     waiters: usize,
 }
 
@@ -41,11 +43,13 @@ impl Entry {
     }
 }
 
+/// Every row a statement writes takes a lock and gives it back at commit, so the maps use
+/// a fast non-cryptographic hash (the keys are the server's own lock names).
 #[derive(Default)]
 struct State {
-    locks: HashMap<Vec<u8>, Entry>,
+    locks: FxHashMap<Vec<u8>, Entry>,
     /// waiter -> the lock it waits for.
-    waiting: HashMap<TxnId, Vec<u8>>,
+    waiting: FxHashMap<TxnId, Vec<u8>>,
 }
 
 pub struct LockManager {
@@ -205,19 +209,24 @@ impl LockManager {
             .find_map(|s| s.lock().waiting.get(&t).cloned())
     }
 
-    /// Releases every lock in `keys` held by `txn`.
+    /// Releases every lock in `keys` held by `txn`, taking each shard's mutex once.
     pub fn release_all(&self, txn: TxnId, keys: &[Vec<u8>]) {
         if keys.is_empty() {
             return;
         }
+        let mut by_shard: Vec<(usize, &[u8])> =
+            keys.iter().map(|k| (self.shard(k), k.as_slice())).collect();
+        by_shard.sort_unstable_by_key(|&(s, _)| s);
         let mut any_waiters = false;
-        for key in keys {
-            let mut st = self.shards[self.shard(key)].lock();
-            if let Some(e) = st.locks.get_mut(key) {
-                e.holders.retain(|&(h, _)| h != txn);
-                any_waiters |= e.waiters > 0;
-                if e.holders.is_empty() && e.waiters == 0 {
-                    st.locks.remove(key);
+        for run in by_shard.chunk_by(|a, b| a.0 == b.0) {
+            let mut st = self.shards[run[0].0].lock();
+            for &(_, key) in run {
+                if let Some(e) = st.locks.get_mut(key) {
+                    e.holders.retain(|&mut (h, _)| h != txn);
+                    any_waiters |= e.waiters > 0;
+                    if e.holders.is_empty() && e.waiters == 0 {
+                        st.locks.remove(key);
+                    }
                 }
             }
         }
