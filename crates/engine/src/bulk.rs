@@ -9,7 +9,9 @@
 //! they skip the queue, the memtable and the compactions into the level that takes them
 //! (the new index ids overlap nothing, so that is normally the last level).
 //!
-//! Entries (key, value) collect in one buffer of up to `merge_buf_size` bytes
+//! Entries that already come in key order (the rows of a rewrite whose primary key is
+//! unchanged: most of its bytes) are written into table files as they come. The others
+//! (key, value) collect in one buffer of up to `merge_buf_size` bytes
 //! (onelogd `--rocksdb-merge-buf-size`, 64 MiB as in MyRocks). A build that fits
 //! is sorted in memory and written straight into table files. A larger one spills each
 //! full buffer, sorted, as a run file, and the runs are merged into the table files. Run
@@ -60,22 +62,36 @@ pub(crate) struct BulkLoad<'e> {
     entries: Vec<(usize, u32, u32)>,
     runs: Vec<PathBuf>,
     ssts: Vec<PathBuf>,
+    /// Entries that arrive in key order (the rows of a rewrite whose primary key is
+    /// unchanged) go straight into table files of their own, not through the buffer.
+    in_order: Option<SstOut<'e>>,
 }
 
 impl<'e> BulkLoad<'e> {
     /// Starts a load in a fresh directory named after `tag` (unique among running loads).
-    pub fn new(engine: &'e Engine, tag: u32) -> Result<BulkLoad<'e>> {
+    /// With `in_order`, [`Self::add_in_order`] takes entries that come in key order.
+    pub fn new(engine: &'e Engine, tag: u32, in_order: bool) -> Result<BulkLoad<'e>> {
         let dir = root(&engine.opts.datadir).join(tag.to_string());
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).map_err(|e| io_err("create", &dir, e))?;
         Ok(BulkLoad {
             engine,
-            dir,
             buf: Vec::new(),
             entries: Vec::new(),
             runs: Vec::new(),
             ssts: Vec::new(),
+            in_order: in_order.then(|| SstOut::new(&engine.table_opts, &dir, "in-order")),
+            dir,
         })
+    }
+
+    /// Adds an entry whose key is above every key given here before; without `in_order`
+    /// (see [`Self::new`]) it goes through the sort buffer like any other.
+    pub fn add_in_order(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
+        match &mut self.in_order {
+            Some(out) => out.put(key, value),
+            None => self.add(key, value),
+        }
     }
 
     pub fn add(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
@@ -204,6 +220,9 @@ impl<'e> BulkLoad<'e> {
             }
             self.ssts = out.finish()?;
         }
+        if let Some(out) = self.in_order.take() {
+            self.ssts.extend(out.finish()?);
+        }
         if self.ssts.is_empty() {
             return Ok(true);
         }
@@ -267,7 +286,7 @@ impl RunReader {
 /// Table files written in key order, cut at [`SST_BYTES`].
 struct SstOut<'o> {
     opts: &'o rocksdb::Options,
-    dir: &'o Path,
+    dir: PathBuf,
     /// Names this writer's files apart from other writers' in the same directory.
     tag: String,
     cur: Option<SstFileWriter<'o>>,
@@ -275,10 +294,10 @@ struct SstOut<'o> {
 }
 
 impl<'o> SstOut<'o> {
-    fn new(opts: &'o rocksdb::Options, dir: &'o Path, tag: &str) -> SstOut<'o> {
+    fn new(opts: &'o rocksdb::Options, dir: &Path, tag: &str) -> SstOut<'o> {
         SstOut {
             opts,
-            dir,
+            dir: dir.to_path_buf(),
             tag: tag.to_string(),
             cur: None,
             done: Vec::new(),

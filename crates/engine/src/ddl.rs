@@ -968,7 +968,9 @@ fn build_indexes(
         // Data under the new ids (left by an attempt cut short by a crash) must be
         // cleared first, and ingested files would then overlap the range deletion.
         if !check_pk && !has_data(engine, &ids)? {
-            let mut sink = Sink::Bulk(BulkLoad::new(engine, ids[0])?);
+            // Rows of a rewrite come in the order of the old primary key, which is the
+            // new one's when the key is unchanged.
+            let mut sink = Sink::Bulk(BulkLoad::new(engine, ids[0], rewrite && pk_same)?);
             let rows = scan_rows(engine, old, new, map, rewrite, false, build, &mut sink)?;
             if sink.finish(engine)? {
                 n = Some(rows);
@@ -1035,7 +1037,7 @@ enum Sink<'e> {
 impl Sink<'_> {
     fn row(&mut self, k: &[u8], v: &[u8]) -> Result<()> {
         match self {
-            Sink::Bulk(b) => b.add(k, v),
+            Sink::Bulk(b) => b.add_in_order(k, v),
             Sink::Batch { batch, .. } => {
                 batch.put(k, v);
                 Ok(())
