@@ -34,29 +34,36 @@ fn fill(c: &mut mysql::Conn) {
     }
 }
 
+type Row = (i64, i64, String, i64);
+
+/// Every row of `b.t`: id, a, s, u.
+fn table_rows(c: &mut mysql::Conn) -> Vec<Row> {
+    c.query("SELECT id, a, s, u FROM b.t").unwrap()
+}
+
+/// What `query` reads through an index, in the index's order, equals `rows` mapped by
+/// `key` and sorted.
+fn assert_index_order<K>(c: &mut mysql::Conn, query: &str, rows: &[Row], key: impl Fn(&Row) -> K)
+where
+    K: Ord + std::fmt::Debug + mysql::prelude::FromRow,
+{
+    let got: Vec<K> = c.query(query).unwrap();
+    let mut want: Vec<K> = rows.iter().map(key).collect();
+    want.sort();
+    assert_eq!(got, want, "{query}");
+}
+
 /// Each index's entries, read through the index in its order, against the table's rows
 /// sorted by the same columns.
 fn assert_indexes_agree(c: &mut mysql::Conn) {
-    let rows: Vec<(i64, i64, String, i64)> = c.query("SELECT id, a, s, u FROM b.t").unwrap();
+    let rows = table_rows(c);
     assert_eq!(rows.len() as u64, ROWS);
-    let via_a: Vec<(i64, i64)> = c
-        .query("SELECT a, id FROM b.t FORCE INDEX (ia) WHERE a >= 0")
-        .unwrap();
-    let mut want: Vec<(i64, i64)> = rows.iter().map(|r| (r.1, r.0)).collect();
-    want.sort();
-    assert_eq!(via_a, want, "index ia");
-    let via_s: Vec<(String, i64, i64)> = c
-        .query("SELECT s, a, id FROM b.t FORCE INDEX (isa) WHERE s >= ''")
-        .unwrap();
-    let mut want: Vec<(String, i64, i64)> = rows.iter().map(|r| (r.2.clone(), r.1, r.0)).collect();
-    want.sort();
-    assert_eq!(via_s, want, "index isa");
-    let via_u: Vec<(i64, i64)> = c
-        .query("SELECT u, id FROM b.t FORCE INDEX (uu) WHERE u >= 0")
-        .unwrap();
-    let mut want: Vec<(i64, i64)> = rows.iter().map(|r| (r.3, r.0)).collect();
-    want.sort();
-    assert_eq!(via_u, want, "index uu");
+    let q = "SELECT a, id FROM b.t FORCE INDEX (ia) WHERE a >= 0";
+    assert_index_order(c, q, &rows, |r| (r.1, r.0));
+    let q = "SELECT s, a, id FROM b.t FORCE INDEX (isa) WHERE s >= ''";
+    assert_index_order(c, q, &rows, |r| (r.2.clone(), r.1, r.0));
+    let q = "SELECT u, id FROM b.t FORCE INDEX (uu) WHERE u >= 0";
+    assert_index_order(c, q, &rows, |r| (r.3, r.0));
 }
 
 #[test]
@@ -133,13 +140,9 @@ fn sigkill_right_after_an_ingested_build() {
     srv.restart();
     let mut c = srv.conn(None);
     assert_eq!(dump_tables(&mut c), before);
-    let rows: Vec<(i64, i64, String, i64)> = c.query("SELECT id, a, s, u FROM b.t").unwrap();
-    let via_a: Vec<(i64, i64)> = c
-        .query("SELECT a, id FROM b.t FORCE INDEX (ia) WHERE a >= 0")
-        .unwrap();
-    let mut want: Vec<(i64, i64)> = rows.iter().map(|r| (r.1, r.0)).collect();
-    want.sort();
-    assert_eq!(via_a, want);
+    let rows = table_rows(&mut c);
+    let q = "SELECT a, id FROM b.t FORCE INDEX (ia) WHERE a >= 0";
+    assert_index_order(&mut c, q, &rows, |r| (r.1, r.0));
     let late: Option<i64> = c
         .query_first("SELECT id FROM b.t FORCE INDEX (uu) WHERE u = -1")
         .unwrap();

@@ -8,17 +8,13 @@
 //! interval overlaps the span from the first ALTER's start to the last one's end are
 //! "during", the rest "outside".
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use mysql::prelude::Queryable;
 
-use super::big_txn::{spawn_small_commits, split_overlap, LatStats};
+use super::big_txn::{beside_small_commits, small_summary, LatStats};
 use super::systems::{Server, SystemKind};
 
-/// Small commits before and after the index builds.
-const SIDE_SECS: f64 = 1.0;
 /// Rows per INSERT while loading the tables.
 const LOAD_ROWS_PER_STATEMENT: u64 = 5000;
 /// The tables whose indexes are built side by side.
@@ -81,11 +77,7 @@ pub fn run(server: &mut Server, rows: u64) -> Result<AiPoint, String> {
         builders.push(server.conn()?);
     }
 
-    let stop = Arc::new(AtomicBool::new(false));
-    let small = spawn_small_commits(small_conn, "ai_small", stop.clone());
-
-    let built = (|| -> Result<(Instant, Instant, f64), String> {
-        std::thread::sleep(Duration::from_secs_f64(SIDE_SECS));
+    let (alter_secs, during, outside) = beside_small_commits(small_conn, "ai_small", || {
         let handles: Vec<_> = builders
             .into_iter()
             .zip(TABLES)
@@ -108,36 +100,23 @@ pub fn run(server: &mut Server, rows: u64) -> Result<AiPoint, String> {
             .iter()
             .map(|s| s.1.duration_since(s.0).as_secs_f64())
             .fold(0.0, f64::max);
-        std::thread::sleep(Duration::from_secs_f64(SIDE_SECS));
-        Ok((start, end, longest))
-    })();
-    stop.store(true, Ordering::Relaxed);
-    let small = small.join().map_err(|_| "small-commit thread panicked")?;
-    let (start, end, alter_secs) = built?;
-    let small = small?;
-
-    let (mut during, mut outside) = split_overlap(&small, start, end);
+        Ok((longest, start, end))
+    })?;
     let p = AiPoint {
         system: server.kind,
         delay_us: server.delay_us,
         rows,
         alter_secs,
-        during: LatStats::of(&mut during),
-        outside: LatStats::of(&mut outside),
+        during,
+        outside,
     };
     eprintln!(
-        "  add-index    {:<16} delay={}us {} rows x2 ALTER={:.2}s; small during: n={} p50={}us p99={}us max={}us; outside: p50={}us p99={}us max={}us",
+        "  add-index    {:<16} delay={}us {} rows x2 ALTER={:.2}s; {}",
         p.system.name(),
         p.delay_us,
         p.rows,
         p.alter_secs,
-        p.during.count,
-        p.during.p50_us,
-        p.during.p99_us,
-        p.during.max_us,
-        p.outside.p50_us,
-        p.outside.p99_us,
-        p.outside.max_us,
+        small_summary(&p.during, &p.outside),
     );
     for t in TABLES {
         server.exec(&format!("DROP TABLE IF EXISTS bench.{t}"))?;

@@ -20,7 +20,7 @@ use super::systems::{Server, SystemKind};
 pub const ROW_BYTES: usize = 500;
 /// Rows per multi-row INSERT of the big transaction (about 1 MiB of SQL text).
 pub const ROWS_PER_STATEMENT: usize = 2000;
-/// Small commits before and after the big transaction.
+/// Small commits before and after the work they run beside (see [`beside_small_commits`]).
 const SIDE_SECS: f64 = 1.0;
 
 /// Latency summary of a set of small commits (µs).
@@ -84,20 +84,21 @@ pub fn split_overlap(small: &[(Instant, u64)], c0: Instant, c1: Instant) -> (Vec
     (during, outside)
 }
 
-/// Small commits as (start, latency µs).
-pub type SmallCommits = std::thread::JoinHandle<Result<Vec<(Instant, u64)>, String>>;
-
 /// Commits single-row autocommit inserts into `table` (columns `v`, auto-increment id) on
-/// `conn` in a loop until `stop` is set.
-pub fn spawn_small_commits(
+/// `conn` in a loop while `work` runs, for about [`SIDE_SECS`] before and after it. `work`
+/// returns its result and the span the small commits are split by: (result, small commits
+/// overlapping the span, all others).
+pub fn beside_small_commits<T>(
     mut conn: mysql::Conn,
     table: &'static str,
-    stop: Arc<AtomicBool>,
-) -> SmallCommits {
-    std::thread::spawn(move || {
+    work: impl FnOnce() -> Result<(T, Instant, Instant), String>,
+) -> Result<(T, LatStats, LatStats), String> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let stop2 = stop.clone();
+    let small = std::thread::spawn(move || -> Result<Vec<(Instant, u64)>, String> {
         let mut out = Vec::with_capacity(1 << 16);
         let mut n: u64 = 0;
-        while !stop.load(Ordering::Relaxed) {
+        while !stop2.load(Ordering::Relaxed) {
             let sql = format!("INSERT INTO {table} (v) VALUES ({})", n % 1_000_000);
             let t = Instant::now();
             conn.query_drop(sql)
@@ -106,7 +107,32 @@ pub fn spawn_small_commits(
             n += 1;
         }
         Ok(out)
-    })
+    });
+    let worked = (|| {
+        std::thread::sleep(Duration::from_secs_f64(SIDE_SECS));
+        let r = work()?;
+        std::thread::sleep(Duration::from_secs_f64(SIDE_SECS));
+        Ok::<_, String>(r)
+    })();
+    stop.store(true, Ordering::Relaxed);
+    let small = small.join().map_err(|_| "small-commit thread panicked")?;
+    let (r, c0, c1) = worked?;
+    let (mut during, mut outside) = split_overlap(&small?, c0, c1);
+    Ok((r, LatStats::of(&mut during), LatStats::of(&mut outside)))
+}
+
+/// The small commits' latencies, for the progress log.
+pub fn small_summary(during: &LatStats, outside: &LatStats) -> String {
+    format!(
+        "small during: n={} p50={}us p99={}us max={}us; outside: p50={}us p99={}us max={}us",
+        during.count,
+        during.p50_us,
+        during.p99_us,
+        during.max_us,
+        outside.p50_us,
+        outside.p99_us,
+        outside.max_us,
+    )
 }
 
 /// Random lower-case letters and digits (SQL-safe in a quoted string, hard to compress).
@@ -146,60 +172,44 @@ pub fn run(server: &mut Server, big_mib: u64) -> Result<BtPoint, String> {
     let pool = random_text(&mut rng, 1 << 20);
     let total_rows = (big_mib * 1024 * 1024).div_ceil(ROW_BYTES as u64);
 
-    let stop = Arc::new(AtomicBool::new(false));
-    let small = spawn_small_commits(small_conn, "bt_small", stop.clone());
-
-    let big_result = (|| -> Result<(f64, Instant, Instant), String> {
-        std::thread::sleep(Duration::from_secs_f64(SIDE_SECS));
-        let t0 = Instant::now();
-        big.query_drop("BEGIN")
-            .map_err(|e| format!("big BEGIN: {e}"))?;
-        let mut id = 1u64;
-        while id <= total_rows {
-            let rows = ROWS_PER_STATEMENT.min((total_rows - id + 1) as usize);
-            let sql = big_insert(&pool, &mut rng, id, rows);
-            big.query_drop(sql)
-                .map_err(|e| format!("big insert: {e}"))?;
-            id += rows as u64;
-        }
-        let load_secs = t0.elapsed().as_secs_f64();
-        let c0 = Instant::now();
-        big.query_drop("COMMIT")
-            .map_err(|e| format!("big COMMIT: {e}"))?;
-        let c1 = Instant::now();
-        std::thread::sleep(Duration::from_secs_f64(SIDE_SECS));
-        Ok((load_secs, c0, c1))
-    })();
-    stop.store(true, Ordering::Relaxed);
-    let small = small.join().map_err(|_| "small-commit thread panicked")?;
-    let (load_secs, c0, c1) = big_result?;
-    let small = small?;
-
-    let (mut during, mut outside) = split_overlap(&small, c0, c1);
+    let ((load_secs, commit_secs), during, outside) =
+        beside_small_commits(small_conn, "bt_small", || {
+            let t0 = Instant::now();
+            big.query_drop("BEGIN")
+                .map_err(|e| format!("big BEGIN: {e}"))?;
+            let mut id = 1u64;
+            while id <= total_rows {
+                let rows = ROWS_PER_STATEMENT.min((total_rows - id + 1) as usize);
+                let sql = big_insert(&pool, &mut rng, id, rows);
+                big.query_drop(sql)
+                    .map_err(|e| format!("big insert: {e}"))?;
+                id += rows as u64;
+            }
+            let load_secs = t0.elapsed().as_secs_f64();
+            let c0 = Instant::now();
+            big.query_drop("COMMIT")
+                .map_err(|e| format!("big COMMIT: {e}"))?;
+            let c1 = Instant::now();
+            Ok(((load_secs, c1.duration_since(c0).as_secs_f64()), c0, c1))
+        })?;
     let p = BtPoint {
         system: server.kind,
         delay_us: server.delay_us,
         big_mib: (total_rows * ROW_BYTES as u64) as f64 / (1024.0 * 1024.0),
         big_rows: total_rows,
         load_secs,
-        commit_secs: c1.duration_since(c0).as_secs_f64(),
-        during: LatStats::of(&mut during),
-        outside: LatStats::of(&mut outside),
+        commit_secs,
+        during,
+        outside,
     };
     eprintln!(
-        "  big-txn      {:<16} delay={}us {:.0} MiB load={:.2}s COMMIT={:.0}ms; small during: n={} p50={}us p99={}us max={}us; outside: p50={}us p99={}us max={}us",
+        "  big-txn      {:<16} delay={}us {:.0} MiB load={:.2}s COMMIT={:.0}ms; {}",
         p.system.name(),
         p.delay_us,
         p.big_mib,
         p.load_secs,
         p.commit_secs * 1000.0,
-        p.during.count,
-        p.during.p50_us,
-        p.during.p99_us,
-        p.during.max_us,
-        p.outside.p50_us,
-        p.outside.p99_us,
-        p.outside.max_us,
+        small_summary(&p.during, &p.outside),
     );
     // Leave the server small for anything that runs after.
     server.exec("DROP TABLE IF EXISTS bench.bt_big")?;

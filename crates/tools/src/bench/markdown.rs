@@ -3,6 +3,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use super::big_txn::LatStats;
 use super::report::{bar_chart, fmt_num, fmt_ratio, line_chart, table};
 use super::systems::SystemKind;
 use super::{Config, Results};
@@ -672,48 +673,72 @@ fn render_bt(s: &mut String, cfg: &Config, res: &Results) {
         cfg.bt_mib,
         super::big_txn::ROWS_PER_STATEMENT
     );
-    let ms = |us: u64| fmt_num(us as f64 / 1000.0);
-    let mut pts: Vec<_> = res.bt.iter().collect();
-    pts.sort_by_key(|p| {
-        (
-            p.delay_us,
-            SystemKind::ALL.iter().position(|k| *k == p.system),
-        )
-    });
-    let rows: Vec<Vec<String>> = pts
+    let pts = res
+        .bt
         .iter()
         .map(|p| {
-            vec![
-                p.system.name().to_string(),
-                delay_label(p.delay_us),
-                fmt_num(p.big_mib),
-                fmt_num(p.commit_secs * 1000.0),
-                p.during.count.to_string(),
-                ms(p.during.p50_us),
-                ms(p.during.p99_us),
-                format!("**{}**", ms(p.during.max_us)),
-                ms(p.outside.p50_us),
-                ms(p.outside.p99_us),
-                ms(p.outside.max_us),
-            ]
+            let own = vec![fmt_num(p.big_mib), fmt_num(p.commit_secs * 1000.0)];
+            (p.system, p.delay_us, own, &p.during, &p.outside)
         })
         .collect();
-    s.push_str(&table(
-        &[
-            "system",
-            "delay",
-            "big MiB",
-            "COMMIT ms",
-            "during n",
-            "during p50 ms",
-            "during p99 ms",
-            "during max ms (stall)",
-            "outside p50 ms",
-            "outside p99 ms",
-            "outside max ms",
-        ],
-        &rows,
-    ));
+    latency_table(s, &["big MiB", "COMMIT ms"], pts, Stall::Max);
+}
+
+/// Which "during" column of a latency table is the headline (in bold).
+enum Stall {
+    P99,
+    Max,
+}
+
+/// A table of small-commit latencies beside some work, one row per point, sorted by delay
+/// and system: system, delay, the point's `own` columns (headed `head`), then the small
+/// commits during and outside the work.
+fn latency_table(
+    s: &mut String,
+    head: &[&str],
+    mut pts: Vec<(SystemKind, u64, Vec<String>, &LatStats, &LatStats)>,
+    stall: Stall,
+) {
+    let ms = |us: u64| fmt_num(us as f64 / 1000.0);
+    pts.sort_by_key(|p| (p.1, SystemKind::ALL.iter().position(|k| *k == p.0)));
+    let bold = |v: String| format!("**{v}**");
+    let rows: Vec<Vec<String>> = pts
+        .into_iter()
+        .map(|(system, delay, own, during, outside)| {
+            let (p99, max) = match stall {
+                Stall::P99 => (bold(ms(during.p99_us)), ms(during.max_us)),
+                Stall::Max => (ms(during.p99_us), bold(ms(during.max_us))),
+            };
+            let mut row = vec![system.name().to_string(), delay_label(delay)];
+            row.extend(own);
+            row.extend([
+                during.count.to_string(),
+                ms(during.p50_us),
+                p99,
+                max,
+                ms(outside.p50_us),
+                ms(outside.p99_us),
+                ms(outside.max_us),
+            ]);
+            row
+        })
+        .collect();
+    let max_head = match stall {
+        Stall::P99 => "during max ms",
+        Stall::Max => "during max ms (stall)",
+    };
+    let mut header = vec!["system", "delay"];
+    header.extend_from_slice(head);
+    header.extend([
+        "during n",
+        "during p50 ms",
+        "during p99 ms",
+        max_head,
+        "outside p50 ms",
+        "outside p99 ms",
+        "outside max ms",
+    ]);
+    s.push_str(&table(&header, &rows));
     let _ = writeln!(s);
 }
 
@@ -733,49 +758,15 @@ fn render_ai(s: &mut String, cfg: &Config, res: &Results) {
         cfg.ai_rows,
         super::add_index::ALTER
     );
-    let ms = |us: u64| fmt_num(us as f64 / 1000.0);
-    let mut pts: Vec<_> = res.ai.iter().collect();
-    pts.sort_by_key(|p| {
-        (
-            p.delay_us,
-            SystemKind::ALL.iter().position(|k| *k == p.system),
-        )
-    });
-    let rows: Vec<Vec<String>> = pts
+    let pts = res
+        .ai
         .iter()
         .map(|p| {
-            vec![
-                p.system.name().to_string(),
-                delay_label(p.delay_us),
-                p.rows.to_string(),
-                fmt_num(p.alter_secs),
-                p.during.count.to_string(),
-                ms(p.during.p50_us),
-                format!("**{}**", ms(p.during.p99_us)),
-                ms(p.during.max_us),
-                ms(p.outside.p50_us),
-                ms(p.outside.p99_us),
-                ms(p.outside.max_us),
-            ]
+            let own = vec![p.rows.to_string(), fmt_num(p.alter_secs)];
+            (p.system, p.delay_us, own, &p.during, &p.outside)
         })
         .collect();
-    s.push_str(&table(
-        &[
-            "system",
-            "delay",
-            "rows per table",
-            "ALTER s",
-            "during n",
-            "during p50 ms",
-            "during p99 ms",
-            "during max ms",
-            "outside p50 ms",
-            "outside p99 ms",
-            "outside max ms",
-        ],
-        &rows,
-    ));
-    let _ = writeln!(s);
+    latency_table(s, &["rows per table", "ALTER s"], pts, Stall::P99);
 }
 
 /// Everything after this line in an existing report is hand-written and kept on regeneration.
@@ -807,7 +798,7 @@ pub fn write(out: &Path, charts_dir: &Path, r: &Rendered, _res: &Results) -> Res
 
 #[cfg(test)]
 mod tests {
-    use super::super::big_txn::{BtPoint, LatStats};
+    use super::super::big_txn::BtPoint;
     use super::super::group_commit::GcPoint;
     use super::super::systems::Delta;
     use super::*;
