@@ -3,6 +3,7 @@
 //! DATABASE(), @@variables, @user variables) and produces typed plans for the planner and
 //! executor, and `Ddl` values for the engine. Join trees are in [`joins`], set operations in
 //! [`setop`]; a subquery's binder sees the enclosing queries' columns as outer references.
+//! INSERTs that run again with new parameters keep their binding in [`template`].
 
 use std::sync::Arc;
 
@@ -81,8 +82,10 @@ pub fn unsupported(what: &str) -> SqlError {
 
 pub(crate) mod joins;
 mod setop;
+mod template;
 
 pub use setop::{coerce as setop_coerce, SetNode, SetOp, SetOpKind, NULL_TYPE};
+pub use template::InsertTemplate;
 
 /// How a source joins the sources before it (in execution order).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -2864,7 +2867,7 @@ impl<'a> Binder<'a> {
         })
     }
 
-    fn bind_insert_value(&mut self, e: &sq::Expr) -> Result<Option<Expr>, SqlError> {
+    pub(crate) fn bind_insert_value(&mut self, e: &sq::Expr) -> Result<Option<Expr>, SqlError> {
         if let sq::Expr::Identifier(id) = e {
             if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("DEFAULT") {
                 return Ok(None);

@@ -952,10 +952,12 @@ pub fn run_insert(cx: &mut ExecCtx, ins: &mut Insert) -> Result<WriteResult, Sql
     let input: Vec<Vec<Option<Value>>> = match &mut ins.source {
         InsertSource::Values(rows) => {
             let mut out = Vec::with_capacity(rows.len());
-            for r in rows.iter() {
+            for r in rows.iter_mut() {
                 let mut o = Vec::with_capacity(r.len());
                 for e in r {
                     o.push(match e {
+                        // The plan runs once: its constants move into the rows.
+                        Some(Expr::Lit(v)) => Some(std::mem::replace(v, Value::Null)),
                         Some(e) => Some(eval(e, &Ctx::new(&[]))?),
                         None => None,
                     });
@@ -986,10 +988,10 @@ pub fn run_insert(cx: &mut ExecCtx, ins: &mut Insert) -> Result<WriteResult, Sql
         let rowno = n as u64 + 1;
         let mut explicit = vec![false; t.columns.len()];
         let mut row: Vec<Value> = vec![Value::Null; t.columns.len()];
-        for (i, &c) in ins.columns.iter().enumerate() {
-            if let Some(Some(v)) = vals.get(i) {
+        for (&c, v) in ins.columns.iter().zip(vals) {
+            if let Some(v) = v {
                 explicit[c] = true;
-                row[c] = store(cx, &t, c, v.clone(), rowno, strict)?;
+                row[c] = store(cx, &t, c, v, rowno, strict)?;
             }
         }
         // Defaults and NOT NULL.

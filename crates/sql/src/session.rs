@@ -14,7 +14,7 @@ use onelog_types::{code, DateTime, SqlError, Value};
 use parking_lot::Mutex;
 use sqlparser::ast as sq;
 
-use crate::binder::{self, BindEnv, Binder, Select, VirtualColumn};
+use crate::binder::{self, BindEnv, Binder, InsertTemplate, Select, VirtualColumn};
 use crate::database::{now, Database, ProcEntry, ProcState};
 use crate::executor::{self, engine_err, ExecCtx};
 use crate::parser::{self, Admin, Parsed, Scope as VarScope, SetTarget, Stmt};
@@ -30,8 +30,21 @@ pub struct PreparedInfo {
     pub columns: Vec<ResultColumn>,
 }
 
+/// A statement kept parsed to run again: prepared, or a statement shape.
 struct Prepared {
     parsed: Parsed,
+    /// Its binding, when it is an INSERT / REPLACE ... VALUES that ran (see
+    /// `binder::InsertTemplate`).
+    insert: Option<InsertTemplate>,
+}
+
+impl Prepared {
+    fn new(parsed: Parsed) -> Self {
+        Prepared {
+            parsed,
+            insert: None,
+        }
+    }
 }
 
 /// Statement shapes a session keeps parsed (it forgets them all when full).
@@ -65,8 +78,8 @@ pub struct Session {
     internal: bool,
     stmt_now: DateTime,
     params: Vec<Value>,
-    /// Parsed INSERT/REPLACE shapes by their text (see `crate::shape`).
-    shapes: HashMap<String, Parsed>,
+    /// Parsed statement shapes by their text (see `crate::shape`).
+    shapes: HashMap<String, Prepared>,
 }
 
 /// The binder's view of a session for one statement.
@@ -732,23 +745,23 @@ impl Session {
     /// (or the shape does not parse); it takes the ordinary path.
     fn run_shaped(&mut self, sql: &str) -> Option<Result<QueryResult, SqlError>> {
         let shape = crate::shape::shape_of(sql)?;
-        let mut parsed = match self.shapes.remove(&shape.text) {
+        let mut kept = match self.shapes.remove(&shape.text) {
             Some(p) => p,
             None => {
                 let p = parser::parse_one(&shape.text).ok()?;
                 if p.params != shape.literals.len() || !matches!(p.stmt, Stmt::Sql(_)) {
                     return None;
                 }
-                p
+                Prepared::new(p)
             }
         };
         // What the binlog annotates and the process list shows is the statement as sent.
-        parsed.text = sql.trim().to_string();
-        let r = self.run_with_params(&parsed, shape.literals);
+        kept.parsed.text = sql.trim().to_string();
+        let r = self.run_with_params(&kept.parsed, shape.literals, Some(&mut kept.insert));
         if self.shapes.len() >= SHAPE_CACHE {
             self.shapes.clear();
         }
-        self.shapes.insert(shape.text, parsed);
+        self.shapes.insert(shape.text, kept);
         Some(r)
     }
 
@@ -764,7 +777,7 @@ impl Session {
         let params = parsed.params;
         let id = self.next_stmt;
         self.next_stmt += 1;
-        self.prepared.insert(id, Prepared { parsed });
+        self.prepared.insert(id, Prepared::new(parsed));
         Ok(PreparedInfo {
             id,
             params: params as u16,
@@ -815,7 +828,7 @@ impl Session {
         self.named_prepared.remove(&name.to_lowercase());
         let (parsed, _) = self.prepare_parsed(&text)?;
         self.named_prepared
-            .insert(name.to_lowercase(), Prepared { parsed });
+            .insert(name.to_lowercase(), Prepared::new(parsed));
         Ok(QueryResult::Ok {
             affected_rows: 0,
             last_insert_id: 0,
@@ -843,7 +856,7 @@ impl Session {
         for a in args {
             values.push(self.eval_const(a)?);
         }
-        self.run_with_params(&parsed, values)
+        self.run_with_params(&parsed, values, None)
     }
 
     /// Runs a prepared statement with its parameter values.
@@ -851,9 +864,10 @@ impl Session {
         &mut self,
         parsed: &Parsed,
         params: Vec<Value>,
+        insert: Option<&mut Option<InsertTemplate>>,
     ) -> Result<QueryResult, SqlError> {
         self.params = params;
-        let r = self.run(parsed);
+        let r = self.run_kept(parsed, insert);
         self.params.clear();
         r
     }
@@ -864,7 +878,8 @@ impl Session {
         stmt_id: u32,
         params: &[Value],
     ) -> Result<QueryResult, SqlError> {
-        let Some(p) = self.prepared.get(&stmt_id) else {
+        // Taken out while it runs (a prepared statement cannot close itself).
+        let Some(mut p) = self.prepared.remove(&stmt_id) else {
             return Err(sql_err(
                 code::ER_UNKNOWN_STMT_HANDLER,
                 format!(
@@ -872,17 +887,19 @@ impl Session {
                 ),
             ));
         };
-        let parsed = p.parsed.clone();
-        if params.len() != parsed.params {
-            return Err(sql_err(
+        let r = if params.len() != p.parsed.params {
+            Err(sql_err(
                 code::ER_WRONG_ARGUMENTS,
                 "Incorrect arguments to mysqld_stmt_execute",
-            ));
-        }
-        self.db.questions.fetch_add(1, Ordering::Relaxed);
-        self.set_proc("Execute", Some(&parsed.text));
-        let r = self.run_with_params(&parsed, params.to_vec());
-        self.set_proc("Sleep", None);
+            ))
+        } else {
+            self.db.questions.fetch_add(1, Ordering::Relaxed);
+            self.set_proc("Execute", Some(&p.parsed.text));
+            let r = self.run_with_params(&p.parsed, params.to_vec(), Some(&mut p.insert));
+            self.set_proc("Sleep", None);
+            r
+        };
+        self.prepared.insert(stmt_id, p);
         r
     }
 
@@ -900,6 +917,15 @@ impl Session {
     }
 
     fn run(&mut self, p: &Parsed) -> Result<QueryResult, SqlError> {
+        self.run_kept(p, None)
+    }
+
+    /// Runs a statement; `insert` is the binding kept with it, if it is kept to run again.
+    fn run_kept(
+        &mut self,
+        p: &Parsed,
+        insert: Option<&mut Option<InsertTemplate>>,
+    ) -> Result<QueryResult, SqlError> {
         self.interrupt.store(false, Ordering::SeqCst);
         self.stmt_now = now();
         let keeps_warnings = matches!(&p.stmt, Stmt::Admin(Admin::ShowWarnings { .. }));
@@ -908,7 +934,7 @@ impl Session {
         }
         let r = match &p.stmt {
             Stmt::Admin(a) => self.run_admin(a, p),
-            Stmt::Sql(s) => self.run_sql(s, p),
+            Stmt::Sql(s) => self.run_sql(s, p, insert),
         };
         match &r {
             Ok(QueryResult::Ok { affected_rows, .. }) => {
@@ -1013,7 +1039,12 @@ impl Session {
         Ok(QueryResult::Rows { columns, rows })
     }
 
-    fn run_sql(&mut self, s: &sq::Statement, p: &Parsed) -> Result<QueryResult, SqlError> {
+    fn run_sql(
+        &mut self,
+        s: &sq::Statement,
+        p: &Parsed,
+        insert: Option<&mut Option<InsertTemplate>>,
+    ) -> Result<QueryResult, SqlError> {
         use sq::Statement as S;
         let text = p.text.as_str();
         match s {
@@ -1025,7 +1056,7 @@ impl Session {
                     "Com_insert"
                 });
                 self.check_read_only()?;
-                let mut plan = self.bind(text, |b| b.bind_insert(ins))?;
+                let mut plan = self.insert_plan(text, ins, insert)?;
                 let t = (plan.table.db.clone(), plan.table.name.clone());
                 self.check_tables(std::slice::from_ref(&t), Priv::INSERT)?;
                 if plan.replace {
@@ -1109,6 +1140,35 @@ impl Session {
                 }
             }
         }
+    }
+
+    /// Binds an INSERT, through its kept binding when it has a valid one (and keeps the
+    /// binding of one that is kept to run again).
+    fn insert_plan(
+        &mut self,
+        text: &str,
+        ins: &sq::Insert,
+        kept: Option<&mut Option<InsertTemplate>>,
+    ) -> Result<binder::Insert, SqlError> {
+        let Some(kept) = kept else {
+            return self.bind(text, |b| b.bind_insert(ins));
+        };
+        if let Some(t) = kept.as_ref() {
+            if t.valid(&self.db.engine.catalog(), self.current_db.as_deref()) {
+                let bound = if t.binds() {
+                    self.bind(text, |mut b| t.bind_rest(&mut b, ins))?
+                } else {
+                    vec![]
+                };
+                let mut params = std::mem::take(&mut self.params);
+                let plan = t.plan(&mut params, bound);
+                self.params = params;
+                return Ok(plan);
+            }
+        }
+        let plan = self.bind(text, |b| b.bind_insert(ins))?;
+        *kept = InsertTemplate::new(ins, &plan, self.current_db.as_deref());
+        Ok(plan)
     }
 
     fn check_read_only(&self) -> Result<(), SqlError> {

@@ -385,6 +385,18 @@ fn prepared_statements() {
         )
         .unwrap();
     }
+    // Each execute inserts its own values (the binding is kept between executes).
+    assert_eq!(
+        scalar(&mut s, "SELECT GROUP_CONCAT(k ORDER BY id) FROM sbtest1"),
+        Value::str("10,20,30,40,50,60,70,80,90,100")
+    );
+    // A wrong number of arguments fails and leaves the statement usable.
+    assert_eq!(
+        s.execute_prepared(ins.id, &[Value::Int(1)])
+            .unwrap_err()
+            .code,
+        1210
+    );
     let sel = s.prepare("SELECT c FROM sbtest1 WHERE id=?").unwrap();
     assert_eq!(sel.params, 1);
     assert_eq!(sel.columns.len(), 1);
@@ -414,6 +426,36 @@ fn prepared_statements() {
             .unwrap_err()
             .code,
         1243
+    );
+    // The table changes between executes: the statement binds to the new definition.
+    exec(
+        &mut s,
+        "ALTER TABLE sbtest1 MODIFY c CHAR(2) NOT NULL DEFAULT ''",
+    );
+    let row = |i: i64, c: &str| [Value::Int(i), Value::Int(0), Value::str(c), Value::str("p")];
+    assert_eq!(
+        s.execute_prepared(ins.id, &row(11, "abc"))
+            .unwrap_err()
+            .code,
+        1406
+    );
+    s.execute_prepared(ins.id, &row(11, "ab")).unwrap();
+    exec(&mut s, "ALTER TABLE sbtest1 DROP COLUMN k");
+    assert_eq!(
+        s.execute_prepared(ins.id, &row(12, "ab")).unwrap_err().code,
+        1054
+    );
+    exec(
+        &mut s,
+        "ALTER TABLE sbtest1 ADD COLUMN k INT NOT NULL DEFAULT 0 FIRST",
+    );
+    s.execute_prepared(ins.id, &row(12, "cd")).unwrap();
+    assert_eq!(
+        scalar(
+            &mut s,
+            "SELECT GROUP_CONCAT(id, c) FROM sbtest1 WHERE id > 10"
+        ),
+        Value::str("11ab,12cd")
     );
     assert_eq!(s.prepare("SELEC 1").unwrap_err().code, 1064);
 }
