@@ -839,14 +839,25 @@ impl Session {
 
     /// `EXECUTE name [USING expr, ...]`
     fn execute_named(&mut self, name: &str, args: &[sq::Expr]) -> Result<QueryResult, SqlError> {
-        let Some(p) = self.named_prepared.get(&name.to_lowercase()) else {
+        let key = name.to_lowercase();
+        // Taken out while it runs (PREPARE, EXECUTE and DEALLOCATE cannot be prepared).
+        let Some(mut p) = self.named_prepared.remove(&key) else {
             return Err(sql_err(
                 code::ER_UNKNOWN_STMT_HANDLER,
                 format!("Unknown prepared statement handler ({name}) given to EXECUTE"),
             ));
         };
-        let parsed = p.parsed.clone();
-        if args.len() != parsed.params {
+        let r = self.execute_kept(&mut p, args);
+        self.named_prepared.insert(key, p);
+        r
+    }
+
+    fn execute_kept(
+        &mut self,
+        p: &mut Prepared,
+        args: &[sq::Expr],
+    ) -> Result<QueryResult, SqlError> {
+        if args.len() != p.parsed.params {
             return Err(sql_err(
                 code::ER_WRONG_ARGUMENTS,
                 "Incorrect arguments to EXECUTE",
@@ -856,7 +867,7 @@ impl Session {
         for a in args {
             values.push(self.eval_const(a)?);
         }
-        self.run_with_params(&parsed, values, None)
+        self.run_with_params(&p.parsed, values, Some(&mut p.insert))
     }
 
     /// Runs a prepared statement with its parameter values.
