@@ -53,10 +53,6 @@ fn load_insert(table: &str, first: u64, n: u64) -> String {
 }
 
 pub fn run(server: &mut Server, rows: u64) -> Result<AiPoint, String> {
-    server.exec(
-        "CREATE TABLE IF NOT EXISTS bench.ai_small (id BIGINT NOT NULL AUTO_INCREMENT \
-         PRIMARY KEY, v INT NOT NULL)",
-    )?;
     for t in TABLES {
         server.exec(&format!(
             "CREATE TABLE bench.{t} (id BIGINT NOT NULL PRIMARY KEY, a INT NOT NULL, \

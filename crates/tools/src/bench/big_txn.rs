@@ -84,8 +84,8 @@ pub fn split_overlap(small: &[(Instant, u64)], c0: Instant, c1: Instant) -> (Vec
     (during, outside)
 }
 
-/// Commits single-row autocommit inserts into `table` (columns `v`, auto-increment id) on
-/// `conn` in a loop while `work` runs, for about [`SIDE_SECS`] before and after it. `work`
+/// Creates `table` (auto-increment id, `v`) in the connection's database and commits
+/// single-row autocommit inserts into it on `conn` in a loop while `work` runs, for about [`SIDE_SECS`] before and after it. `work`
 /// returns its result and the span the small commits are split by: (result, small commits
 /// overlapping the span, all others).
 pub fn beside_small_commits<T>(
@@ -93,6 +93,11 @@ pub fn beside_small_commits<T>(
     table: &'static str,
     work: impl FnOnce() -> Result<(T, Instant, Instant), String>,
 ) -> Result<(T, LatStats, LatStats), String> {
+    conn.query_drop(format!(
+        "CREATE TABLE IF NOT EXISTS {table} (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, \
+         v INT NOT NULL)"
+    ))
+    .map_err(|e| format!("create {table}: {e}"))?;
     let stop = Arc::new(AtomicBool::new(false));
     let stop2 = stop.clone();
     let small = std::thread::spawn(move || -> Result<Vec<(Instant, u64)>, String> {
@@ -158,10 +163,6 @@ fn big_insert(pool: &[u8], rng: &mut impl Rng, first_id: u64, rows: usize) -> St
 }
 
 pub fn run(server: &mut Server, big_mib: u64) -> Result<BtPoint, String> {
-    server.exec(
-        "CREATE TABLE IF NOT EXISTS bench.bt_small (id BIGINT NOT NULL AUTO_INCREMENT \
-         PRIMARY KEY, v INT NOT NULL)",
-    )?;
     server.exec(
         "CREATE TABLE IF NOT EXISTS bench.bt_big (id BIGINT NOT NULL PRIMARY KEY, \
          data VARBINARY(1000) NOT NULL)",

@@ -863,6 +863,15 @@ mod tests {
         assert!(!r.text.contains("Large transaction"));
     }
 
+    fn stats(count: usize, p50_us: u64, p99_us: u64, max_us: u64) -> LatStats {
+        LatStats {
+            count,
+            p50_us,
+            p99_us,
+            max_us,
+        }
+    }
+
     #[test]
     fn renders_add_index() {
         let cfg = super::super::config_from("add-index", &["--index-rows=1000".into()]).unwrap();
@@ -873,18 +882,8 @@ mod tests {
                 delay_us: 1000,
                 rows: 1000,
                 alter_secs: 1.25,
-                during: LatStats {
-                    count: 40,
-                    p50_us: 2_500,
-                    p99_us: 45_000,
-                    max_us: 80_000,
-                },
-                outside: LatStats {
-                    count: 900,
-                    p50_us: 2_400,
-                    p99_us: 3_000,
-                    max_us: 9_000,
-                },
+                during: stats(40, 2_500, 45_000, 80_000),
+                outside: stats(900, 2_400, 3_000, 9_000),
             }],
             ..Default::default()
         };
@@ -902,12 +901,6 @@ mod tests {
     #[test]
     fn renders_big_txn() {
         let cfg = super::super::config_from("big-txn", &["--big-mib=50".into()]).unwrap();
-        let stats = |count, p50_us, p99_us, max_us| LatStats {
-            count,
-            p50_us,
-            p99_us,
-            max_us,
-        };
         let res = Results {
             limits: vec![(0, 8000.0)],
             bt: vec![BtPoint {
