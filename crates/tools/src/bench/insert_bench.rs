@@ -28,6 +28,22 @@ pub struct IbOpts {
     pub rates: Vec<u64>,
     /// Rows per insert statement in the query steps' background inserts.
     pub bg_rows_per_commit: u64,
+    /// Seconds of idle wait between l.i2 and the query steps (None: [`IbOpts::settle_secs`]'s
+    /// default, a function of the table size).
+    pub settle_secs: Option<f64>,
+}
+
+impl IbOpts {
+    /// The wait after l.i2. The public benchmark waits "S seconds after the step finishes to
+    /// reduce variance during the read-write benchmark steps that follow", S a function of
+    /// the table size: the time MVCC GC (InnoDB's purge), page write-back and compaction get
+    /// to pay the load steps' debt before queries are measured. Here: 5 s plus 1 s per
+    /// 100,000 rows loaded across all tables, at most 1200 s.
+    pub fn settle_secs(&self) -> f64 {
+        self.settle_secs.unwrap_or_else(|| {
+            (5.0 + (self.rows_i0 * self.clients as u64) as f64 / 100_000.0).min(1200.0)
+        })
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -335,6 +351,10 @@ pub fn run(server: &mut Server, o: &IbOpts) -> Result<Vec<StepResult>, String> {
         out.push(r);
     }
 
+    if !o.rates.is_empty() {
+        settle(server, o.settle_secs());
+    }
+
     // Query steps.
     for &rate in &o.rates {
         for kindq in ["qr", "qp"] {
@@ -435,6 +455,31 @@ pub fn run(server: &mut Server, o: &IbOpts) -> Result<Vec<StepResult>, String> {
         }
     }
     Ok(out)
+}
+
+/// Waits `secs` with no client work (between l.i2 and the query steps) and says how much CPU
+/// the server used meanwhile, in all and in the last second: what was left of the load
+/// steps' background work.
+fn settle(server: &mut Server, secs: f64) {
+    if secs <= 0.0 {
+        return;
+    }
+    let pid = server.pid();
+    let start = Instant::now();
+    let (cpu0, _) = super::systems::proc_usage(pid);
+    let mut last = cpu0;
+    let mut last_second = 0.0;
+    while start.elapsed().as_secs_f64() < secs {
+        let left = secs - start.elapsed().as_secs_f64();
+        std::thread::sleep(Duration::from_secs_f64(left.clamp(0.0, 1.0)));
+        let (cpu, _) = super::systems::proc_usage(pid);
+        last_second = cpu - last;
+        last = cpu;
+    }
+    eprintln!(
+        "  insert-bench settle {secs:.0} s after l.i2: server CPU {:.1} s (last second {last_second:.2})",
+        last - cpu0
+    );
 }
 
 /// Deletes the oldest rows, one batch of `per` per inserted batch, until the inserter is done
@@ -542,6 +587,24 @@ mod tests {
             step_names(&[100, 500]),
             vec!["l.i0", "l.x", "l.i1", "l.i2", "qr100", "qp100", "qr500", "qp500"]
         );
+    }
+
+    #[test]
+    fn settle_grows_with_the_rows_loaded() {
+        let o = |clients, rows_i0, settle_secs| IbOpts {
+            clients,
+            rows_i0,
+            rows_i1: 0,
+            rows_i2: 0,
+            query_secs: 1.0,
+            rates: vec![100],
+            bg_rows_per_commit: 10,
+            settle_secs,
+        };
+        assert_eq!(o(1, 100_000, None).settle_secs(), 6.0);
+        assert_eq!(o(16, 100_000, None).settle_secs(), 21.0);
+        assert_eq!(o(16, 100_000_000, None).settle_secs(), 1200.0);
+        assert_eq!(o(16, 100_000, Some(0.0)).settle_secs(), 0.0);
     }
 
     #[test]

@@ -72,6 +72,23 @@ fn systems_in<T>(items: &[T], sys: impl Fn(&T) -> SystemKind) -> Vec<SystemKind>
         .collect()
 }
 
+/// The idle wait after l.i2 at each insert-benchmark client count, e.g. "6 s (1 client),
+/// 21 s (16 clients)".
+fn settle_waits(cfg: &Config) -> String {
+    cfg.ib_clients
+        .iter()
+        .map(|&n| {
+            let o = crate::bench::insert_bench::IbOpts {
+                clients: n,
+                ..cfg.ib.clone()
+            };
+            let plural = if n == 1 { "" } else { "s" };
+            format!("{:.0} s ({n} client{plural})", o.settle_secs())
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 fn delay_label(d: u64) -> String {
     if d == 0 {
         "no added delay".into()
@@ -112,8 +129,9 @@ pub fn render(cfg: &Config, res: &Results) -> Rendered {
         s,
         "Settings: delays {:?} µs; group-commit clients {:?}, {} s per point, repeat {}; \
          sync-binlog values {:?}, 4 clients, 35 KB rows, {} s each; insert benchmark tables/clients {:?}, \
-         l.i0 {} rows/table, l.i1 {} rows/table, l.i2 {} rows/table, query steps {} s each with \
-         background inserts of {} rows per commit. Buffer pool / block cache: {} for every server{}. \
+         l.i0 {} rows/table, l.i1 {} rows/table, l.i2 {} rows/table, an idle wait after l.i2 of {} \
+         (as the public benchmark does, for MVCC GC and compaction to catch up), query steps {} s \
+         each with background inserts of {} rows per commit. Buffer pool / block cache: {} for every server{}. \
          Each workload (and each insert-benchmark client count) starts a fresh server on an \
          empty data directory.\n",
         cfg.delays,
@@ -126,6 +144,7 @@ pub fn render(cfg: &Config, res: &Results) -> Rendered {
         cfg.ib.rows_i0,
         cfg.ib.rows_i1,
         cfg.ib.rows_i2,
+        settle_waits(cfg),
         cfg.ib.query_secs,
         cfg.ib.bg_rows_per_commit,
         cfg.cache_size,

@@ -40,6 +40,8 @@ Options:
   --seconds S             duration of each measured point (group-commit, sync-binlog)
   --rows N                insert-benchmark l.i0 rows per table (l.i1 = N/4, l.i2 = N/16)
   --query-seconds S       insert-benchmark duration of each qr/qp step
+  --settle-seconds S      insert-benchmark idle wait between l.i2 and the query steps
+                          (default: 5 + 1 per 100000 rows loaded, at most 1200; --quick: 1)
   --big-mib N             big-txn: MiB of rows in the large transaction (default 100;
                           --quick: 20)
   --index-rows N          add-index: rows of each table (default 400000; --quick: 100000)
@@ -114,6 +116,7 @@ impl Config {
                 query_secs: if quick { 1.5 } else { 60.0 },
                 rates: vec![100, 500, 1000],
                 bg_rows_per_commit: 10,
+                settle_secs: if quick { Some(1.0) } else { None },
             },
             bt_mib: if quick { 20 } else { 100 },
             ai_rows: if quick { 100_000 } else { 400_000 },
@@ -252,6 +255,9 @@ fn config_from(workload: &str, args: &[String]) -> Result<Config, String> {
                 c.ib.rows_i2 = (n / 16).max(5);
             }
             "query-seconds" => c.ib.query_secs = v.parse().map_err(|_| "bad --query-seconds")?,
+            "settle-seconds" => {
+                c.ib.settle_secs = Some(v.parse().map_err(|_| "bad --settle-seconds")?)
+            }
             "big-mib" => c.bt_mib = v.parse().map_err(|_| "bad --big-mib")?,
             "index-rows" => c.ai_rows = v.parse().map_err(|_| "bad --index-rows")?,
             "rates" => c.ib.rates = parse_list(v, "rate")?,
