@@ -45,6 +45,7 @@ use rocksdb::{FlushOptions, WriteBatch, WriteOptions, DB};
 use crate::engine::{write_opts, Counters, LogMode};
 use crate::error::{EngineError, Result};
 use crate::keys;
+use crate::priority::CommitPriority;
 use crate::txn::{CommitInfo, Snap, Txn};
 use crate::wal::{Appended, Chunk, Group, LogPos, Wal};
 
@@ -260,6 +261,8 @@ fn apply_batches(db: &DB, batches: Vec<WriteBatch>) -> std::result::Result<(), S
 /// commit wait for its time slice).
 pub(crate) struct Committer {
     shared: Arc<Shared>,
+    /// The commit path's scheduling priority (see `priority.rs`).
+    priority: Arc<CommitPriority>,
     /// The log writer's state, used by the leader; None once stopped.
     writer: Mutex<Option<Writer>>,
     applier: Arc<Applier>,
@@ -277,16 +280,21 @@ impl Committer {
         mode: LogMode,
         counters: Arc<Counters>,
         switch_at: u64,
+        commit_nice: i32,
     ) -> Committer {
+        let priority = Arc::new(CommitPriority::new(commit_nice));
         let applier = Arc::new(Applier {
             state: Mutex::new(ApplyState::default()),
             cv: Condvar::new(),
         });
         let applier_thread = (mode == LogMode::Engine).then(|| {
-            let (a, db) = (applier.clone(), db.clone());
+            let (a, db, p) = (applier.clone(), db.clone(), priority.clone());
             std::thread::Builder::new()
                 .name("onelog-apply".into())
-                .spawn(move || a.run(&db))
+                .spawn(move || {
+                    p.raise_for_good();
+                    a.run(&db)
+                })
                 .expect("spawn the apply thread")
         });
         let shared = Arc::new(Shared {
@@ -326,6 +334,7 @@ impl Committer {
         };
         Committer {
             shared,
+            priority,
             writer: Mutex::new(Some(writer)),
             applier,
             applier_thread: Mutex::new(applier_thread),
@@ -373,6 +382,9 @@ impl Committer {
         group: Option<Group>,
         xid: u64,
     ) -> Result<CommitInfo> {
+        // From here until the answer the session is on the commit path: leading a group,
+        // or woken to take over the lead or to be answered.
+        let _raised = self.priority.raise();
         crate::wait::blocking(|| self.submit_and_wait(batch, group, xid))
     }
 

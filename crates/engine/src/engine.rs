@@ -61,6 +61,9 @@ pub struct EngineOptions {
     /// Memory an index build sorts its entries in before it spills a sorted run to disk
     /// (MyRocks' `rocksdb_merge_buf_size`; see `bulk.rs`).
     pub merge_buf_size: usize,
+    /// Nice value of the commit path (`--commit-nice`; see `priority.rs`); not below the
+    /// server's own: off.
+    pub commit_nice: i32,
 }
 
 /// The binlog's file layer (a newtype so that [`EngineOptions`] stays `Debug`).
@@ -98,6 +101,7 @@ impl Default for EngineOptions {
             write_buffer_size: 64 << 20,
             use_direct_reads: false,
             merge_buf_size: 64 << 20,
+            commit_nice: -10,
         }
     }
 }
@@ -266,6 +270,7 @@ impl Engine {
             opts.mode,
             counters.clone(),
             switch_at,
+            opts.commit_nice,
         );
         let engine = Arc::new(Engine {
             sync_binlog: AtomicU32::new(opts.sync_binlog),

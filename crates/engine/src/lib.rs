@@ -30,6 +30,7 @@ mod bulk;
 mod commit;
 mod ddl;
 mod engine;
+mod priority;
 mod recovery;
 mod scan;
 mod txn;

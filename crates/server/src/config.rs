@@ -150,6 +150,18 @@ impl Config {
             "rocksdb-write-buffer-size" => e.write_buffer_size = num()?.max(1 << 20) as usize,
             "rocksdb-use-direct-reads" => e.use_direct_reads = parse_bool(v)?,
             "rocksdb-merge-buf-size" => e.merge_buf_size = num()?.max(1024) as usize,
+            "commit-nice" => {
+                e.commit_nice = val()?
+                    .parse::<i32>()
+                    .ok()
+                    .filter(|n| (-20..=19).contains(n))
+                    .ok_or_else(|| {
+                        format!(
+                            "invalid --commit-nice '{}' (expected -20..19)",
+                            v.unwrap_or("")
+                        )
+                    })?
+            }
             "binlog-write-through" => e.binlog_write_through = parse_bool(v)?,
             "binlog-preallocate" => {
                 e.binlog_preallocate = match val()? {
@@ -269,7 +281,9 @@ Usage: onelogd [OPTIONS]
   --max-connections=N  --wait-timeout=SECS  --max-allowed-packet=SIZE
   --innodb-lock-wait-timeout=SECS  --block-cache-size=SIZE
   --rocksdb-write-buffer-size=SIZE  RocksDB memtable size (default 64M)
-  --rocksdb-use-direct-reads  read table files with O_DIRECT (the block cache is the only cache)";
+  --rocksdb-use-direct-reads  read table files with O_DIRECT (the block cache is the only cache)
+  --commit-nice=N             nice value of the commit path (default -10; needs CAP_SYS_NICE,
+                              otherwise commits run at the normal priority; 0: off)";
 
 #[cfg(test)]
 mod tests {
@@ -292,6 +306,7 @@ mod tests {
             "--rocksdb_write_buffer_size=16M".into(),
             "--rocksdb-use-direct-reads".into(),
             "--rocksdb-merge-buf-size=8K".into(),
+            "--commit-nice=-5".into(),
         ]
         .into();
         let c = Config::from_args(&args).unwrap();
@@ -303,6 +318,8 @@ mod tests {
         assert_eq!(c.engine.write_buffer_size, 16 << 20);
         assert!(c.engine.use_direct_reads);
         assert_eq!(c.engine.merge_buf_size, 8 << 10);
+        assert_eq!(c.engine.commit_nice, -5);
+        assert!(Config::from_args(&["--commit-nice=-21".to_string()]).is_err());
         assert!(Config::from_args(&["--bogus=1".to_string()]).is_err());
         let pool = Config::from_args(&[
             "--thread_handling=pool-of-threads".to_string(),
