@@ -111,6 +111,9 @@ pub(crate) struct Request {
     pub group: Option<Group>,
     pub xid: u64,
     reply: Arc<Reply>,
+    /// The committing session's thread (raised to the commit priority when it is handed
+    /// the lead, before it is woken).
+    tid: libc::pid_t,
 }
 
 struct Queue {
@@ -382,9 +385,6 @@ impl Committer {
         group: Option<Group>,
         xid: u64,
     ) -> Result<CommitInfo> {
-        // From here until the answer the session is on the commit path: leading a group,
-        // or woken to take over the lead or to be answered.
-        let _raised = self.priority.raise();
         crate::wait::blocking(|| self.submit_and_wait(batch, group, xid))
     }
 
@@ -405,6 +405,7 @@ impl Committer {
                 group,
                 xid,
                 reply: reply.clone(),
+                tid: crate::priority::thread_id(),
             });
             if q.leader_waiting && q.pending.len() >= q.wait_for {
                 // This commit completes the group the leader waits for: lead it from here
@@ -445,6 +446,9 @@ impl Committer {
     /// it from its own thread, while the waiting leader becomes a follower. A wake-up costs
     /// tens of microseconds on a VM, on every commit's path.
     fn lead(&self) {
+        // The leader runs at the commit priority until it has answered its group (see
+        // `priority.rs`); a session handed the lead was raised before it was woken.
+        let _raised = self.priority.raise();
         let sh = &self.shared;
         let mut q = sh.queue.lock();
         let expected = sh.expected.load(Ordering::Relaxed);
@@ -488,7 +492,10 @@ impl Committer {
             sh.expected
                 .store(next.clamp(1, MAX_EXPECTED), Ordering::Relaxed);
             match q.pending.front() {
-                Some(next) => next.reply.hand_lead(),
+                Some(next) => {
+                    self.priority.raise_thread(next.tid);
+                    next.reply.hand_lead()
+                }
                 None => q.leader = false,
             }
         }
