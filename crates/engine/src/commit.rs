@@ -45,7 +45,7 @@ use rocksdb::{FlushOptions, WriteBatch, WriteOptions, DB};
 use crate::engine::{write_opts, Counters, LogMode};
 use crate::error::{EngineError, Result};
 use crate::keys;
-use crate::priority::CommitPriority;
+use crate::priority::{CommitPriority, Raised};
 use crate::txn::{CommitInfo, Snap, Txn};
 use crate::wal::{Appended, Chunk, Group, LogPos, Wal};
 
@@ -419,7 +419,7 @@ impl Committer {
             }
         };
         if lead {
-            self.lead();
+            self.lead(self.priority.raise());
         }
         loop {
             let mut slot = reply.slot.lock();
@@ -431,7 +431,8 @@ impl Committer {
             }
             slot.lead = false;
             drop(slot);
-            self.lead();
+            // Raised already by the leader that handed over.
+            self.lead(self.priority.held());
         }
     }
 
@@ -445,10 +446,10 @@ impl Committer {
     /// that completes the group does not wake the leader: it takes the round over and leads
     /// it from its own thread, while the waiting leader becomes a follower. A wake-up costs
     /// tens of microseconds on a VM, on every commit's path.
-    fn lead(&self) {
-        // The leader runs at the commit priority until it has answered its group (see
-        // `priority.rs`); a session handed the lead was raised before it was woken.
-        let _raised = self.priority.raise();
+    ///
+    /// `_raised`: the leader runs at the commit priority until it has answered its group
+    /// (see `priority.rs`).
+    fn lead(&self, _raised: Option<Raised<'_>>) {
         let sh = &self.shared;
         let mut q = sh.queue.lock();
         let expected = sh.expected.load(Ordering::Relaxed);

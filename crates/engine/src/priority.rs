@@ -109,6 +109,12 @@ impl CommitPriority {
         self.raise_here().then_some(Raised(self))
     }
 
+    /// The guard of a thread that another raised ([`CommitPriority::raise_thread`]): no
+    /// system call now, lowered when dropped.
+    pub(crate) fn held(&self) -> Option<Raised<'_>> {
+        self.on.load(Ordering::Relaxed).then_some(Raised(self))
+    }
+
     /// Raises another thread of this process (one about to be woken to lead); it lowers
     /// itself again through its own [`CommitPriority::raise`] guard.
     pub(crate) fn raise_thread(&self, tid: libc::pid_t) {
@@ -181,7 +187,7 @@ mod tests {
             go_rx.recv().unwrap();
             let raised = current_nice();
             // Leading: the guard lowers the thread back when it goes.
-            drop(q.raise());
+            drop(q.held());
             (raised, current_nice())
         });
         let tid = rx.recv().unwrap();

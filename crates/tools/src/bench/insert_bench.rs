@@ -40,8 +40,13 @@ impl IbOpts {
     /// to pay the load steps' debt before queries are measured. Here: 5 s plus 1 s per
     /// 100,000 rows loaded across all tables, at most 1200 s.
     pub fn settle_secs(&self) -> f64 {
+        self.settle_secs_at(self.clients)
+    }
+
+    /// [`IbOpts::settle_secs`] with `clients` tables.
+    pub fn settle_secs_at(&self, clients: usize) -> f64 {
         self.settle_secs.unwrap_or_else(|| {
-            (5.0 + (self.rows_i0 * self.clients as u64) as f64 / 100_000.0).min(1200.0)
+            (5.0 + (self.rows_i0 * clients as u64) as f64 / 100_000.0).min(1200.0)
         })
     }
 }

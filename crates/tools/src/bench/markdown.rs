@@ -78,12 +78,8 @@ fn settle_waits(cfg: &Config) -> String {
     cfg.ib_clients
         .iter()
         .map(|&n| {
-            let o = crate::bench::insert_bench::IbOpts {
-                clients: n,
-                ..cfg.ib.clone()
-            };
             let plural = if n == 1 { "" } else { "s" };
-            format!("{:.0} s ({n} client{plural})", o.settle_secs())
+            format!("{:.0} s ({n} client{plural})", cfg.ib.settle_secs_at(n))
         })
         .collect::<Vec<_>>()
         .join(", ")
