@@ -29,6 +29,10 @@ pub const CATALOG_NEXT: &[u8] = b"Cn";
 pub const PREPARED_PREFIX: u8 = b'P';
 pub const INDEX_PREFIX: u8 = b'I';
 pub const TAIL_PREFIX: u8 = b'T';
+/// Table files are cut where this many leading key bytes change: `I` and the index id, so
+/// each index's entries have files of their own (see `Engine::open`). Other keys are cut
+/// at the same length (a few small files of catalog and log-position entries).
+pub const PARTITION_PREFIX_LEN: usize = 5;
 
 /// Key of a binlog tail record: the unsynced log bytes starting at `file`/`offset`.
 pub fn tail_key(file: u32, offset: u64) -> Vec<u8> {
@@ -163,4 +167,22 @@ pub fn secondary_key(t: &TableDef, idx: &IndexDef, row: &[Value], pk: &[Value]) 
         keycode::encode(&mut k, ty, v)?;
     }
     Ok(k)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_files_are_cut_exactly_at_index_boundaries() {
+        // Every key of an index starts with its whole prefix, and no two indexes share one.
+        assert_eq!(index_prefix(7).len(), PARTITION_PREFIX_LEN);
+        assert_ne!(
+            index_prefix(7)[..PARTITION_PREFIX_LEN],
+            index_prefix(8)[..PARTITION_PREFIX_LEN]
+        );
+        let mut k = index_prefix(7);
+        k.extend_from_slice(b"anything");
+        assert_eq!(k[..PARTITION_PREFIX_LEN], index_prefix(7)[..]);
+    }
 }
