@@ -81,9 +81,11 @@ pub fn unsupported(what: &str) -> SqlError {
 }
 
 pub(crate) mod joins;
+mod select_template;
 mod setop;
 mod template;
 
+pub use select_template::{changed_params, SelectTemplate};
 pub use setop::{coerce as setop_coerce, SetNode, SetOp, SetOpKind, NULL_TYPE};
 pub use template::InsertTemplate;
 

@@ -4,6 +4,7 @@
 //! prepared statements (COM_STMT_PREPARE by id, `PREPARE name` by name), checks
 //! privileges, and dispatches each statement to its stage.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -14,7 +15,7 @@ use onelog_types::{code, DateTime, SqlError, Value};
 use parking_lot::Mutex;
 use sqlparser::ast as sq;
 
-use crate::binder::{self, BindEnv, Binder, InsertTemplate, Select, VirtualColumn};
+use crate::binder::{self, BindEnv, Binder, InsertTemplate, Select, SelectTemplate, VirtualColumn};
 use crate::database::{now, Database, ProcEntry, ProcState};
 use crate::executor::{self, engine_err, ExecCtx};
 use crate::parser::{self, Admin, Parsed, Scope as VarScope, SetTarget, Stmt};
@@ -33,19 +34,42 @@ pub struct PreparedInfo {
 /// A statement kept parsed to run again: prepared, or a statement shape.
 struct Prepared {
     parsed: Parsed,
-    /// Its binding, when it is an INSERT / REPLACE ... VALUES that ran (see
-    /// `binder::InsertTemplate`).
-    insert: Option<InsertTemplate>,
+    kept: Kept,
 }
 
 impl Prepared {
     fn new(parsed: Parsed) -> Self {
         Prepared {
             parsed,
-            insert: None,
+            kept: Kept::default(),
         }
     }
 }
+
+/// The binding kept with a statement that runs again.
+#[derive(Default)]
+struct Kept {
+    /// When it is an INSERT / REPLACE ... VALUES that ran (see `binder::InsertTemplate`).
+    insert: Option<InsertTemplate>,
+    /// When it is a SELECT (see `binder::SelectTemplate`).
+    select: SelectKept,
+}
+
+#[derive(Default)]
+enum SelectKept {
+    /// Not tried yet, or the template no longer applies, or the last parameters were of
+    /// a kind templates do not take; with the number of templates made so far.
+    #[default]
+    Untried,
+    Stale(u8),
+    Ready(Box<SelectTemplate>, u8),
+    /// The statement has no template: it binds at each run.
+    Never,
+}
+
+/// Templates a kept SELECT makes at most (making one binds twice; a client that keeps
+/// changing the kinds of its values would pay that at each run).
+const SELECT_TEMPLATES: u8 = 8;
 
 /// Statement shapes a session keeps parsed (it forgets them all when full).
 const SHAPE_CACHE: usize = 32;
@@ -86,6 +110,9 @@ pub struct Session {
 struct Env<'a> {
     s: &'a Session,
     catalog: Arc<onelog_engine::Catalog>,
+    /// Set when the binder read the session or the clock (a binding that did cannot be
+    /// kept to run again, see `binder::SelectTemplate`).
+    read_session: Cell<bool>,
 }
 
 impl BindEnv for Env<'_> {
@@ -99,30 +126,39 @@ impl BindEnv for Env<'_> {
         &self.s.params
     }
     fn now(&self) -> DateTime {
+        self.read_session.set(true);
         self.s.stmt_now
     }
     fn connection_id(&self) -> u32 {
+        self.read_session.set(true);
         self.s.conn_id
     }
     fn last_insert_id(&self) -> u64 {
+        self.read_session.set(true);
         self.s.last_insert_id
     }
     fn row_count(&self) -> i64 {
+        self.read_session.set(true);
         self.s.row_count
     }
     fn user(&self) -> String {
+        self.read_session.set(true);
         format!("{}@{}", self.s.user, self.s.host)
     }
     fn version(&self) -> String {
+        self.read_session.set(true);
         self.s.db.engine.options().server_version.clone()
     }
     fn sys_var(&self, scope: Option<VarScope>, name: &str) -> Result<Value, SqlError> {
+        self.read_session.set(true);
         self.s.get_var(scope, name)
     }
     fn user_var(&self, name: &str) -> Value {
+        self.read_session.set(true);
         self.s.user_vars.get(name).cloned().unwrap_or(Value::Null)
     }
     fn info_schema(&self, table: &str) -> Option<(Vec<VirtualColumn>, Vec<Vec<Value>>)> {
+        self.read_session.set(true);
         crate::show::info_schema(self.s, &self.catalog, table)
     }
 }
@@ -757,7 +793,7 @@ impl Session {
         };
         // What the binlog annotates and the process list shows is the statement as sent.
         kept.parsed.text = sql.trim().to_string();
-        let r = self.run_with_params(&kept.parsed, shape.literals, Some(&mut kept.insert));
+        let r = self.run_with_params(&kept.parsed, shape.literals, Some(&mut kept.kept));
         if self.shapes.len() >= SHAPE_CACHE {
             self.shapes.clear();
         }
@@ -805,6 +841,7 @@ impl Session {
                     let env = Env {
                         s: self,
                         catalog: self.db.engine.catalog(),
+                        read_session: Cell::new(false),
                     };
                     let sel = Binder::new(&env, &parsed.text).bind_query(q);
                     self.params.clear();
@@ -867,7 +904,7 @@ impl Session {
         for a in args {
             values.push(self.eval_const(a)?);
         }
-        self.run_with_params(&p.parsed, values, Some(&mut p.insert))
+        self.run_with_params(&p.parsed, values, Some(&mut p.kept))
     }
 
     /// Runs a prepared statement with its parameter values.
@@ -875,10 +912,10 @@ impl Session {
         &mut self,
         parsed: &Parsed,
         params: Vec<Value>,
-        insert: Option<&mut Option<InsertTemplate>>,
+        kept: Option<&mut Kept>,
     ) -> Result<QueryResult, SqlError> {
         self.params = params;
-        let r = self.run_kept(parsed, insert);
+        let r = self.run_kept(parsed, kept);
         self.params.clear();
         r
     }
@@ -906,7 +943,7 @@ impl Session {
         } else {
             self.db.questions.fetch_add(1, Ordering::Relaxed);
             self.set_proc("Execute", Some(&p.parsed.text));
-            let r = self.run_with_params(&p.parsed, params.to_vec(), Some(&mut p.insert));
+            let r = self.run_with_params(&p.parsed, params.to_vec(), Some(&mut p.kept));
             self.set_proc("Sleep", None);
             r
         };
@@ -932,11 +969,7 @@ impl Session {
     }
 
     /// Runs a statement; `insert` is the binding kept with it, if it is kept to run again.
-    fn run_kept(
-        &mut self,
-        p: &Parsed,
-        insert: Option<&mut Option<InsertTemplate>>,
-    ) -> Result<QueryResult, SqlError> {
+    fn run_kept(&mut self, p: &Parsed, kept: Option<&mut Kept>) -> Result<QueryResult, SqlError> {
         self.interrupt.store(false, Ordering::SeqCst);
         self.stmt_now = now();
         let keeps_warnings = matches!(&p.stmt, Stmt::Admin(Admin::ShowWarnings { .. }));
@@ -945,7 +978,7 @@ impl Session {
         }
         let r = match &p.stmt {
             Stmt::Admin(a) => self.run_admin(a, p),
-            Stmt::Sql(s) => self.run_sql(s, p, insert),
+            Stmt::Sql(s) => self.run_sql(s, p, kept),
         };
         match &r {
             Ok(QueryResult::Ok { affected_rows, .. }) => {
@@ -964,11 +997,22 @@ impl Session {
         text: &str,
         f: impl FnOnce(Binder) -> Result<T, SqlError>,
     ) -> Result<T, SqlError> {
+        self.bind_noting_reads(text, f).0
+    }
+
+    /// [`Self::bind`], and whether the binder read the session or the clock.
+    fn bind_noting_reads<T>(
+        &self,
+        text: &str,
+        f: impl FnOnce(Binder) -> Result<T, SqlError>,
+    ) -> (Result<T, SqlError>, bool) {
         let env = Env {
             s: self,
             catalog: self.db.engine.catalog(),
+            read_session: Cell::new(false),
         };
-        f(Binder::new(&env, text))
+        let r = f(Binder::new(&env, text));
+        (r, env.read_session.get())
     }
 
     fn check_tables(&self, tables: &[(String, String)], p: Priv) -> Result<(), SqlError> {
@@ -1021,9 +1065,17 @@ impl Session {
         ))
     }
 
-    fn select_result(&mut self, text: &str, q: &sq::Query) -> Result<QueryResult, SqlError> {
+    fn select_result(
+        &mut self,
+        text: &str,
+        q: &sq::Query,
+        kept: Option<&mut SelectKept>,
+    ) -> Result<QueryResult, SqlError> {
         self.db.count_com("Com_select");
-        let mut sel = self.bind(text, |b| b.bind_query(q))?;
+        let mut sel = match kept {
+            Some(k) => self.select_bound(text, q, k)?,
+            None => self.bind(text, |b| b.bind_query(q))?,
+        };
         let mut tables = Vec::new();
         tables_of(&sel, &mut tables);
         self.check_tables(&tables, Priv::SELECT)?;
@@ -1050,16 +1102,58 @@ impl Session {
         Ok(QueryResult::Rows { columns, rows })
     }
 
+    /// Binds a SELECT that is kept to run again: from its template, or afresh (making the
+    /// template on the first run that can, see `binder::SelectTemplate`).
+    fn select_bound(
+        &mut self,
+        text: &str,
+        q: &sq::Query,
+        kept: &mut SelectKept,
+    ) -> Result<Select, SqlError> {
+        if let SelectKept::Ready(t, made) = kept {
+            if t.valid(
+                &self.db.engine.catalog(),
+                self.current_db.as_deref(),
+                &self.params,
+            ) {
+                return Ok(t.select(&self.params));
+            }
+            *kept = SelectKept::Stale(*made);
+        }
+        let made = match kept {
+            SelectKept::Untried => 0,
+            SelectKept::Stale(n) if *n < SELECT_TEMPLATES => *n,
+            _ => return self.bind(text, |b| b.bind_query(q)),
+        };
+        let Some(changed) = binder::changed_params(&self.params) else {
+            return self.bind(text, |b| b.bind_query(q));
+        };
+        let (a, read_session) = self.bind_noting_reads(text, |b| b.bind_query(q));
+        let a = a?;
+        *kept = SelectKept::Never;
+        if !read_session {
+            let params = std::mem::replace(&mut self.params, changed);
+            let b = self.bind(text, |b| b.bind_query(q));
+            let changed = std::mem::replace(&mut self.params, params);
+            if let Some(t) = b.ok().and_then(|b| {
+                SelectTemplate::new(&a, &b, &self.params, &changed, self.current_db.as_deref())
+            }) {
+                *kept = SelectKept::Ready(Box::new(t), made + 1);
+            }
+        }
+        Ok(a)
+    }
+
     fn run_sql(
         &mut self,
         s: &sq::Statement,
         p: &Parsed,
-        insert: Option<&mut Option<InsertTemplate>>,
+        kept: Option<&mut Kept>,
     ) -> Result<QueryResult, SqlError> {
         use sq::Statement as S;
         let text = p.text.as_str();
         match s {
-            S::Query(q) => self.select_result(text, q),
+            S::Query(q) => self.select_result(text, q, kept.map(|k| &mut k.select)),
             S::Insert(ins) => {
                 self.db.count_com(if ins.replace_into {
                     "Com_replace"
@@ -1067,7 +1161,7 @@ impl Session {
                     "Com_insert"
                 });
                 self.check_read_only()?;
-                let mut plan = self.insert_plan(text, ins, insert)?;
+                let mut plan = self.insert_plan(text, ins, kept.map(|k| &mut k.insert))?;
                 let t = (plan.table.db.clone(), plan.table.name.clone());
                 self.check_tables(std::slice::from_ref(&t), Priv::INSERT)?;
                 if plan.replace {

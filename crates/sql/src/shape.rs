@@ -17,7 +17,7 @@
 //! the ordinary path: comments, `;`, `?`, backslash escapes, double-quoted strings,
 //! introducers and hex/bit literals (`_binary'..'`, `x'..'`, `0x..`), numbers with
 //! exponents or without digits on one side of the point, adjacent string literals (MariaDB
-//! concatenates them), typed literals (`DATE '...'`), user variables, `ESCAPE`, and any
+//! concatenates them), typed literals (`DATE '...'`), user variables, `ESCAPE`, `INTERVAL`, and any
 //! SELECT in an INSERT or a second SELECT (INSERT ... SELECT, subqueries). Literals after
 //! `ON DUPLICATE KEY UPDATE` stay in the text. A shape that does not parse (a `?` where
 //! sqlparser wants a number, as in `CAST(x AS CHAR(10))`) is not used either.
@@ -200,8 +200,8 @@ pub fn shape_of(sql: &str) -> Option<Shape> {
                 }
                 let word = &sql[i..j];
                 let is = |w: &str| word.eq_ignore_ascii_case(w);
-                if is("ESCAPE") {
-                    return None; // LIKE ... ESCAPE wants a literal
+                if is("ESCAPE") || is("INTERVAL") {
+                    return None; // LIKE ... ESCAPE and INTERVAL n unit want a literal
                 }
                 if is("SELECT") {
                     selects += 1;
@@ -287,6 +287,7 @@ mod tests {
             "SELECT * FROM t WHERE a IN (SELECT 1)",
             "SELECT * FROM t WHERE a = @v",
             "SELECT * FROM t WHERE a LIKE 'x!%' ESCAPE '!'",
+            "SELECT * FROM t WHERE d > NOW() - INTERVAL 1 DAY",
             "SELECT * FROM t WHERE d = DATE '2020-01-01'",
             "INSERT INTO t VALUES ('a\\'b')",
             "INSERT INTO t VALUES (\"a\")",
