@@ -55,16 +55,19 @@ struct Kept {
     select: SelectKept,
 }
 
-#[derive(Default)]
+/// A kept SELECT's template, with the number of templates made for it so far.
 enum SelectKept {
-    /// Not tried yet, or the template no longer applies, or the last parameters were of
-    /// a kind templates do not take; with the number of templates made so far.
-    #[default]
-    Untried,
-    Stale(u8),
     Ready(Box<SelectTemplate>, u8),
-    /// The statement has no template: it binds at each run.
-    Never,
+    /// None yet, or it no longer applies: the statement binds afresh, and tries to make
+    /// one while fewer than [`SELECT_TEMPLATES`] were made (a statement that cannot
+    /// have one is set to that number).
+    Unbound(u8),
+}
+
+impl Default for SelectKept {
+    fn default() -> Self {
+        SelectKept::Unbound(0)
+    }
 }
 
 /// Templates a kept SELECT makes at most (making one binds twice; a client that keeps
@@ -838,12 +841,7 @@ impl Session {
         let columns = match &parsed.stmt {
             Stmt::Sql(s) => match s.as_ref() {
                 sq::Statement::Query(q) => {
-                    let env = Env {
-                        s: self,
-                        catalog: self.db.engine.catalog(),
-                        read_session: Cell::new(false),
-                    };
-                    let sel = Binder::new(&env, &parsed.text).bind_query(q);
+                    let sel = self.bind(&parsed.text, |b| b.bind_query(q));
                     self.params.clear();
                     sel?.columns
                 }
@@ -968,7 +966,7 @@ impl Session {
         self.run_kept(p, None)
     }
 
-    /// Runs a statement; `insert` is the binding kept with it, if it is kept to run again.
+    /// Runs a statement; `kept` is the binding kept with it, if it is kept to run again.
     fn run_kept(&mut self, p: &Parsed, kept: Option<&mut Kept>) -> Result<QueryResult, SqlError> {
         self.interrupt.store(false, Ordering::SeqCst);
         self.stmt_now = now();
@@ -1118,11 +1116,10 @@ impl Session {
             ) {
                 return Ok(t.select(&self.params));
             }
-            *kept = SelectKept::Stale(*made);
+            *kept = SelectKept::Unbound(*made);
         }
         let made = match kept {
-            SelectKept::Untried => 0,
-            SelectKept::Stale(n) if *n < SELECT_TEMPLATES => *n,
+            SelectKept::Unbound(n) if *n < SELECT_TEMPLATES => *n,
             _ => return self.bind(text, |b| b.bind_query(q)),
         };
         let Some(changed) = binder::changed_params(&self.params) else {
@@ -1130,7 +1127,7 @@ impl Session {
         };
         let (a, read_session) = self.bind_noting_reads(text, |b| b.bind_query(q));
         let a = a?;
-        *kept = SelectKept::Never;
+        *kept = SelectKept::Unbound(SELECT_TEMPLATES);
         if !read_session {
             let params = std::mem::replace(&mut self.params, changed);
             let b = self.bind(text, |b| b.bind_query(q));

@@ -29,6 +29,7 @@ use std::sync::Arc;
 use onelog_engine::{Catalog, TableDef};
 use onelog_types::Value;
 
+use super::template::unchanged;
 use super::{Select, SourceKind};
 use crate::expr::Expr;
 
@@ -178,11 +179,7 @@ impl SelectTemplate {
                 .iter()
                 .zip(&self.kinds)
                 .all(|(v, k)| kind_of(v) == Some(*k))
-            && self.tables.iter().all(|t| {
-                catalog
-                    .table(&t.db, &t.name)
-                    .is_some_and(|c| Arc::ptr_eq(c, t))
-            })
+            && self.tables.iter().all(|t| unchanged(catalog, t))
     }
 
     /// The bound statement for one run with `params`.

@@ -25,6 +25,14 @@ use sqlparser::ast as sq;
 use super::{Binder, Insert, InsertSource};
 use crate::expr::Expr;
 
+/// Whether the catalog still holds this very definition of the table (any DDL on it makes
+/// a new one). Kept bindings (INSERT and SELECT templates) are used only while it does.
+pub(super) fn unchanged(catalog: &Catalog, table: &Arc<TableDef>) -> bool {
+    catalog
+        .table(&table.db, &table.name)
+        .is_some_and(|t| Arc::ptr_eq(t, table))
+}
+
 /// Where one VALUES position gets its value.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Slot {
@@ -107,10 +115,7 @@ impl InsertTemplate {
     /// Whether the template still binds as `ins` would now: same table definition in
     /// the catalog, same current database.
     pub fn valid(&self, catalog: &Catalog, current_db: Option<&str>) -> bool {
-        self.current_db.as_deref() == current_db
-            && catalog
-                .table(&self.table.db, &self.table.name)
-                .is_some_and(|t| Arc::ptr_eq(t, &self.table))
+        self.current_db.as_deref() == current_db && unchanged(catalog, &self.table)
     }
 
     /// Whether some positions need the binder at each run.
