@@ -12,6 +12,7 @@ use onelog_types::{code, Collation, ColumnType, DateTime, Decimal, Derivation, S
 use sqlparser::ast as sq;
 use sqlparser::ast::Spanned;
 
+use crate::dates;
 use crate::expr::{self, BinOp, CastType, Expr};
 use crate::functions::{self, Func};
 use crate::parser::{name_parts, Scope as VarScope};
@@ -1777,6 +1778,24 @@ impl<'a> Binder<'a> {
                 };
                 self.bind_row_cmp(op, left, right, clause)?
             }
+            // `date + INTERVAL n unit`, `INTERVAL n unit + date`, `date - INTERVAL n unit`.
+            E::BinaryOp {
+                left,
+                op: op @ (sq::BinaryOperator::Plus | sq::BinaryOperator::Minus),
+                right,
+            } if matches!(right.as_ref(), E::Interval(_))
+                || (matches!(left.as_ref(), E::Interval(_))
+                    && matches!(op, sq::BinaryOperator::Plus)) =>
+            {
+                let subtract = matches!(op, sq::BinaryOperator::Minus);
+                match (left.as_ref(), right.as_ref()) {
+                    (date, E::Interval(iv)) => {
+                        self.bind_add_interval(date, iv, subtract, clause)?
+                    }
+                    (E::Interval(iv), date) => self.bind_add_interval(date, iv, false, clause)?,
+                    _ => unreachable!("guarded above"),
+                }
+            }
             E::BinaryOp { left, op, right } => {
                 let l = self.sub(left, clause)?;
                 let r = self.sub(right, clause)?;
@@ -2403,14 +2422,26 @@ impl<'a> Binder<'a> {
                 }
             }
         }
+        if let Some(e) = self.bind_date_arith(&name, f, clause)? {
+            return Ok(e);
+        }
         let (args, _, _) = self.fn_args(f, clause)?;
         let now = self.env.now();
         let nargs = args.len();
         let folded = match name.as_str() {
-            "now" | "current_timestamp" | "localtime" | "localtimestamp" | "sysdate" => {
-                Some(Value::DateTime(now))
+            // NOW() has no fraction, NOW(p) p digits of it (MariaDB: DATETIME(p)).
+            "now" | "current_timestamp" | "localtime" | "localtimestamp" | "sysdate"
+            | "utc_timestamp" => {
+                let p = match args.first() {
+                    Some(Expr::Lit(v)) => expr::to_i64(v).clamp(0, 6) as u32,
+                    _ => 0,
+                };
+                let unit = 10u32.pow(6 - p);
+                Some(Value::DateTime(onelog_types::DateTime {
+                    micro: now.micro - now.micro % unit,
+                    ..now
+                }))
             }
-            "utc_timestamp" => Some(Value::DateTime(now)),
             "curdate" | "current_date" | "utc_date" => Some(Value::Date(now.date)),
             "curtime" | "current_time" | "utc_time" => Some(Value::Time(onelog_types::Time {
                 negative: false,
@@ -2454,6 +2485,90 @@ impl<'a> Binder<'a> {
             ));
         }
         Ok(Expr::Func(func, args))
+    }
+
+    /// `date ± INTERVAL amount unit` as a call of [`Func::AddInterval`].
+    fn bind_add_interval(
+        &mut self,
+        date: &sq::Expr,
+        iv: &sq::Interval,
+        subtract: bool,
+        clause: Clause,
+    ) -> Result<Expr, SqlError> {
+        let unit = interval_unit(iv)?;
+        let d = self.bind_expr(date, clause)?;
+        let n = self.bind_expr(&iv.value, clause)?;
+        Ok(self.add_interval_call(unit, subtract, d, n))
+    }
+
+    fn add_interval_call(&self, unit: dates::Unit, subtract: bool, d: Expr, n: Expr) -> Expr {
+        let six = !matches!(d, Expr::Lit(_)) && self.type_of(&d).0.is_string();
+        let op = dates::AddOp {
+            unit,
+            subtract,
+            six,
+        };
+        Expr::Func(Func::AddInterval(op), vec![d, n])
+    }
+
+    /// The date functions whose arguments are not plain expressions: DATE_ADD/DATE_SUB
+    /// (an INTERVAL), ADDDATE/SUBDATE (an INTERVAL or a number of days),
+    /// TIMESTAMPADD/TIMESTAMPDIFF (a unit name first). None for any other function.
+    fn bind_date_arith(
+        &mut self,
+        name: &str,
+        f: &sq::Function,
+        clause: Clause,
+    ) -> Result<Option<Expr>, SqlError> {
+        if !matches!(
+            name,
+            "date_add" | "date_sub" | "adddate" | "subdate" | "timestampadd" | "timestampdiff"
+        ) {
+            return Ok(None);
+        }
+        let mut raw: Vec<&sq::Expr> = Vec::new();
+        if let sq::FunctionArguments::List(l) = &f.args {
+            for a in &l.args {
+                match a {
+                    sq::FunctionArg::Unnamed(sq::FunctionArgExpr::Expr(e)) => raw.push(e),
+                    _ => return Err(crate::parser::syntax_error(&f.to_string(), 0)),
+                }
+            }
+        }
+        // Part of MariaDB's grammar: a wrong argument count is a syntax error.
+        let want = if name.starts_with("timestamp") { 3 } else { 2 };
+        if raw.len() != want {
+            return Err(crate::parser::syntax_error(&f.to_string(), 0));
+        }
+        let subtract = name.contains("sub");
+        Ok(Some(match name {
+            "timestampadd" | "timestampdiff" => {
+                let unit = match raw[0] {
+                    sq::Expr::Identifier(id) if id.quote_style.is_none() => {
+                        dates::Unit::single(&id.value)
+                    }
+                    _ => None,
+                }
+                .ok_or_else(|| crate::parser::syntax_error(&raw[0].to_string(), 0))?;
+                let a = self.bind_expr(raw[1], clause)?;
+                let b = self.bind_expr(raw[2], clause)?;
+                if name == "timestampadd" {
+                    self.add_interval_call(unit, false, b, a)
+                } else {
+                    Expr::Func(Func::TimestampDiff(unit), vec![a, b])
+                }
+            }
+            _ => match raw[1] {
+                sq::Expr::Interval(iv) => self.bind_add_interval(raw[0], iv, subtract, clause)?,
+                // ADDDATE(d, n) / SUBDATE(d, n): n days.
+                days if name.ends_with("date") => {
+                    let d = self.bind_expr(raw[0], clause)?;
+                    let n = self.bind_expr(days, clause)?;
+                    self.add_interval_call(dates::Unit::Day, subtract, d, n)
+                }
+                other => return Err(crate::parser::syntax_error(&other.to_string(), 0)),
+            },
+        }))
     }
 
     // ---------------------------------------------------------------- types
@@ -4567,4 +4682,44 @@ pub fn bind_ddl(
         }
         _ => return Ok(None),
     }))
+}
+
+/// The unit of an INTERVAL as sqlparser gives it: one field, or a range `a TO b` for
+/// MariaDB's composite units (which the parser rewrites into that form; see parser.rs,
+/// `rewrite_interval_units`).
+fn interval_unit(iv: &sq::Interval) -> Result<dates::Unit, SqlError> {
+    use dates::Unit as U;
+    use sq::DateTimeField as F;
+    let unit = match (&iv.leading_field, &iv.last_field) {
+        _ if iv.leading_precision.is_some() || iv.fractional_seconds_precision.is_some() => None,
+        (Some(f), None) => match f {
+            F::Microsecond => Some(U::Microsecond),
+            F::Second => Some(U::Second),
+            F::Minute => Some(U::Minute),
+            F::Hour => Some(U::Hour),
+            F::Day => Some(U::Day),
+            F::Week(None) => Some(U::Week),
+            F::Month => Some(U::Month),
+            F::Quarter => Some(U::Quarter),
+            F::Year => Some(U::Year),
+            _ => None,
+        },
+        (Some(a), Some(b)) => match (a, b) {
+            // SECOND_MICROSECOND (sqlparser reads `SECOND TO ...` as something else).
+            (F::Millisecond, F::Microsecond) => Some(U::SecondMicrosecond),
+            (F::Minute, F::Microsecond) => Some(U::MinuteMicrosecond),
+            (F::Minute, F::Second) => Some(U::MinuteSecond),
+            (F::Hour, F::Microsecond) => Some(U::HourMicrosecond),
+            (F::Hour, F::Second) => Some(U::HourSecond),
+            (F::Hour, F::Minute) => Some(U::HourMinute),
+            (F::Day, F::Microsecond) => Some(U::DayMicrosecond),
+            (F::Day, F::Second) => Some(U::DaySecond),
+            (F::Day, F::Minute) => Some(U::DayMinute),
+            (F::Day, F::Hour) => Some(U::DayHour),
+            (F::Year, F::Month) => Some(U::YearMonth),
+            _ => None,
+        },
+        _ => None,
+    };
+    unit.ok_or_else(|| crate::parser::syntax_error(&iv.to_string(), 0))
 }

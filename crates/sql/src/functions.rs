@@ -4,6 +4,7 @@
 
 use onelog_types::{code, Collation, ColumnType, Date, DateTime, Decimal, Value};
 
+use crate::dates::{self, Unit};
 use crate::expr::{
     self, compare, eval, to_bytes, to_decimal, to_f64, to_i64, to_string, truth, Ctx, EvalResult,
     Expr,
@@ -65,6 +66,13 @@ pub enum Func {
     Field,
     Crc32,
     Sleep,
+    /// `date ± INTERVAL amount unit` (args: date, amount; see dates.rs).
+    AddInterval(dates::AddOp),
+    /// `TIMESTAMPDIFF(unit, a, b)` (args: a, b).
+    TimestampDiff(Unit),
+    DateDiff,
+    Calendar(dates::Calendar),
+    FromDays,
 }
 
 impl Func {
@@ -77,6 +85,7 @@ impl Func {
 
 /// Looks a function up by name: (function, min args, max args).
 pub fn lookup(name: &str) -> Option<(Func, usize, usize)> {
+    use crate::dates::Calendar as Cal;
     use Func::*;
     const MANY: usize = usize::MAX;
     Some(match name {
@@ -134,6 +143,13 @@ pub fn lookup(name: &str) -> Option<(Func, usize, usize)> {
         "field" => (Field, 2, MANY),
         "crc32" => (Crc32, 1, 1),
         "sleep" => (Sleep, 1, 1),
+        "datediff" => (DateDiff, 2, 2),
+        "last_day" => (Calendar(Cal::LastDay), 1, 1),
+        "dayofweek" => (Calendar(Cal::DayOfWeek), 1, 1),
+        "weekday" => (Calendar(Cal::WeekDay), 1, 1),
+        "dayofyear" => (Calendar(Cal::DayOfYear), 1, 1),
+        "quarter" => (Calendar(Cal::Quarter), 1, 1),
+        "from_days" => (FromDays, 1, 1),
         _ => return None,
     })
 }
@@ -156,6 +172,13 @@ pub fn result_type(f: Func, args: &[ColumnType]) -> ColumnType {
         UnixTimestamp => bigint,
         Rand | Pow | Sqrt => ColumnType::Double,
         Abs | Floor | Ceil | Round | Truncate => args.first().copied().unwrap_or(bigint),
+        Calendar(dates::Calendar::LastDay) | FromDays => ColumnType::Date,
+        DateDiff | Calendar(_) => ColumnType::Int {
+            bytes: 4,
+            unsigned: false,
+        },
+        TimestampDiff(_) => bigint,
+        AddInterval(op) => interval_type(op, args),
         Md5 => varchar(32),
         Sha1 => varchar(40),
         DateFn => ColumnType::Date,
@@ -164,6 +187,37 @@ pub fn result_type(f: Func, args: &[ColumnType]) -> ColumnType {
         If => merged_type(args.get(1..).unwrap_or(&[])).unwrap_or(varchar(255)),
         NullIf => args.first().copied().unwrap_or(varchar(255)),
         _ => varchar(255),
+    }
+}
+
+/// The type of `date + INTERVAL amount unit` given the types of date and amount (see
+/// dates.rs): DATE for a DATE and whole days, TIME for a TIME, DATETIME with the fraction
+/// digits the amount brings for dates and datetimes, else a string.
+fn interval_type(op: dates::AddOp, args: &[ColumnType]) -> ColumnType {
+    let unit = op.unit;
+    let amount_fsp = match (unit, args.get(1)) {
+        (u, _) if u.has_micro() => 6,
+        (Unit::Second, Some(ColumnType::Decimal { scale, .. })) => (*scale).min(6),
+        (Unit::Second, Some(ColumnType::Double | ColumnType::Float))
+        | (Unit::Second, Some(ColumnType::Char { .. } | ColumnType::Varchar { .. })) => 6,
+        _ => 0,
+    };
+    match args.first() {
+        Some(ColumnType::Date) if !unit.has_time() => ColumnType::Date,
+        Some(ColumnType::Date) => ColumnType::DateTime { fsp: amount_fsp },
+        Some(ColumnType::DateTime { fsp }) | Some(ColumnType::Timestamp { fsp }) => {
+            ColumnType::DateTime {
+                fsp: (*fsp).max(amount_fsp),
+            }
+        }
+        Some(ColumnType::Time { fsp }) => ColumnType::Time {
+            fsp: (*fsp).max(amount_fsp),
+        },
+        // MariaDB types the string form as CHAR (MYSQL_TYPE_STRING) of a datetime's length.
+        _ => ColumnType::char(
+            if amount_fsp > 0 || op.six { 26 } else { 19 },
+            Collation::DEFAULT,
+        ),
     }
 }
 
@@ -624,6 +678,11 @@ pub fn call(f: Func, args: &[Expr], cx: &Ctx) -> EvalResult<Value> {
             None => Value::Null,
         },
         Crc32 => Value::UInt(crc32(&to_bytes(&vals[0])) as u64),
+        AddInterval(op) => dates::add_interval(&vals[0], &vals[1], op),
+        TimestampDiff(unit) => dates::timestamp_diff(unit, &vals[0], &vals[1]),
+        DateDiff => dates::date_diff(&vals[0], &vals[1]),
+        Calendar(c) => dates::calendar(c, &vals[0]),
+        FromDays => dates::from_days(&vals[0]),
         Coalesce | IfNull | If | NullIf | ConcatWs | IsNullFn | Rand | Field | Sleep => {
             unreachable!()
         }

@@ -49,6 +49,7 @@ pub mod parser;
 mod alter;
 mod binder;
 mod database;
+mod dates;
 mod executor;
 mod expr;
 mod functions;

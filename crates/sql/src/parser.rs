@@ -374,6 +374,7 @@ fn parse_text(text: &str) -> Result<Parsed, SqlError> {
     }
     rewrite_lock_in_share_mode(&mut toks);
     rewrite_multi_table(&mut toks);
+    rewrite_interval_units(&mut toks);
     let err_at = |e: ParserError| -> SqlError {
         let msg = e.to_string();
         let off = error_location(&msg)
@@ -468,6 +469,57 @@ fn rewrite_multi_table(toks: &mut [TokenWithSpan]) {
             _ => {}
         }
         i += 1;
+    }
+}
+
+/// MariaDB's composite INTERVAL units (`INTERVAL '1:30' HOUR_MINUTE`), which sqlparser
+/// does not know, → its range form `HOUR TO MINUTE` (the binder maps the pair back).
+/// SECOND_MICROSECOND becomes `MILLISECOND TO MICROSECOND`, because sqlparser reads
+/// `SECOND TO` in a form of its own and MariaDB has no MILLISECOND unit to confuse it with.
+/// Only after an INTERVAL keyword (the names are reserved words in MariaDB anyway).
+fn rewrite_interval_units(toks: &mut Vec<TokenWithSpan>) {
+    let is_word = |t: &TokenWithSpan, k: &str| matches!(&t.token, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(k));
+    let Some(first) = toks.iter().position(|t| is_word(t, "INTERVAL")) else {
+        return;
+    };
+    let mut i = first;
+    while i < toks.len() {
+        let pair = match &toks[i].token {
+            Token::Word(w) if w.quote_style.is_none() => {
+                match w.value.to_ascii_uppercase().as_str() {
+                    "SECOND_MICROSECOND" => Some(("MILLISECOND", "MICROSECOND")),
+                    "MINUTE_MICROSECOND" => Some(("MINUTE", "MICROSECOND")),
+                    "MINUTE_SECOND" => Some(("MINUTE", "SECOND")),
+                    "HOUR_MICROSECOND" => Some(("HOUR", "MICROSECOND")),
+                    "HOUR_SECOND" => Some(("HOUR", "SECOND")),
+                    "HOUR_MINUTE" => Some(("HOUR", "MINUTE")),
+                    "DAY_MICROSECOND" => Some(("DAY", "MICROSECOND")),
+                    "DAY_SECOND" => Some(("DAY", "SECOND")),
+                    "DAY_MINUTE" => Some(("DAY", "MINUTE")),
+                    "DAY_HOUR" => Some(("DAY", "HOUR")),
+                    "YEAR_MONTH" => Some(("YEAR", "MONTH")),
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        if let Some((a, b)) = pair {
+            let span = toks[i].span;
+            let space = || TokenWithSpan::new(Token::Whitespace(Whitespace::Space), Span::empty());
+            toks.splice(
+                i..=i,
+                [
+                    TokenWithSpan::new(Token::make_keyword(a), span),
+                    space(),
+                    TokenWithSpan::new(Token::make_keyword("TO"), span),
+                    space(),
+                    TokenWithSpan::new(Token::make_keyword(b), span),
+                ],
+            );
+            i += 5;
+        } else {
+            i += 1;
+        }
     }
 }
 

@@ -14,7 +14,7 @@ mod time;
 pub use collation::{Collation, Derivation};
 pub use decimal::Decimal;
 pub use error::{code, sqlstate, SqlError};
-pub use time::{Date, DateTime, Time};
+pub use time::{civil_from_days, days_from_civil, Date, DateTime, Time};
 
 use std::fmt;
 
