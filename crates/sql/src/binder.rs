@@ -2077,12 +2077,12 @@ impl<'a> Binder<'a> {
                         return self.bind_expr(&fixed, clause);
                     }
                 }
-                Expr::Cast(self.sub(expr, clause)?, cast_type(data_type)?)
+                Expr::Cast(self.sub(expr, clause)?, cast_type(data_type, expr)?)
             }
             E::Convert {
                 expr, data_type, ..
             } => match data_type {
-                Some(t) => Expr::Cast(self.sub(expr, clause)?, cast_type(t)?),
+                Some(t) => Expr::Cast(self.sub(expr, clause)?, cast_type(t, expr)?),
                 None => self.bind_expr(expr, clause)?,
             },
             E::Collate { expr, collation } => {
@@ -2106,8 +2106,27 @@ impl<'a> Binder<'a> {
                 }
             }
             E::TypedString(ts) => {
-                let v = Expr::Lit(self.bind_value(&ts.value.value)?);
-                Expr::Cast(Box::new(v), cast_type(&ts.data_type)?)
+                let v = self.bind_value(&ts.value.value)?;
+                // TIME '...' and TIMESTAMP '...' have the precision their text shows.
+                let digits = match &v {
+                    Value::Bytes(b) => {
+                        let s = String::from_utf8_lossy(b);
+                        s.rfind('.').map_or(0, |dot| {
+                            s[dot + 1..]
+                                .bytes()
+                                .take_while(u8::is_ascii_digit)
+                                .count()
+                                .min(6)
+                        }) as u8
+                    }
+                    _ => 0,
+                };
+                let ty = match cast_type(&ts.data_type, e)? {
+                    CastType::DateTime(_) => CastType::DateTime(digits),
+                    CastType::Time(_) => CastType::Time(digits),
+                    other => other,
+                };
+                Expr::Cast(Box::new(Expr::Lit(v)), ty)
             }
             E::Substring {
                 expr,
@@ -2437,10 +2456,16 @@ impl<'a> Binder<'a> {
                     _ => 0,
                 };
                 let unit = 10u32.pow(6 - p);
-                Some(Value::DateTime(onelog_types::DateTime {
+                let v = Value::DateTime(onelog_types::DateTime {
                     micro: now.micro - now.micro % unit,
                     ..now
-                }))
+                });
+                if p > 0 {
+                    // Typed DATETIME(p), so it shows p digits.
+                    let ty = CastType::DateTime(p as u8);
+                    return Ok(Expr::Cast(Box::new(Expr::Lit(v)), ty));
+                }
+                Some(v)
             }
             "curdate" | "current_date" | "utc_date" => Some(Value::Date(now.date)),
             "curtime" | "current_time" | "utc_time" => Some(Value::Time(onelog_types::Time {
@@ -2812,8 +2837,8 @@ impl<'a> Binder<'a> {
                         scale: *s,
                     },
                     CastType::Date => ColumnType::Date,
-                    CastType::DateTime => ColumnType::DateTime { fsp: 0 },
-                    CastType::Time => ColumnType::Time { fsp: 0 },
+                    CastType::DateTime(fsp) => ColumnType::DateTime { fsp: *fsp },
+                    CastType::Time(fsp) => ColumnType::Time { fsp: *fsp },
                 },
                 true,
             ),
@@ -3357,7 +3382,9 @@ pub fn parse_number(n: &str) -> Value {
     }
 }
 
-fn cast_type(t: &sq::DataType) -> Result<CastType, SqlError> {
+/// The type of `CAST(what AS t)`.
+fn cast_type(t: &sq::DataType, what: &sq::Expr) -> Result<CastType, SqlError> {
+    let fsp_of = |p: Option<u64>| fsp_of(p, what);
     use sq::DataType as D;
     Ok(match t {
         D::Signed | D::SignedInteger | D::Int(_) | D::Integer(_) | D::BigInt(_) => CastType::Signed,
@@ -3372,10 +3399,33 @@ fn cast_type(t: &sq::DataType) -> Result<CastType, SqlError> {
             CastType::Decimal(p, s)
         }
         D::Date => CastType::Date,
-        D::Datetime(_) | D::Timestamp(_, _) => CastType::DateTime,
-        D::Time(_, _) => CastType::Time,
+        D::Datetime(p) | D::Timestamp(p, _) => CastType::DateTime(fsp_of(*p)?),
+        D::Time(p, _) => CastType::Time(fsp_of(*p)?),
         other => return Err(unsupported(&format!("CAST AS {other}"))),
     })
+}
+
+/// A fractional-seconds precision, 0-6 (MariaDB: error 1426 above 6, naming the value).
+fn fsp_of(p: Option<u64>, what: &sq::Expr) -> Result<u8, SqlError> {
+    match p {
+        None => Ok(0),
+        Some(p) if p <= 6 => Ok(p as u8),
+        Some(_) => {
+            let name = match what {
+                sq::Expr::Value(v) => match &v.value {
+                    sq::Value::SingleQuotedString(t) | sq::Value::DoubleQuotedString(t) => {
+                        t.clone()
+                    }
+                    other => other.to_string(),
+                },
+                other => other.to_string(),
+            };
+            Err(err(
+                code::ER_TOO_BIG_PRECISION,
+                format!("Too big precision specified for '{name}'. Maximum is 6"),
+            ))
+        }
+    }
 }
 
 fn exact_info(info: &sq::ExactNumberInfo, dp: u8, ds: u8) -> (u8, u8) {

@@ -54,8 +54,10 @@ pub enum CastType {
     Double,
     Decimal(u8, u8),
     Date,
-    DateTime,
-    Time,
+    /// DATETIME(fsp): the fraction is cut to `fsp` digits.
+    DateTime(u8),
+    /// TIME(fsp)
+    Time(u8),
 }
 
 /// A bound expression. Column references are positions in the row being evaluated (the
@@ -1345,24 +1347,40 @@ pub fn cast(v: Value, t: CastType) -> EvalResult<Value> {
             Some(dt) => Value::Date(dt.date),
             None => Value::Null,
         },
-        CastType::DateTime => match datetime_of(&v) {
-            Some(dt) => Value::DateTime(dt),
+        CastType::DateTime(fsp) => match datetime_of(&v) {
+            Some(dt) => Value::DateTime(DateTime {
+                micro: cut_micro(dt.micro, fsp),
+                ..dt
+            }),
             None => Value::Null,
         },
-        CastType::Time => match &v {
-            Value::Time(t) => Value::Time(*t),
-            Value::DateTime(dt) => Value::Time(Time {
-                negative: false,
-                hours: dt.hour as u32,
-                minute: dt.minute,
-                second: dt.second,
-                micro: dt.micro,
+        CastType::Time(fsp) => match cast_time(&v) {
+            Some(t) => Value::Time(Time {
+                micro: cut_micro(t.micro, fsp),
+                ..t
             }),
-            other => match parse_time(&to_string(other)) {
-                Some(t) => Value::Time(t),
-                None => Value::Null,
-            },
+            None => Value::Null,
         },
+    })
+}
+
+/// Microseconds cut to `fsp` digits (MariaDB truncates unless `TIME_ROUND_FRACTIONAL`).
+fn cut_micro(micro: u32, fsp: u8) -> u32 {
+    let unit = 10u32.pow(6 - u32::from(fsp.min(6)));
+    micro - micro % unit
+}
+
+fn cast_time(v: &Value) -> Option<Time> {
+    Some(match v {
+        Value::Time(t) => *t,
+        Value::DateTime(dt) => Time {
+            negative: false,
+            hours: dt.hour as u32,
+            minute: dt.minute,
+            second: dt.second,
+            micro: dt.micro,
+        },
+        other => parse_time(&to_string(other))?,
     })
 }
 

@@ -1575,7 +1575,7 @@ impl Session {
                 self.require_global(Priv::SUPER)?;
                 let v = self.eval_const(e)?;
                 let Value::DateTime(dt) =
-                    crate::expr::cast(v.clone(), crate::expr::CastType::DateTime)?
+                    crate::expr::cast(v.clone(), crate::expr::CastType::DateTime(6))?
                 else {
                     return Err(sql_err(
                         code::ER_WRONG_ARGUMENTS,

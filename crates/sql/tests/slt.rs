@@ -28,6 +28,7 @@ use std::path::{Path, PathBuf};
 
 use onelog_engine::EngineOptions;
 use onelog_sql::{Database, QueryResult, Session};
+use onelog_types::ColumnType;
 
 #[derive(Debug)]
 enum Outcome {
@@ -101,6 +102,18 @@ trait Backend {
     fn run(&mut self, sql: &str) -> Outcome;
 }
 
+/// The fraction digits a temporal column shows (for a value in a column of another type:
+/// six if it has a fraction, else none).
+fn fsp(ty: &ColumnType, micro: u32) -> usize {
+    match *ty {
+        ColumnType::DateTime { fsp } | ColumnType::Timestamp { fsp } | ColumnType::Time { fsp } => {
+            fsp as usize
+        }
+        _ if micro != 0 => 6,
+        _ => 0,
+    }
+}
+
 struct Embedded {
     s: Session,
 }
@@ -118,10 +131,19 @@ impl Backend for Embedded {
                 rows.into_iter()
                     .map(|r| {
                         r.into_iter()
-                            .map(|v| match v {
+                            .zip(&columns)
+                            .map(|(v, c)| match v {
                                 onelog_types::Value::Null => None,
                                 onelog_types::Value::Bytes(b) => {
                                     Some(String::from_utf8_lossy(&b).to_string())
+                                }
+                                // Fraction digits as the column's type has them, as the
+                                // server's text protocol sends them.
+                                onelog_types::Value::DateTime(d) => {
+                                    Some(format!("{d:.p$}", p = fsp(&c.ty, d.micro)))
+                                }
+                                onelog_types::Value::Time(t) => {
+                                    Some(format!("{t:.p$}", p = fsp(&c.ty, t.micro)))
                                 }
                                 other => Some(other.to_string()),
                             })

@@ -117,6 +117,7 @@ pub mod code {
     pub const ER_FUNCTION_NOT_DEFINED: u16 = 1305;
     pub const ER_SP_DOES_NOT_EXIST: u16 = 1305;
     pub const ER_WRONG_PARAMCOUNT_TO_NATIVE_FCT: u16 = 1582;
+    pub const ER_TOO_BIG_PRECISION: u16 = 1426;
     pub const ER_ILLEGAL_PARAMETER_DATA_TYPES2_FOR_OPERATION: u16 = 4078;
     pub const ER_SECURE_TRANSPORT_REQUIRED: u16 = 3159;
     pub const ER_UNKNOWN_ERROR: u16 = 1105;
@@ -193,6 +194,7 @@ pub fn sqlstate(code: u16) -> &'static str {
         | ER_NO_SUCH_INDEX
         | ER_FUNCTION_NOT_DEFINED
         | ER_WRONG_PARAMCOUNT_TO_NATIVE_FCT
+        | ER_TOO_BIG_PRECISION
         | ER_KEY_DOES_NOT_EXISTS
         | ER_UNKNOWN_CHARACTER_SET => "42000",
         ER_UNKNOWN_SYSTEM_VARIABLE

@@ -265,9 +265,9 @@ pub fn coerce(v: Value, ty: &ColumnType) -> Value {
         ColumnType::Date => expr::cast(v, expr::CastType::Date).unwrap_or(Value::Null),
         ColumnType::DateTime { .. } | ColumnType::Timestamp { .. } => match v {
             Value::DateTime(_) => v,
-            other => expr::cast(other, expr::CastType::DateTime).unwrap_or(Value::Null),
+            other => expr::cast(other, expr::CastType::DateTime(6)).unwrap_or(Value::Null),
         },
-        ColumnType::Time { .. } => expr::cast(v, expr::CastType::Time).unwrap_or(Value::Null),
+        ColumnType::Time { .. } => expr::cast(v, expr::CastType::Time(6)).unwrap_or(Value::Null),
     }
 }
 
