@@ -2105,6 +2105,13 @@ impl<'a> Binder<'a> {
                     *v
                 }
             }
+            E::Extract { field, expr, .. } => {
+                let unit = single_unit(field).ok_or_else(|| {
+                    crate::parser::syntax_error(&format!("{field} FROM {expr})"), 0)
+                })?;
+                let f = Func::Cal(dates::CalFn::Extract(unit));
+                Expr::Func(f, vec![self.bind_expr(expr, clause)?])
+            }
             E::TypedString(ts) => {
                 let v = self.bind_value(&ts.value.value)?;
                 // TIME '...' and TIMESTAMP '...' have the precision their text shows.
@@ -2495,12 +2502,15 @@ impl<'a> Binder<'a> {
             return Ok(Expr::Lit(v));
         }
         let Some((func, min, max)) = functions::lookup(&name) else {
+            // MariaDB names the current database, if any.
+            let written = parts.last().cloned().unwrap_or_default();
+            let qualified = match self.env.current_db() {
+                Some(db) => format!("{db}.{written}"),
+                None => written,
+            };
             return Err(err(
                 code::ER_FUNCTION_NOT_DEFINED,
-                format!(
-                    "FUNCTION {}.{name} does not exist",
-                    self.env.current_db().unwrap_or("")
-                ),
+                format!("FUNCTION {qualified} does not exist"),
             ));
         };
         if nargs < min || nargs > max {
@@ -4734,6 +4744,24 @@ pub fn bind_ddl(
     }))
 }
 
+/// A single unit (of INTERVAL or EXTRACT).
+fn single_unit(f: &sq::DateTimeField) -> Option<dates::Unit> {
+    use dates::Unit as U;
+    use sq::DateTimeField as F;
+    Some(match f {
+        F::Microsecond => U::Microsecond,
+        F::Second => U::Second,
+        F::Minute => U::Minute,
+        F::Hour => U::Hour,
+        F::Day => U::Day,
+        F::Week(None) => U::Week,
+        F::Month => U::Month,
+        F::Quarter => U::Quarter,
+        F::Year => U::Year,
+        _ => return None,
+    })
+}
+
 /// The unit of an INTERVAL as sqlparser gives it: one field, or a range `a TO b` for
 /// MariaDB's composite units (which the parser rewrites into that form; see parser.rs,
 /// `rewrite_interval_units`).
@@ -4742,18 +4770,7 @@ fn interval_unit(iv: &sq::Interval) -> Result<dates::Unit, SqlError> {
     use sq::DateTimeField as F;
     let unit = match (&iv.leading_field, &iv.last_field) {
         _ if iv.leading_precision.is_some() || iv.fractional_seconds_precision.is_some() => None,
-        (Some(f), None) => match f {
-            F::Microsecond => Some(U::Microsecond),
-            F::Second => Some(U::Second),
-            F::Minute => Some(U::Minute),
-            F::Hour => Some(U::Hour),
-            F::Day => Some(U::Day),
-            F::Week(None) => Some(U::Week),
-            F::Month => Some(U::Month),
-            F::Quarter => Some(U::Quarter),
-            F::Year => Some(U::Year),
-            _ => None,
-        },
+        (Some(f), None) => single_unit(f),
         (Some(a), Some(b)) => match (a, b) {
             // SECOND_MICROSECOND (sqlparser reads `SECOND TO ...` as something else).
             (F::Millisecond, F::Microsecond) => Some(U::SecondMicrosecond),

@@ -61,7 +61,6 @@ pub enum Func {
     FromUnixtime,
     UnixTimestamp,
     ToDays,
-    DateFormat,
     IsNullFn,
     Field,
     Crc32,
@@ -71,8 +70,8 @@ pub enum Func {
     /// `TIMESTAMPDIFF(unit, a, b)` (args: a, b).
     TimestampDiff(Unit),
     DateDiff,
-    Calendar(dates::Calendar),
-    FromDays,
+    /// Calendar, time-of-day and formatting functions (dates/calendar.rs).
+    Cal(dates::CalFn),
 }
 
 impl Func {
@@ -85,7 +84,6 @@ impl Func {
 
 /// Looks a function up by name: (function, min args, max args).
 pub fn lookup(name: &str) -> Option<(Func, usize, usize)> {
-    use crate::dates::Calendar as Cal;
     use Func::*;
     const MANY: usize = usize::MAX;
     Some(match name {
@@ -138,19 +136,15 @@ pub fn lookup(name: &str) -> Option<(Func, usize, usize)> {
         "from_unixtime" => (FromUnixtime, 1, 1),
         "unix_timestamp" => (UnixTimestamp, 1, 1),
         "to_days" => (ToDays, 1, 1),
-        "date_format" => (DateFormat, 2, 2),
         "isnull" => (IsNullFn, 1, 1),
         "field" => (Field, 2, MANY),
         "crc32" => (Crc32, 1, 1),
         "sleep" => (Sleep, 1, 1),
         "datediff" => (DateDiff, 2, 2),
-        "last_day" => (Calendar(Cal::LastDay), 1, 1),
-        "dayofweek" => (Calendar(Cal::DayOfWeek), 1, 1),
-        "weekday" => (Calendar(Cal::WeekDay), 1, 1),
-        "dayofyear" => (Calendar(Cal::DayOfYear), 1, 1),
-        "quarter" => (Calendar(Cal::Quarter), 1, 1),
-        "from_days" => (FromDays, 1, 1),
-        _ => return None,
+        other => {
+            let (f, min, max) = dates::CalFn::lookup(other)?;
+            (Cal(f), min, max)
+        }
     })
 }
 
@@ -172,11 +166,11 @@ pub fn result_type(f: Func, args: &[ColumnType]) -> ColumnType {
         UnixTimestamp => bigint,
         Rand | Pow | Sqrt => ColumnType::Double,
         Abs | Floor | Ceil | Round | Truncate => args.first().copied().unwrap_or(bigint),
-        Calendar(dates::Calendar::LastDay) | FromDays => ColumnType::Date,
-        DateDiff | Calendar(_) => ColumnType::Int {
+        DateDiff => ColumnType::Int {
             bytes: 4,
             unsigned: false,
         },
+        Cal(c) => dates::fn_type(c, args),
         TimestampDiff(_) => bigint,
         AddInterval(op) => interval_type(op, args),
         Md5 => varchar(32),
@@ -673,16 +667,11 @@ pub fn call(f: Func, args: &[Expr], cx: &Ctx) -> EvalResult<Value> {
             ),
             None => Value::Null,
         },
-        DateFormat => match datetime_arg(&vals[0]) {
-            Some(d) => Value::Bytes(date_format(&d, &to_string(&vals[1])).into_bytes()),
-            None => Value::Null,
-        },
         Crc32 => Value::UInt(crc32(&to_bytes(&vals[0])) as u64),
         AddInterval(op) => dates::add_interval(&vals[0], &vals[1], op),
         TimestampDiff(unit) => dates::timestamp_diff(unit, &vals[0], &vals[1]),
         DateDiff => dates::date_diff(&vals[0], &vals[1]),
-        Calendar(c) => dates::calendar(c, &vals[0]),
-        FromDays => dates::from_days(&vals[0]),
+        Cal(c) => dates::call_fn(c, &vals),
         Coalesce | IfNull | If | NullIf | ConcatWs | IsNullFn | Rand | Field | Sleep => {
             unreachable!()
         }
@@ -725,50 +714,6 @@ fn onelog_types_days(d: Date) -> i64 {
     }
     .unix_seconds()
     .div_euclid(86400)
-}
-
-fn date_format(d: &DateTime, fmt: &str) -> String {
-    const MONTHS: [&str; 12] = [
-        "January",
-        "February",
-        "March",
-        "April",
-        "May",
-        "June",
-        "July",
-        "August",
-        "September",
-        "October",
-        "November",
-        "December",
-    ];
-    let mut out = String::new();
-    let mut it = fmt.chars();
-    while let Some(c) = it.next() {
-        if c != '%' {
-            out.push(c);
-            continue;
-        }
-        match it.next() {
-            Some('Y') => out += &format!("{:04}", d.date.year),
-            Some('y') => out += &format!("{:02}", d.date.year % 100),
-            Some('m') => out += &format!("{:02}", d.date.month),
-            Some('c') => out += &format!("{}", d.date.month),
-            Some('d') => out += &format!("{:02}", d.date.day),
-            Some('e') => out += &format!("{}", d.date.day),
-            Some('H') => out += &format!("{:02}", d.hour),
-            Some('k') => out += &format!("{}", d.hour),
-            Some('i') => out += &format!("{:02}", d.minute),
-            Some('s') | Some('S') => out += &format!("{:02}", d.second),
-            Some('f') => out += &format!("{:06}", d.micro),
-            Some('T') => out += &format!("{:02}:{:02}:{:02}", d.hour, d.minute, d.second),
-            Some('M') => out += MONTHS[(d.date.month.clamp(1, 12) - 1) as usize],
-            Some('%') => out.push('%'),
-            Some(o) => out.push(o),
-            None => {}
-        }
-    }
-    out
 }
 
 pub fn hex(b: &[u8]) -> String {

@@ -1,6 +1,6 @@
 //! Date arithmetic as MariaDB does it: `expr + INTERVAL n unit` (and `-`, DATE_ADD,
-//! DATE_SUB, ADDDATE, SUBDATE, TIMESTAMPADD), TIMESTAMPDIFF, DATEDIFF and the calendar
-//! functions (LAST_DAY, DAYOFWEEK, WEEKDAY, DAYOFYEAR, QUARTER, FROM_DAYS).
+//! DATE_SUB, ADDDATE, SUBDATE, TIMESTAMPADD), TIMESTAMPDIFF and DATEDIFF; the calendar,
+//! time-of-day and formatting functions are in `calendar.rs`.
 //!
 //! Adding an interval:
 //! - Units of months (MONTH, QUARTER, YEAR, YEAR_MONTH) move the month and keep the day,
@@ -21,6 +21,9 @@
 use onelog_types::{civil_from_days, days_from_civil, Date, DateTime, Time, Value};
 
 use crate::expr::{self, to_string};
+
+mod calendar;
+pub use calendar::{call_fn, fn_type, CalFn};
 
 /// An INTERVAL unit (MariaDB's `interval_type`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,9 +61,9 @@ pub struct AddOp {
     pub six: bool,
 }
 
-const MICROS_PER_DAY: i128 = 86_400_000_000;
+pub(crate) const MICROS_PER_DAY: i128 = 86_400_000_000;
 /// 838:59:59.999999, TIME's range.
-const TIME_MAX_MICROS: i128 = ((838 * 60 + 59) * 60 + 59) * 1_000_000 + 999_999;
+pub(crate) const TIME_MAX_MICROS: i128 = ((838 * 60 + 59) * 60 + 59) * 1_000_000 + 999_999;
 
 impl Unit {
     /// The single units by name, as TIMESTAMPADD and TIMESTAMPDIFF take them (also with
@@ -273,7 +276,7 @@ fn numbers(s: &str, count: usize) -> (bool, Vec<i128>, u32) {
     (neg, nums, digits)
 }
 
-fn days_in_month(year: i128, month: u32) -> u8 {
+pub(crate) fn days_in_month(year: i128, month: u32) -> u8 {
     let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
     match month {
         2 if leap => 29,
@@ -283,11 +286,11 @@ fn days_in_month(year: i128, month: u32) -> u8 {
     }
 }
 
-fn day_number(d: Date) -> i128 {
+pub(crate) fn day_number(d: Date) -> i128 {
     days_from_civil(d.year as i64, d.month as u32, d.day as u32) as i128
 }
 
-fn micros_of(dt: &DateTime) -> i128 {
+pub(crate) fn micros_of(dt: &DateTime) -> i128 {
     day_number(dt.date) * MICROS_PER_DAY
         + ((dt.hour as i128 * 60 + dt.minute as i128) * 60 + dt.second as i128) * 1_000_000
         + dt.micro as i128
@@ -325,7 +328,7 @@ fn add(dt: DateTime, s: &Span) -> Option<DateTime> {
     Some(from_micros(total))
 }
 
-fn from_micros(total: i128) -> DateTime {
+pub(crate) fn from_micros(total: i128) -> DateTime {
     let days = total.div_euclid(MICROS_PER_DAY);
     let rest = total.rem_euclid(MICROS_PER_DAY);
     let (y, m, d) = civil_from_days(days as i64);
@@ -407,7 +410,7 @@ fn fraction_digits(s: &str) -> u32 {
     }
 }
 
-fn midnight(date: Date) -> DateTime {
+pub(crate) fn midnight(date: Date) -> DateTime {
     DateTime {
         date,
         hour: 0,
@@ -419,7 +422,7 @@ fn midnight(date: Date) -> DateTime {
 
 /// A date or datetime argument; None for NULL, a TIME (which MariaDB would take with
 /// today's date) or anything not readable as a (non-zero) date.
-fn datetime_of(v: &Value) -> Option<DateTime> {
+pub(crate) fn datetime_of(v: &Value) -> Option<DateTime> {
     let dt = match v {
         Value::Date(d) => midnight(*d),
         Value::DateTime(dt) => *dt,
@@ -464,66 +467,6 @@ pub fn date_diff(a: &Value, b: &Value) -> Value {
         (Some(a), Some(b)) => Value::Int((day_number(a.date) - day_number(b.date)) as i64),
         _ => Value::Null,
     }
-}
-
-/// The calendar functions of one date argument.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Calendar {
-    /// LAST_DAY: the month's last date.
-    LastDay,
-    /// DAYOFWEEK: 1 = Sunday ... 7 = Saturday.
-    DayOfWeek,
-    /// WEEKDAY: 0 = Monday ... 6 = Sunday.
-    WeekDay,
-    DayOfYear,
-    Quarter,
-}
-
-pub fn calendar(f: Calendar, v: &Value) -> Value {
-    let Some(dt) = datetime_of(v) else {
-        return Value::Null;
-    };
-    let d = dt.date;
-    // 1970-01-01 was a Thursday (WEEKDAY 3).
-    let weekday = (day_number(d) + 3).rem_euclid(7) as i64;
-    match f {
-        Calendar::LastDay => Value::Date(Date {
-            day: days_in_month(d.year as i128, d.month as u32),
-            ..d
-        }),
-        Calendar::DayOfWeek => Value::Int((weekday + 1) % 7 + 1),
-        Calendar::WeekDay => Value::Int(weekday),
-        Calendar::DayOfYear => {
-            Value::Int((day_number(d) - days_from_civil(d.year as i64, 1, 1) as i128 + 1) as i64)
-        }
-        Calendar::Quarter => Value::Int((d.month as i64 + 2) / 3),
-    }
-}
-
-/// `FROM_DAYS(n)`: the date `n` days after year 0's (proleptic) start, as TO_DAYS counts;
-/// MariaDB gives `0000-00-00` below day 366 and NULL past 9999.
-pub fn from_days(v: &Value) -> Value {
-    if v.is_null() {
-        return Value::Null;
-    }
-    let n = expr::to_i128(v);
-    if n < 366 {
-        return Value::Date(Date {
-            year: 0,
-            month: 0,
-            day: 0,
-        });
-    }
-    let days = n - 719_528; // TO_DAYS('1970-01-01')
-    if days > days_from_civil(9999, 12, 31) as i128 {
-        return Value::Null;
-    }
-    let (y, m, d) = civil_from_days(days as i64);
-    Value::Date(Date {
-        year: y as u16,
-        month: m as u8,
-        day: d as u8,
-    })
 }
 
 #[cfg(test)]
@@ -649,26 +592,5 @@ mod tests {
             to_string(&date_diff(&s("2024-03-01"), &s("2024-01-01 23:00"))),
             "60"
         );
-    }
-
-    #[test]
-    fn calendar_days() {
-        assert_eq!(
-            to_string(&calendar(Calendar::DayOfWeek, &s("2024-01-01"))),
-            "2"
-        );
-        assert_eq!(
-            to_string(&calendar(Calendar::WeekDay, &s("2024-01-01"))),
-            "0"
-        );
-        assert_eq!(
-            to_string(&calendar(Calendar::DayOfYear, &s("2024-12-31"))),
-            "366"
-        );
-        assert_eq!(
-            to_string(&calendar(Calendar::LastDay, &s("2024-02-10"))),
-            "2024-02-29"
-        );
-        assert_eq!(to_string(&from_days(&Value::Int(739252))), "2024-01-02");
     }
 }
