@@ -595,7 +595,11 @@ fn format(d: &DateTime, fmt: &str, time_only: bool) -> String {
     let mut it = fmt.chars();
     let date = d.date;
     let wday = || weekday(date);
-    let h12 = if d.hour % 12 == 0 { 12 } else { d.hour % 12 };
+    let h12 = if d.hour.is_multiple_of(12) {
+        12
+    } else {
+        d.hour % 12
+    };
     while let Some(c) = it.next() {
         if c != '%' {
             out.push(c);
