@@ -2519,6 +2519,15 @@ impl<'a> Binder<'a> {
                 format!("Incorrect parameter count in the call to native function '{name}'"),
             ));
         }
+        // STR_TO_DATE's type follows its format, when that is a constant.
+        let func = match (func, args.get(1)) {
+            (Func::Cal(dates::CalFn::StrToDate(_)), Some(Expr::Lit(f))) if !f.is_null() => {
+                Func::Cal(dates::CalFn::StrToDate(dates::parts_of_format(
+                    &expr::to_string(f),
+                )))
+            }
+            (f, _) => f,
+        };
         Ok(Expr::Func(func, args))
     }
 

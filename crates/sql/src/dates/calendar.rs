@@ -55,6 +55,52 @@ pub enum CalFn {
     PeriodDiff,
     DateFormat,
     TimeFormat,
+    /// STR_TO_DATE(s, format): the parts its format has (see [`parts_of_format`]).
+    StrToDate(Parts),
+}
+
+/// Which parts a STR_TO_DATE format fills, deciding the result's type (DATE, TIME or
+/// DATETIME; with `%f` six fraction digits). A format that is not a constant: all.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Parts {
+    pub date: bool,
+    pub time: bool,
+    pub fraction: bool,
+}
+
+impl Parts {
+    pub const ALL: Parts = Parts {
+        date: true,
+        time: true,
+        fraction: true,
+    };
+}
+
+/// The parts a STR_TO_DATE format names.
+pub fn parts_of_format(fmt: &str) -> Parts {
+    let mut p = Parts {
+        date: false,
+        time: false,
+        fraction: false,
+    };
+    let mut it = fmt.chars();
+    while let Some(c) = it.next() {
+        if c != '%' {
+            continue;
+        }
+        match it.next() {
+            Some('Y' | 'y' | 'm' | 'c' | 'M' | 'b' | 'd' | 'e' | 'D' | 'j' | 'a' | 'W') => {
+                p.date = true
+            }
+            Some('H' | 'k' | 'h' | 'I' | 'l' | 'i' | 's' | 'S' | 'p' | 'T' | 'r') => p.time = true,
+            Some('f') => {
+                p.time = true;
+                p.fraction = true;
+            }
+            _ => {}
+        }
+    }
+    p
 }
 
 impl CalFn {
@@ -88,6 +134,7 @@ impl CalFn {
             "period_diff" => (PeriodDiff, 2, 2),
             "date_format" => (DateFormat, 2, 2),
             "time_format" => (TimeFormat, 2, 2),
+            "str_to_date" => (StrToDate(Parts::ALL), 2, 2),
             _ => return None,
         })
     }
@@ -167,6 +214,14 @@ pub fn fn_type(f: CalFn, args: &[ColumnType]) -> ColumnType {
             _ => ColumnType::char(26, Collation::DEFAULT),
         },
         DateFormat | TimeFormat => ColumnType::varchar(64, Collation::DEFAULT),
+        StrToDate(p) => {
+            let fsp = if p.fraction { 6 } else { 0 };
+            match (p.date, p.time) {
+                (true, false) => ColumnType::Date,
+                (false, true) => ColumnType::Time { fsp },
+                _ => ColumnType::DateTime { fsp },
+            }
+        }
     }
 }
 
@@ -329,6 +384,13 @@ pub fn call_fn(f: CalFn, a: &[Value]) -> Value {
         PeriodDiff => {
             Value::Int(period_months(expr::to_i64(&a[0])) - period_months(expr::to_i64(&a[1])))
         }
+        StrToDate(p) => opt(str_to_date(&to_string(&a[0]), &to_string(&a[1])).map(|dt| {
+            match (p.date, p.time) {
+                (true, false) => Value::Date(dt.date),
+                (false, true) => Value::Time(clock(&dt)),
+                _ => Value::DateTime(dt),
+            }
+        })),
         DateFormat => opt(date().map(|dt| Value::str(&format(&dt, &to_string(&a[1]), false)))),
         TimeFormat => opt(time_or_datetime(&a[0]).map(|t| {
             let dt = DateTime {
@@ -348,6 +410,165 @@ pub fn call_fn(f: CalFn, a: &[Value]) -> Value {
                 false => s,
             })
         })),
+    }
+}
+
+/// STR_TO_DATE's reading of `s` by `fmt` (MariaDB's `extract_date_time`): spaces before
+/// each field are skipped, a numeric field takes up to its width of digits, names match
+/// case-insensitively, other format characters must match; text left over is ignored.
+/// The date is not checked (`2024-02-30` and zero parts stay as read). None: no match.
+fn str_to_date(s: &str, fmt: &str) -> Option<DateTime> {
+    let v = s.as_bytes();
+    let mut i = 0;
+    let (mut year, mut month, mut day) = (0i64, 0i64, 0i64);
+    let (mut hour, mut minute, mut second, mut micro) = (0i64, 0i64, 0i64, 0i64);
+    let (mut pm, mut twelve, mut yday) = (None::<bool>, false, None::<i64>);
+    let num = |i: &mut usize, width: usize| -> Option<(i64, usize)> {
+        let start = *i;
+        while *i < v.len() && *i - start < width && v[*i].is_ascii_digit() {
+            *i += 1;
+        }
+        (*i > start).then(|| (s[start..*i].parse().unwrap_or(0), *i - start))
+    };
+    let name = |i: &mut usize, names: &[&str], short: bool| -> Option<usize> {
+        names.iter().position(|n| {
+            let n = if short { &n[..3] } else { n };
+            let end = *i + n.len();
+            if end <= v.len() && s[*i..end].eq_ignore_ascii_case(n) {
+                *i = end;
+                true
+            } else {
+                false
+            }
+        })
+    };
+    let mut f = fmt.chars().peekable();
+    while let Some(c) = f.next() {
+        while i < v.len() && v[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        if i >= v.len() {
+            break;
+        }
+        if c != '%' || f.peek().is_none() {
+            if !c.is_whitespace() {
+                if v[i] as char != c {
+                    return None;
+                }
+                i += 1;
+            }
+            continue;
+        }
+        match f.next()? {
+            'Y' => {
+                let (y, n) = num(&mut i, 4)?;
+                year = if n <= 2 { two_digit_year(y) } else { y };
+            }
+            'y' => year = two_digit_year(num(&mut i, 2)?.0),
+            'm' | 'c' => month = num(&mut i, 2)?.0,
+            'M' => month = name(&mut i, &MONTHS, false)? as i64 + 1,
+            'b' => month = name(&mut i, &MONTHS, true)? as i64 + 1,
+            'd' | 'e' => day = num(&mut i, 2)?.0,
+            'D' => {
+                day = num(&mut i, 2)?.0;
+                i = (i + 2).min(v.len());
+            }
+            'j' => yday = Some(num(&mut i, 3)?.0),
+            'H' | 'k' => hour = num(&mut i, 2)?.0,
+            'h' | 'I' | 'l' => {
+                hour = num(&mut i, 2)?.0;
+                twelve = true;
+            }
+            'i' => minute = num(&mut i, 2)?.0,
+            's' | 'S' => second = num(&mut i, 2)?.0,
+            'f' => {
+                let (x, n) = num(&mut i, 6)?;
+                micro = x * 10i64.pow(6 - n as u32);
+            }
+            'p' => {
+                let t = s.get(i..i + 2)?;
+                pm = Some(match t.to_ascii_uppercase().as_str() {
+                    "AM" => false,
+                    "PM" => true,
+                    _ => return None,
+                });
+                i += 2;
+            }
+            'a' => _ = name(&mut i, &DAYS, true)?,
+            'W' => _ = name(&mut i, &DAYS, false)?,
+            spec @ ('T' | 'r') => {
+                hour = num(&mut i, 2)?.0;
+                for field in [&mut minute, &mut second] {
+                    if v.get(i) != Some(&b':') {
+                        return None;
+                    }
+                    i += 1;
+                    *field = num(&mut i, 2)?.0;
+                }
+                if spec == 'r' {
+                    // hh:mm:ss AM/PM
+                    twelve = true;
+                    while i < v.len() && v[i].is_ascii_whitespace() {
+                        i += 1;
+                    }
+                    pm = match s.get(i..i + 2).map(|t| t.to_ascii_uppercase()) {
+                        Some(t) if t == "AM" => Some(false),
+                        Some(t) if t == "PM" => Some(true),
+                        _ => return None,
+                    };
+                    i += 2;
+                }
+            }
+            '%' => {
+                if v[i] != b'%' {
+                    return None;
+                }
+                i += 1;
+            }
+            _ => return None,
+        }
+    }
+    if twelve || pm.is_some() {
+        if hour > 12 || hour < 1 && twelve {
+            return None;
+        }
+        hour %= 12;
+        if pm == Some(true) {
+            hour += 12;
+        }
+    }
+    if minute > 59 || second > 59 || hour > 838 {
+        return None;
+    }
+    if let Some(n) = yday {
+        if !(1..=366).contains(&n) {
+            return None;
+        }
+        let (y, m, d) = civil_from_days(days_from_civil(year, 1, 1) + n - 1);
+        (year, month, day) = (y, m as i64, d as i64);
+    }
+    if year > 9999 || month > 12 || day > 31 || hour > 23 {
+        return None;
+    }
+    Some(DateTime {
+        date: Date {
+            year: year as u16,
+            month: month as u8,
+            day: day as u8,
+        },
+        hour: hour as u8,
+        minute: minute as u8,
+        second: second as u8,
+        micro: micro as u32,
+    })
+}
+
+/// Two-digit years: 00-69 → 2000-2069, 70-99 → 1970-1999.
+fn two_digit_year(y: i64) -> i64 {
+    match y {
+        0..=69 => y + 2000,
+        70..=99 => y + 1900,
+        _ => y,
     }
 }
 

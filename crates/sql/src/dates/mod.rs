@@ -23,7 +23,7 @@ use onelog_types::{civil_from_days, days_from_civil, Date, DateTime, Time, Value
 use crate::expr::{self, to_string};
 
 mod calendar;
-pub use calendar::{call_fn, fn_type, CalFn};
+pub use calendar::{call_fn, fn_type, parts_of_format, CalFn};
 
 /// An INTERVAL unit (MariaDB's `interval_type`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
