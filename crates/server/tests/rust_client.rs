@@ -254,6 +254,33 @@ fn rust_mysql_crate() {
     let n: Option<i64> = c.query_first("SELECT COUNT(*) FROM kv").unwrap();
     assert_eq!(n, Some(100));
 
+    // Date arithmetic and calendar functions through the binary protocol: typed DATE
+    // parameters and DATE / DATETIME / TIME / integer results.
+    let d = |y: u16, m: u8, day: u8| Value::Date(y, m, day, 0, 0, 0, 0);
+    let row: Row = c
+        .exec_first(
+            "SELECT DATE_FORMAT(? + INTERVAL ? DAY, '%Y-%m-%d %W'), \
+             TIMESTAMPDIFF(HOUR, ?, '2024-03-01'), STR_TO_DATE(?, '%d/%m/%Y'), \
+             DATE '2024-01-31' + INTERVAL ? MONTH, TIMEDIFF(?, '09:00:30'), \
+             TIMESTAMP('2024-01-01', '10:00:00')",
+            (
+                d(2024, 1, 31),
+                30,
+                d(2024, 2, 29),
+                "06/05/2024",
+                1,
+                "10:00:00",
+            ),
+        )
+        .unwrap()
+        .unwrap();
+    assert_eq!(bytes(&row[0]), b"2024-03-01 Friday");
+    assert_eq!(row[1], Value::Int(24));
+    assert_eq!(row[2], d(2024, 5, 6));
+    assert_eq!(row[3], d(2024, 2, 29));
+    assert_eq!(row[4], Value::Time(false, 0, 0, 59, 30, 0));
+    assert_eq!(row[5], Value::Date(2024, 1, 1, 10, 0, 0, 0));
+
     // Over the unix socket too, and COM_RESET_CONNECTION / COM_CHANGE_USER.
     let opts: mysql::Opts = mysql::OptsBuilder::new()
         .socket(Some(srv.socket.to_str().unwrap()))
