@@ -2451,6 +2451,19 @@ impl<'a> Binder<'a> {
         if let Some(e) = self.bind_date_arith(&name, f, clause)? {
             return Ok(e);
         }
+        if name == "mod" {
+            // MOD(a, b) is `a % b`.
+            let (mut args, _, _) = self.fn_args(f, clause)?;
+            if args.len() != 2 {
+                return Err(err(
+                    code::ER_WRONG_PARAMCOUNT_TO_NATIVE_FCT,
+                    "Incorrect parameter count in the call to native function 'mod'",
+                ));
+            }
+            let (b, a) = (args.pop().unwrap(), args.pop().unwrap());
+            let coll = self.agg_coll(&[&a, &b]);
+            return Ok(Expr::Bin(BinOp::Mod, Box::new(a), Box::new(b), coll));
+        }
         let (args, _, _) = self.fn_args(f, clause)?;
         let now = self.env.now();
         let nargs = args.len();
@@ -2826,6 +2839,23 @@ impl<'a> Binder<'a> {
             Expr::Func(f, args) => {
                 let ts: Vec<ColumnType> = args.iter().map(|a| self.type_of(a).0).collect();
                 let mut t = functions::result_type(*f, &ts);
+                // ROUND(x[, d]) / TRUNCATE(x, d) of a DECIMAL have d digits (a constant d).
+                if let (Func::Round | Func::Truncate, ColumnType::Decimal { precision, scale }) =
+                    (f, t)
+                {
+                    let d = match args.get(1) {
+                        None => Some(0),
+                        Some(Expr::Lit(v)) if !v.is_null() => Some(expr::to_i64(v)),
+                        _ => None,
+                    };
+                    if let Some(d) = d {
+                        let s = d.clamp(0, 30) as u8;
+                        t = ColumnType::Decimal {
+                            precision: (precision.saturating_sub(scale) + s + 1).min(65),
+                            scale: s,
+                        };
+                    }
+                }
                 if matches!(
                     f,
                     Func::Concat | Func::ConcatWs | Func::Repeat | Func::Upper | Func::Lower

@@ -5,10 +5,15 @@
 use onelog_types::{code, Collation, ColumnType, Date, DateTime, Decimal, Value};
 
 use crate::dates::{self, Unit};
+
+mod math;
+mod text;
 use crate::expr::{
     self, compare, eval, to_bytes, to_decimal, to_f64, to_i64, to_string, truth, Ctx, EvalResult,
     Expr,
 };
+pub use math::MathFn;
+pub use text::TextFn;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Func {
@@ -72,13 +77,17 @@ pub enum Func {
     DateDiff,
     /// Calendar, time-of-day and formatting functions (dates/calendar.rs).
     Cal(dates::CalFn),
+    /// More string functions (text.rs).
+    Text(TextFn),
+    /// Logarithms and trigonometry (math.rs).
+    Math(MathFn),
 }
 
 impl Func {
     /// Whether each call may give a different result or have an effect (RAND, SLEEP): such
     /// calls are never folded into constants nor hoisted out of the rows they run for.
     pub fn volatile(self) -> bool {
-        matches!(self, Func::Rand | Func::Sleep)
+        matches!(self, Func::Rand | Func::Sleep) || matches!(self, Func::Text(t) if t.volatile())
     }
 }
 
@@ -142,8 +151,14 @@ pub fn lookup(name: &str) -> Option<(Func, usize, usize)> {
         "sleep" => (Sleep, 1, 1),
         "datediff" => (DateDiff, 2, 2),
         other => {
-            let (f, min, max) = dates::CalFn::lookup(other)?;
-            (Cal(f), min, max)
+            if let Some((f, min, max)) = dates::CalFn::lookup(other) {
+                (Cal(f), min, max)
+            } else if let Some((f, min, max)) = TextFn::lookup(other) {
+                (Text(f), min, max)
+            } else {
+                let (f, min, max) = MathFn::lookup(other)?;
+                (Math(f), min, max)
+            }
         }
     })
 }
@@ -171,6 +186,8 @@ pub fn result_type(f: Func, args: &[ColumnType]) -> ColumnType {
             unsigned: false,
         },
         Cal(c) => dates::fn_type(c, args),
+        Text(t) => text::text_type(t),
+        Math(_) => ColumnType::Double,
         TimestampDiff(_) => bigint,
         AddInterval(op) => interval_type(op, args),
         Md5 => varchar(32),
@@ -332,6 +349,18 @@ pub fn call(f: Func, args: &[Expr], cx: &Ctx) -> EvalResult<Value> {
             return Ok(Value::Bytes(out));
         }
         IsNullFn => return Ok(expr::bool_val(arg(args, 0, cx)?.is_null())),
+        Text(TextFn::Quote) => return text::call_text(TextFn::Quote, &[arg(args, 0, cx)?]),
+        // ELT(n, ...): only n and the chosen argument matter.
+        Text(TextFn::Elt) => {
+            let n = arg(args, 0, cx)?;
+            if n.is_null() {
+                return Ok(Value::Null);
+            }
+            return match usize::try_from(to_i64(&n)) {
+                Ok(i) if i >= 1 && i < args.len() => arg(args, i, cx),
+                _ => Ok(Value::Null),
+            };
+        }
         Rand => {
             use rand::Rng;
             return Ok(Value::Double(rand::thread_rng().gen::<f64>()));
@@ -435,14 +464,16 @@ pub fn call(f: Func, args: &[Expr], cx: &Ctx) -> EvalResult<Value> {
                     let d = to_decimal(&other).unwrap_or(Decimal::new(0, 0));
                     let s = digits.clamp(0, 30) as u8;
                     let r = if trunc {
-                        let cut = if d.scale > s {
-                            Decimal::new(d.mantissa / 10i128.pow((d.scale - s) as u32), s)
+                        if d.scale > s {
+                            Some(Decimal::new(
+                                d.mantissa / 10i128.pow((d.scale - s) as u32),
+                                s,
+                            ))
                         } else {
-                            d
-                        };
-                        Some(cut)
+                            d.rescale(s)
+                        }
                     } else {
-                        d.rescale(s.min(d.scale))
+                        d.rescale(s)
                     };
                     match r {
                         Some(r) if digits >= 0 => {
@@ -672,6 +703,8 @@ pub fn call(f: Func, args: &[Expr], cx: &Ctx) -> EvalResult<Value> {
         TimestampDiff(unit) => dates::timestamp_diff(unit, &vals[0], &vals[1]),
         DateDiff => dates::date_diff(&vals[0], &vals[1]),
         Cal(c) => dates::call_fn(c, &vals),
+        Text(t) => text::call_text(t, &vals)?,
+        Math(m) => math::call_math(m, &vals),
         Coalesce | IfNull | If | NullIf | ConcatWs | IsNullFn | Rand | Field | Sleep => {
             unreachable!()
         }
