@@ -2539,6 +2539,19 @@ impl<'a> Binder<'a> {
                     &expr::to_string(f),
                 )))
             }
+            // JSON_OBJECT / JSON_ARRAY embed the results of JSON functions as JSON.
+            (Func::Json(j @ (functions::JsonFn::Object(_) | functions::JsonFn::Array(_))), _) => {
+                let mut mask = 0u64;
+                for (i, a) in args.iter().enumerate().take(64) {
+                    if matches!(a, Expr::Func(Func::Json(g), _) if g.gives_json()) {
+                        mask |= 1 << i;
+                    }
+                }
+                Func::Json(match j {
+                    functions::JsonFn::Object(_) => functions::JsonFn::Object(mask),
+                    _ => functions::JsonFn::Array(mask),
+                })
+            }
             (f, _) => f,
         };
         Ok(Expr::Func(func, args))

@@ -5,13 +5,15 @@
 use onelog_types::{code, Collation, ColumnType, Date, DateTime, Decimal, Value};
 
 use crate::dates::{self, Unit};
-
-mod math;
-mod text;
 use crate::expr::{
     self, compare, eval, to_bytes, to_decimal, to_f64, to_i64, to_string, truth, Ctx, EvalResult,
     Expr,
 };
+
+mod json;
+mod math;
+mod text;
+pub use json::JsonFn;
 pub use math::MathFn;
 pub use text::TextFn;
 
@@ -81,6 +83,8 @@ pub enum Func {
     Text(TextFn),
     /// Logarithms and trigonometry (math.rs).
     Math(MathFn),
+    /// JSON functions (json.rs).
+    Json(JsonFn),
 }
 
 impl Func {
@@ -155,6 +159,8 @@ pub fn lookup(name: &str) -> Option<(Func, usize, usize)> {
                 (Cal(f), min, max)
             } else if let Some((f, min, max)) = TextFn::lookup(other) {
                 (Text(f), min, max)
+            } else if let Some((f, min, max)) = JsonFn::lookup(other) {
+                (Json(f), min, max)
             } else {
                 let (f, min, max) = MathFn::lookup(other)?;
                 (Math(f), min, max)
@@ -188,6 +194,7 @@ pub fn result_type(f: Func, args: &[ColumnType]) -> ColumnType {
         Cal(c) => dates::fn_type(c, args),
         Text(t) => text::text_type(t),
         Math(_) => ColumnType::Double,
+        Json(j) => json::json_type(j),
         TimestampDiff(_) => bigint,
         AddInterval(op) => interval_type(op, args),
         Md5 => varchar(32),
@@ -350,6 +357,13 @@ pub fn call(f: Func, args: &[Expr], cx: &Ctx) -> EvalResult<Value> {
         }
         IsNullFn => return Ok(expr::bool_val(arg(args, 0, cx)?.is_null())),
         Text(TextFn::Quote) => return text::call_text(TextFn::Quote, &[arg(args, 0, cx)?]),
+        Json(j) if j.takes_null() => {
+            let vals = args
+                .iter()
+                .map(|a| eval(a, cx))
+                .collect::<EvalResult<Vec<_>>>()?;
+            return Ok(json::call_json(j, &vals));
+        }
         // ELT(n, ...): only n and the chosen argument matter.
         Text(TextFn::Elt) => {
             let n = arg(args, 0, cx)?;
@@ -705,6 +719,7 @@ pub fn call(f: Func, args: &[Expr], cx: &Ctx) -> EvalResult<Value> {
         Cal(c) => dates::call_fn(c, &vals),
         Text(t) => text::call_text(t, &vals)?,
         Math(m) => math::call_math(m, &vals),
+        Json(j) => json::call_json(j, &vals),
         Coalesce | IfNull | If | NullIf | ConcatWs | IsNullFn | Rand | Field | Sleep => {
             unreachable!()
         }
