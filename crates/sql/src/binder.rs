@@ -185,6 +185,29 @@ pub enum AggKind {
     GroupConcat,
     BitAnd,
     BitOr,
+    BitXor,
+    /// STD, STDDEV, STDDEV_POP
+    StdPop,
+    StdSamp,
+    /// VARIANCE, VAR_POP
+    VarPop,
+    VarSamp,
+}
+
+/// The type of STD/VARIANCE over `arg`: MariaDB shows 4 more digits than an exact
+/// argument has (a DOUBLE whose decimals are fixed; a DECIMAL here), all of a DOUBLE's.
+pub fn stat_type(arg: &ColumnType) -> ColumnType {
+    match arg {
+        ColumnType::Int { .. } => ColumnType::Decimal {
+            precision: 30,
+            scale: 4,
+        },
+        ColumnType::Decimal { scale, .. } => ColumnType::Decimal {
+            precision: 38,
+            scale: (scale + 4).min(30),
+        },
+        _ => ColumnType::Double,
+    }
 }
 
 /// (expression, descending, collation) per ORDER BY item of an aggregate.
@@ -2376,6 +2399,14 @@ impl<'a> Binder<'a> {
     }
 
     fn bind_function(&mut self, f: &sq::Function, clause: Clause) -> Result<Expr, SqlError> {
+        // Window functions are not there yet: refuse rather than compute something else
+        // (`SUM(v) OVER (...)` is not `SUM(v)`).
+        if f.over.is_some() {
+            return Err(unsupported("window functions (OVER)"));
+        }
+        if f.filter.is_some() || !f.within_group.is_empty() || f.null_treatment.is_some() {
+            return Err(crate::parser::syntax_error(&f.to_string(), 0));
+        }
         let parts = name_parts(&f.name);
         let name = parts.last().cloned().unwrap_or_default().to_lowercase();
         if parts.len() > 1 {
@@ -2394,6 +2425,11 @@ impl<'a> Binder<'a> {
             "group_concat" => Some(AggKind::GroupConcat),
             "bit_and" => Some(AggKind::BitAnd),
             "bit_or" => Some(AggKind::BitOr),
+            "bit_xor" => Some(AggKind::BitXor),
+            "std" | "stddev" | "stddev_pop" => Some(AggKind::StdPop),
+            "stddev_samp" => Some(AggKind::StdSamp),
+            "variance" | "var_pop" => Some(AggKind::VarPop),
+            "var_samp" => Some(AggKind::VarSamp),
             _ => None,
         };
         if let Some(mut kind) = agg {
@@ -2700,7 +2736,7 @@ impl<'a> Binder<'a> {
                     .collect();
                 self.agg_args(&results).unwrap_or(numeric)
             }
-            Expr::Cast(_, CastType::Char) => (Collation::DEFAULT, Derivation::Implicit),
+            Expr::Cast(_, CastType::Char(_)) => (Collation::DEFAULT, Derivation::Implicit),
             Expr::Cast(_, CastType::Binary) => (Collation::Binary, Derivation::Implicit),
             Expr::Subquery(i) => of_type(&self.subqueries[*i].columns[0].ty),
             _ => numeric,
@@ -2757,7 +2793,10 @@ impl<'a> Binder<'a> {
                     }
                     AggKind::Min | AggKind::Max => (a.arg_type, true),
                     AggKind::GroupConcat => (ColumnType::text(2, Collation::DEFAULT), true),
-                    AggKind::BitAnd | AggKind::BitOr => (
+                    AggKind::StdPop | AggKind::StdSamp | AggKind::VarPop | AggKind::VarSamp => {
+                        (stat_type(&a.arg_type), true)
+                    }
+                    AggKind::BitAnd | AggKind::BitOr | AggKind::BitXor => (
                         ColumnType::Int {
                             bytes: 8,
                             unsigned: true,
@@ -2891,7 +2930,7 @@ impl<'a> Binder<'a> {
                         bytes: 8,
                         unsigned: true,
                     },
-                    CastType::Char => varchar(255),
+                    CastType::Char(n) => varchar(n.unwrap_or(255)),
                     CastType::Binary => ColumnType::varchar(255, Collation::Binary),
                     CastType::Double => ColumnType::Double,
                     CastType::Decimal(p, s) => ColumnType::Decimal {
@@ -3453,7 +3492,15 @@ fn cast_type(t: &sq::DataType, what: &sq::Expr) -> Result<CastType, SqlError> {
         D::Unsigned | D::UnsignedInteger | D::IntUnsigned(_) | D::BigIntUnsigned(_) => {
             CastType::Unsigned
         }
-        D::Char(_) | D::Varchar(_) | D::Text | D::Nvarchar(_) | D::Character(_) => CastType::Char,
+        D::Char(len) | D::Varchar(len) | D::Nvarchar(len) | D::Character(len) => {
+            CastType::Char(match len {
+                Some(sq::CharacterLength::IntegerLength { length, .. }) => {
+                    Some((*length).min(u32::MAX as u64) as u32)
+                }
+                _ => None,
+            })
+        }
+        D::Text => CastType::Char(None),
         D::Binary(_) | D::Varbinary(_) | D::Blob(_) => CastType::Binary,
         D::Double(_) | D::DoublePrecision | D::Float(_) | D::Real => CastType::Double,
         D::Decimal(info) | D::Numeric(info) | D::Dec(info) => {

@@ -382,6 +382,8 @@ enum AggState {
     /// GROUP_CONCAT: per value, its ORDER BY keys.
     Concat(Vec<(Vec<Value>, Vec<u8>)>),
     Bits(u64),
+    /// Count, mean and sum of squared deviations (Welford's running variance).
+    Var(i64, f64, f64),
 }
 
 fn agg_init(k: AggKind) -> AggState {
@@ -392,7 +394,10 @@ fn agg_init(k: AggKind) -> AggState {
         AggKind::Avg => AggState::Avg(None, 0),
         AggKind::GroupConcat => AggState::Concat(Vec::new()),
         AggKind::BitAnd => AggState::Bits(u64::MAX),
-        AggKind::BitOr => AggState::Bits(0),
+        AggKind::BitOr | AggKind::BitXor => AggState::Bits(0),
+        AggKind::StdPop | AggKind::StdSamp | AggKind::VarPop | AggKind::VarSamp => {
+            AggState::Var(0, 0.0, 0.0)
+        }
     }
 }
 
@@ -456,11 +461,18 @@ fn agg_add(
                 Value::UInt(u) => *u,
                 o => expr::to_i128(o) as u64,
             };
-            if kind == AggKind::BitAnd {
-                *b &= x;
-            } else {
-                *b |= x;
+            match kind {
+                AggKind::BitAnd => *b &= x,
+                AggKind::BitXor => *b ^= x,
+                _ => *b |= x,
             }
+        }
+        AggState::Var(n, mean, m2) => {
+            let x = expr::to_f64(&v);
+            *n += 1;
+            let d = x - *mean;
+            *mean += d / *n as f64;
+            *m2 += d * (x - *mean);
         }
     }
     Ok(())
@@ -503,6 +515,26 @@ fn agg_final(st: &AggState, a: &crate::binder::AggCall) -> Value {
             Value::Bytes(vals.join(&a.separator[..]))
         }
         AggState::Bits(b) => Value::UInt(*b),
+        AggState::Var(n, _, m2) => {
+            let samp = matches!(a.kind, AggKind::StdSamp | AggKind::VarSamp);
+            let d = if samp { *n - 1 } else { *n };
+            if d <= 0 {
+                return Value::Null;
+            }
+            let var = m2 / d as f64;
+            let x = if matches!(a.kind, AggKind::StdPop | AggKind::StdSamp) {
+                var.sqrt()
+            } else {
+                var
+            };
+            match crate::binder::stat_type(&a.arg_type) {
+                ColumnType::Decimal { scale, .. } => format!("{x:.p$}", p = scale as usize)
+                    .parse()
+                    .map(Value::Decimal)
+                    .unwrap_or(Value::Double(x)),
+                _ => Value::Double(x),
+            }
+        }
     }
 }
 

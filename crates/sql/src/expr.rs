@@ -49,7 +49,8 @@ pub enum BinOp {
 pub enum CastType {
     Signed,
     Unsigned,
-    Char,
+    /// CHAR[(n)]: at most n characters.
+    Char(Option<u32>),
     Binary,
     Double,
     Decimal(u8, u8),
@@ -1337,7 +1338,14 @@ pub fn cast(v: Value, t: CastType) -> EvalResult<Value> {
             Value::UInt(u) => Value::UInt(*u),
             other => Value::UInt(to_i128(other) as u64),
         },
-        CastType::Char | CastType::Binary => Value::Bytes(to_bytes(&v)),
+        CastType::Char(None) | CastType::Binary => Value::Bytes(to_bytes(&v)),
+        CastType::Char(Some(n)) => {
+            let b = to_bytes(&v);
+            match std::str::from_utf8(&b) {
+                Ok(s) => Value::str(&s.chars().take(n as usize).collect::<String>()),
+                Err(_) => Value::Bytes(b.into_iter().take(n as usize).collect()),
+            }
+        }
         CastType::Double => Value::Double(to_f64(&v)),
         CastType::Decimal(_, s) => match to_decimal(&v).and_then(|d| d.rescale(s)) {
             Some(d) => Value::Decimal(d),

@@ -375,6 +375,7 @@ fn parse_text(text: &str) -> Result<Parsed, SqlError> {
     rewrite_lock_in_share_mode(&mut toks);
     rewrite_multi_table(&mut toks);
     rewrite_interval_units(&mut toks);
+    rewrite_mod_operator(&mut toks);
     let err_at = |e: ParserError| -> SqlError {
         let msg = e.to_string();
         let off = error_location(&msg)
@@ -519,6 +520,34 @@ fn rewrite_interval_units(toks: &mut Vec<TokenWithSpan>) {
             i += 5;
         } else {
             i += 1;
+        }
+    }
+}
+
+/// `a MOD b` → `a % b` (sqlparser knows MOD only as a function; MOD is reserved in
+/// MariaDB, so an unquoted MOD not followed by `(` is the operator).
+fn rewrite_mod_operator(toks: &mut [TokenWithSpan]) {
+    for i in 0..toks.len() {
+        let is_mod = matches!(&toks[i].token, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case("MOD"));
+        if !is_mod {
+            continue;
+        }
+        let next = toks[i + 1..]
+            .iter()
+            .find(|t| !matches!(t.token, Token::Whitespace(_)));
+        // `a MOD (b)`: after an operand it is the operator even before a parenthesis.
+        let after_operand = toks[..i]
+            .iter()
+            .rev()
+            .find(|t| !matches!(t.token, Token::Whitespace(_)))
+            .is_some_and(|t| match &t.token {
+                Token::Number(..) | Token::RParen | Token::SingleQuotedString(_) => true,
+                Token::Word(w) => w.keyword == Keyword::NoKeyword || w.quote_style.is_some(),
+                _ => false,
+            });
+        if after_operand || !matches!(next.map(|t| &t.token), Some(Token::LParen)) {
+            let span = toks[i].span;
+            toks[i] = TokenWithSpan::new(Token::Mod, span);
         }
     }
 }
