@@ -30,7 +30,8 @@
 //!   CROSS / LEFT / RIGHT / NATURAL / USING joins, multi-table UPDATE and DELETE, WITH
 //!   and WITH RECURSIVE (anchor UNION [ALL] one recursive SELECT), row constructors in
 //!   comparisons, IN lists and IN (SELECT ...). Not supported (error 1235): FULL JOIN,
-//!   views, stored routines, triggers, foreign key enforcement.
+//!   window functions (`OVER`), `GROUP BY ... WITH ROLLUP`, views, stored routines,
+//!   triggers, foreign key enforcement.
 //! - A table written through two aliases of one multi-table UPDATE gets the changes of the
 //!   alias written first in FROM, then the other's (MariaDB leaves the order unspecified);
 //!   a row matched several times takes its values from the first joined row in onelog's
