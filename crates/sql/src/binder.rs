@@ -2141,7 +2141,9 @@ impl<'a> Binder<'a> {
                 let digits = match &v {
                     Value::Bytes(b) => {
                         let s = String::from_utf8_lossy(b);
-                        s.rfind('.').map_or(0, |dot| {
+                        // The fraction follows the seconds (dots may separate date parts).
+                        let s = &s[s.rfind(':').unwrap_or(0)..];
+                        s.find('.').map_or(0, |dot| {
                             s[dot + 1..]
                                 .bytes()
                                 .take_while(u8::is_ascii_digit)
