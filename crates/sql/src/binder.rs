@@ -192,6 +192,8 @@ pub enum AggKind {
     /// VARIANCE, VAR_POP
     VarPop,
     VarSamp,
+    /// JSON_ARRAYAGG: a GROUP_CONCAT of the values as JSON (see `functions/json.rs`).
+    JsonArrayAgg,
 }
 
 /// The type of STD/VARIANCE over `arg`: MariaDB shows 4 more digits than an exact
@@ -2432,6 +2434,7 @@ impl<'a> Binder<'a> {
             "stddev_samp" => Some(AggKind::StdSamp),
             "variance" | "var_pop" => Some(AggKind::VarPop),
             "var_samp" => Some(AggKind::VarSamp),
+            "json_arrayagg" => Some(AggKind::JsonArrayAgg),
             _ => None,
         };
         if let Some(mut kind) = agg {
@@ -2441,7 +2444,8 @@ impl<'a> Binder<'a> {
             // Aggregate arguments are evaluated per row: no nested aggregates.
             self.allow_agg = false;
             let r = self.fn_args(f, clause).and_then(|(args, star, distinct)| {
-                let clauses = if kind == AggKind::GroupConcat && !star {
+                let concat = matches!(kind, AggKind::GroupConcat | AggKind::JsonArrayAgg);
+                let clauses = if concat && !star {
                     self.group_concat_clauses(f, &args, clause)?
                 } else {
                     (Vec::new(), DEFAULT_SEPARATOR.to_vec())
@@ -2461,11 +2465,18 @@ impl<'a> Binder<'a> {
                     format!("Incorrect parameter count in the call to native function '{name}'"),
                 ));
             }
-            let arg = if kind == AggKind::GroupConcat && args.len() > 1 {
+            let mut arg = if kind == AggKind::GroupConcat && args.len() > 1 {
                 Expr::Func(Func::Concat, args)
             } else {
                 args.into_iter().next().unwrap_or(Expr::Lit(Value::Int(1)))
             };
+            let mut separator = separator;
+            if kind == AggKind::JsonArrayAgg {
+                // Each value as JSON text (NULL as `null`), joined by `,`.
+                let json = matches!(&arg, Expr::Func(Func::Json(g), _) if g.gives_json());
+                arg = Expr::Func(Func::Json(functions::JsonFn::Element(json)), vec![arg]);
+                separator = b",".to_vec();
+            }
             let arg_type = self.type_of(&arg).0;
             self.aggs.push(AggCall {
                 kind,
@@ -2794,7 +2805,9 @@ impl<'a> Binder<'a> {
                         (t, true)
                     }
                     AggKind::Min | AggKind::Max => (a.arg_type, true),
-                    AggKind::GroupConcat => (ColumnType::text(2, Collation::DEFAULT), true),
+                    AggKind::GroupConcat | AggKind::JsonArrayAgg => {
+                        (ColumnType::text(2, Collation::DEFAULT), true)
+                    }
                     AggKind::StdPop | AggKind::StdSamp | AggKind::VarPop | AggKind::VarSamp => {
                         (stat_type(&a.arg_type), true)
                     }

@@ -392,7 +392,7 @@ fn agg_init(k: AggKind) -> AggState {
         AggKind::Sum => AggState::Sum(None),
         AggKind::Min | AggKind::Max => AggState::MinMax(None),
         AggKind::Avg => AggState::Avg(None, 0),
-        AggKind::GroupConcat => AggState::Concat(Vec::new()),
+        AggKind::GroupConcat | AggKind::JsonArrayAgg => AggState::Concat(Vec::new()),
         AggKind::BitAnd => AggState::Bits(u64::MAX),
         AggKind::BitOr | AggKind::BitXor => AggState::Bits(0),
         AggKind::StdPop | AggKind::StdSamp | AggKind::VarPop | AggKind::VarSamp => {
@@ -512,7 +512,12 @@ fn agg_final(st: &AggState, a: &crate::binder::AggCall) -> Value {
                 });
             }
             let vals: Vec<&[u8]> = order.iter().map(|(_, b)| &b[..]).collect();
-            Value::Bytes(vals.join(&a.separator[..]))
+            let joined = vals.join(&a.separator[..]);
+            if a.kind == AggKind::JsonArrayAgg {
+                Value::Bytes([&b"["[..], &joined, b"]"].concat())
+            } else {
+                Value::Bytes(joined)
+            }
         }
         AggState::Bits(b) => Value::UInt(*b),
         AggState::Var(n, _, m2) => {

@@ -29,6 +29,8 @@ pub enum JsonFn {
     Length,
     Type,
     Keys,
+    /// One element of JSON_ARRAYAGG as JSON (true: the value is JSON already).
+    Element(bool),
 }
 
 impl JsonFn {
@@ -61,7 +63,10 @@ impl JsonFn {
 
     /// Whether NULL arguments are values (JSON_OBJECT / JSON_ARRAY write `null`).
     pub fn takes_null(self) -> bool {
-        matches!(self, JsonFn::Object(_) | JsonFn::Array(_))
+        matches!(
+            self,
+            JsonFn::Object(_) | JsonFn::Array(_) | JsonFn::Element(_)
+        )
     }
 }
 
@@ -135,6 +140,7 @@ pub fn call_json(f: JsonFn, a: &[Value]) -> Value {
             }
         }
         Quote => Value::str(&quote(&text(0))),
+        Element(json) => Value::str(&scalar(&a[0], json)),
         Object(json) => {
             let mut out = String::from("{");
             for (k, pair) in a.chunks(2).enumerate() {
