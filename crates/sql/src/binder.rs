@@ -2588,18 +2588,16 @@ impl<'a> Binder<'a> {
                     &expr::to_string(f),
                 )))
             }
-            // JSON_OBJECT / JSON_ARRAY embed the results of JSON functions as JSON.
-            (Func::Json(j @ (functions::JsonFn::Object(_) | functions::JsonFn::Array(_))), _) => {
+            // JSON_OBJECT, JSON_ARRAY, JSON_SET, ... embed the results of JSON functions as
+            // JSON.
+            (Func::Json(j), _) if j.with_json_args(0).is_some() => {
                 let mut mask = 0u64;
                 for (i, a) in args.iter().enumerate().take(64) {
                     if matches!(a, Expr::Func(Func::Json(g), _) if g.gives_json()) {
                         mask |= 1 << i;
                     }
                 }
-                Func::Json(match j {
-                    functions::JsonFn::Object(_) => functions::JsonFn::Object(mask),
-                    _ => functions::JsonFn::Array(mask),
-                })
+                Func::Json(j.with_json_args(mask).unwrap_or(j))
             }
             (f, _) => f,
         };

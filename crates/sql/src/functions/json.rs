@@ -31,6 +31,25 @@ pub enum JsonFn {
     Keys,
     /// One element of JSON_ARRAYAGG as JSON (true: the value is JSON already).
     Element(bool),
+    /// JSON_SET / JSON_INSERT / JSON_REPLACE (doc, path, value, ...): bit i set when
+    /// argument i is JSON.
+    Set(Write, u64),
+    Remove,
+    /// JSON_ARRAY_APPEND (doc, path, value, ...), bit i as for Set.
+    ArrayAppend(u64),
+    Contains,
+    ContainsPath,
+    Depth,
+    MergePatch,
+}
+
+/// Which writes JSON_SET (both), JSON_INSERT (new paths) and JSON_REPLACE (existing
+/// paths) make.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Write {
+    Set,
+    Insert,
+    Replace,
 }
 
 impl JsonFn {
@@ -49,6 +68,15 @@ impl JsonFn {
             "json_length" => (Length, 1, 2),
             "json_type" => (Type, 1, 1),
             "json_keys" => (Keys, 1, 2),
+            "json_set" => (Set(Write::Set, 0), 3, MANY),
+            "json_insert" => (Set(Write::Insert, 0), 3, MANY),
+            "json_replace" => (Set(Write::Replace, 0), 3, MANY),
+            "json_remove" => (Remove, 2, MANY),
+            "json_array_append" => (ArrayAppend(0), 3, MANY),
+            "json_contains" => (Contains, 2, 3),
+            "json_contains_path" => (ContainsPath, 3, MANY),
+            "json_depth" => (Depth, 1, 1),
+            "json_merge_patch" => (MergePatch, 2, MANY),
             _ => return None,
         })
     }
@@ -57,22 +85,50 @@ impl JsonFn {
     pub fn gives_json(self) -> bool {
         matches!(
             self,
-            JsonFn::Extract | JsonFn::Object(_) | JsonFn::Array(_) | JsonFn::Keys
+            JsonFn::Extract
+                | JsonFn::Object(_)
+                | JsonFn::Array(_)
+                | JsonFn::Keys
+                | JsonFn::Set(..)
+                | JsonFn::Remove
+                | JsonFn::ArrayAppend(_)
+                | JsonFn::MergePatch
         )
+    }
+
+    /// The function with `mask` marking its JSON arguments, for those that embed JSON
+    /// arguments as JSON (None for the others).
+    pub fn with_json_args(self, mask: u64) -> Option<JsonFn> {
+        Some(match self {
+            JsonFn::Object(_) => JsonFn::Object(mask),
+            JsonFn::Array(_) => JsonFn::Array(mask),
+            JsonFn::Set(w, _) => JsonFn::Set(w, mask),
+            JsonFn::ArrayAppend(_) => JsonFn::ArrayAppend(mask),
+            _ => return None,
+        })
     }
 
     /// Whether NULL arguments are values (JSON_OBJECT / JSON_ARRAY write `null`).
     pub fn takes_null(self) -> bool {
+        // (JSON_SET and JSON_ARRAY_APPEND: a NULL document or path reads as invalid.)
         matches!(
             self,
-            JsonFn::Object(_) | JsonFn::Array(_) | JsonFn::Element(_)
+            JsonFn::Object(_)
+                | JsonFn::Array(_)
+                | JsonFn::Element(_)
+                | JsonFn::Set(..)
+                | JsonFn::ArrayAppend(_)
         )
     }
 }
 
 pub fn json_type(f: JsonFn) -> ColumnType {
     match f {
-        JsonFn::Valid | JsonFn::Length => ColumnType::Int {
+        JsonFn::Valid
+        | JsonFn::Length
+        | JsonFn::Contains
+        | JsonFn::ContainsPath
+        | JsonFn::Depth => ColumnType::Int {
             bytes: 4,
             unsigned: false,
         },
@@ -141,6 +197,97 @@ pub fn call_json(f: JsonFn, a: &[Value]) -> Value {
         }
         Quote => Value::str(&quote(&text(0))),
         Element(json) => Value::str(&scalar(&a[0], json)),
+        Set(..) | Remove | ArrayAppend(_) | MergePatch => {
+            let src = text(0);
+            let Some(root) = parse(&src) else {
+                return Value::Null;
+            };
+            let mut doc = Tree::of(&root);
+            let json = match f {
+                Set(_, m) | ArrayAppend(m) => m,
+                _ => 0,
+            };
+            if matches!(f, Set(..) | ArrayAppend(_)) {
+                // (path, value) pairs after the document.
+                if a.len() % 2 == 0 {
+                    return Value::Null;
+                }
+                for k in (1..a.len()).step_by(2) {
+                    let Some(path) = parse_path(&to_string(&a[k])) else {
+                        return Value::Null;
+                    };
+                    let v = Tree::value(&a[k + 1], json >> (k + 1) & 1 == 1);
+                    let ok = match f {
+                        Set(w, _) => doc.write(&path, v, w),
+                        _ => doc.append(&path, v),
+                    };
+                    if !ok {
+                        return Value::Null;
+                    }
+                }
+            }
+            if f == Remove {
+                for p in &a[1..] {
+                    match parse_path(&to_string(p)) {
+                        Some(path) if !path.is_empty() => doc.remove(&path),
+                        _ => return Value::Null,
+                    }
+                }
+            }
+            if f == MergePatch {
+                for p in &a[1..] {
+                    let text = to_string(p);
+                    let Some(patch) = parse(&text) else {
+                        return Value::Null;
+                    };
+                    doc = doc.merge_patch(Tree::of(&patch));
+                }
+            }
+            Value::str(&doc.to_string())
+        }
+        Contains => {
+            let (doc, candidate) = (text(0), text(1));
+            let (Some(root), Some(cand)) = (parse(&doc), parse(&candidate)) else {
+                return Value::Null;
+            };
+            let mut found = Vec::new();
+            match a.get(2) {
+                None => found.push(&root),
+                Some(p) => match parse_path(&to_string(p)) {
+                    Some(path) => select(&root, &path, &mut found),
+                    None => return Value::Null,
+                },
+            }
+            match found.first() {
+                Some(t) => Value::Int(contains(&Tree::of(t), &Tree::of(&cand)) as i64),
+                None => Value::Null,
+            }
+        }
+        ContainsPath => {
+            let doc = text(0);
+            let Some(root) = parse(&doc) else {
+                return Value::Null;
+            };
+            let all = match text(1).to_ascii_lowercase().as_str() {
+                "all" => true,
+                "one" => false,
+                _ => return Value::Null,
+            };
+            let mut hits = 0;
+            for p in &a[2..] {
+                let Some(path) = parse_path(&to_string(p)) else {
+                    return Value::Null;
+                };
+                let mut found = Vec::new();
+                select(&root, &path, &mut found);
+                hits += !found.is_empty() as usize;
+            }
+            Value::Int(if all { hits == a.len() - 2 } else { hits > 0 } as i64)
+        }
+        Depth => match parse(&text(0)) {
+            Some(root) => Value::Int(Tree::of(&root).depth()),
+            None => Value::Null,
+        },
         Object(json) => {
             let mut out = String::from("{");
             for (k, pair) in a.chunks(2).enumerate() {
@@ -238,6 +385,212 @@ fn scalar(v: &Value, json: bool) -> String {
         Value::Double(d) => expr::to_string(&Value::Double(*d)),
         other if json => to_string(other),
         other => quote(&to_string(other)),
+    }
+}
+
+/// An owned JSON value, for the functions that change documents; scalars keep their text.
+#[derive(Clone)]
+enum Tree {
+    Raw(String),
+    Arr(Vec<Tree>),
+    Obj(Vec<(String, Tree)>),
+}
+
+impl Tree {
+    fn of(n: &Node) -> Tree {
+        match &n.kind {
+            Kind::Arr(v) => Tree::Arr(v.iter().map(Tree::of).collect()),
+            Kind::Obj(m) => Tree::Obj(m.iter().map(|(k, v)| (k.clone(), Tree::of(v))).collect()),
+            _ => Tree::Raw(n.raw.to_string()),
+        }
+    }
+
+    /// A SQL value to put into a document (`json`: it is JSON text already).
+    fn value(v: &Value, json: bool) -> Tree {
+        let text = scalar(v, json);
+        match parse(&text) {
+            Some(n) if json => Tree::of(&n),
+            _ => Tree::Raw(text),
+        }
+    }
+
+    fn depth(&self) -> i64 {
+        let deepest = |it: &mut dyn Iterator<Item = &Tree>| it.map(Tree::depth).max();
+        match self {
+            Tree::Arr(v) => deepest(&mut v.iter()).map_or(1, |d| d + 1),
+            Tree::Obj(m) => deepest(&mut m.iter().map(|(_, v)| v)).map_or(1, |d| d + 1),
+            Tree::Raw(_) => 1,
+        }
+    }
+
+    fn get_mut(&mut self, path: &[Step]) -> Option<&mut Tree> {
+        let Some((step, rest)) = path.split_first() else {
+            return Some(self);
+        };
+        let next = match (step, self) {
+            (Step::Key(k), Tree::Obj(m)) => {
+                m.iter_mut().find(|(key, _)| key == k).map(|e| &mut e.1)
+            }
+            (Step::Index(i), Tree::Arr(v)) => v.get_mut(*i),
+            (Step::Index(0), t) => Some(t),
+            _ => None,
+        };
+        next?.get_mut(rest)
+    }
+
+    /// JSON_SET / INSERT / REPLACE at one path; false for a wildcard path (MariaDB: an
+    /// error). A missing parent leaves the document as it is.
+    fn write(&mut self, path: &[Step], v: Tree, w: Write) -> bool {
+        if path
+            .iter()
+            .any(|s| matches!(s, Step::AnyKey | Step::AnyIndex))
+        {
+            return false;
+        }
+        let Some((last, parent)) = path.split_last() else {
+            if w != Write::Insert {
+                *self = v;
+            }
+            return true;
+        };
+        let Some(parent) = self.get_mut(parent) else {
+            return true;
+        };
+        match (last, parent) {
+            (Step::Key(k), Tree::Obj(m)) => match m.iter_mut().find(|(key, _)| key == k) {
+                Some((_, slot)) if w != Write::Insert => *slot = v,
+                None if w != Write::Replace => m.push((k.clone(), v)),
+                _ => {}
+            },
+            (Step::Index(i), Tree::Arr(items)) => {
+                if *i < items.len() {
+                    if w != Write::Insert {
+                        items[*i] = v;
+                    }
+                } else if w != Write::Replace {
+                    items.push(v);
+                }
+            }
+            // `$[0]` of a non-array is the value itself; a later index wraps it.
+            (Step::Index(0), slot) if w != Write::Insert => *slot = v,
+            (Step::Index(i), slot) if *i > 0 && w != Write::Replace => {
+                let old = std::mem::replace(slot, Tree::Arr(Vec::new()));
+                *slot = Tree::Arr(vec![old, v]);
+            }
+            _ => {}
+        }
+        true
+    }
+
+    /// JSON_ARRAY_APPEND: onto the array at `path`, or wrapping what is there.
+    fn append(&mut self, path: &[Step], v: Tree) -> bool {
+        if path
+            .iter()
+            .any(|s| matches!(s, Step::AnyKey | Step::AnyIndex))
+        {
+            return false;
+        }
+        match self.get_mut(path) {
+            Some(Tree::Arr(items)) => items.push(v),
+            Some(slot) => {
+                let old = std::mem::replace(slot, Tree::Arr(Vec::new()));
+                *slot = Tree::Arr(vec![old, v]);
+            }
+            None => {}
+        }
+        true
+    }
+
+    fn remove(&mut self, path: &[Step]) {
+        let Some((last, parent)) = path.split_last() else {
+            return;
+        };
+        match (last, self.get_mut(parent)) {
+            (Step::Key(k), Some(Tree::Obj(m))) => m.retain(|(key, _)| key != k),
+            (Step::Index(i), Some(Tree::Arr(v))) if *i < v.len() => {
+                v.remove(*i);
+            }
+            _ => {}
+        }
+    }
+
+    /// RFC 7396: objects merge member by member, `null` removes, anything else replaces.
+    fn merge_patch(self, patch: Tree) -> Tree {
+        let Tree::Obj(pm) = patch else {
+            return patch;
+        };
+        let mut m = match self {
+            Tree::Obj(m) => m,
+            _ => Vec::new(),
+        };
+        for (k, v) in pm {
+            if matches!(&v, Tree::Raw(t) if t == "null") {
+                m.retain(|(key, _)| *key != k);
+                continue;
+            }
+            match m.iter().position(|(key, _)| *key == k) {
+                Some(i) => {
+                    let old = std::mem::replace(&mut m[i].1, Tree::Arr(Vec::new()));
+                    m[i].1 = old.merge_patch(v);
+                }
+                None => m.push((k, Tree::Raw("null".into()).merge_patch(v))),
+            }
+        }
+        Tree::Obj(m)
+    }
+}
+
+impl std::fmt::Display for Tree {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Tree::Raw(t) => f.write_str(t),
+            Tree::Arr(v) => {
+                f.write_str("[")?;
+                for (i, x) in v.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{x}")?;
+                }
+                f.write_str("]")
+            }
+            Tree::Obj(m) => {
+                f.write_str("{")?;
+                for (i, (k, x)) in m.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{}: {x}", quote(k))?;
+                }
+                f.write_str("}")
+            }
+        }
+    }
+}
+
+/// JSON_CONTAINS: every member of an object candidate is in the target with a contained
+/// value, every element of an array candidate is contained in some element of the target,
+/// a scalar is contained in an equal scalar or an array holding one.
+fn contains(target: &Tree, cand: &Tree) -> bool {
+    match (target, cand) {
+        (Tree::Obj(t), Tree::Obj(c)) => c.iter().all(|(k, cv)| {
+            t.iter()
+                .find(|(key, _)| key == k)
+                .is_some_and(|(_, tv)| contains(tv, cv))
+        }),
+        (Tree::Arr(t), Tree::Arr(c)) => c.iter().all(|cv| t.iter().any(|tv| contains(tv, cv))),
+        (Tree::Arr(t), c) => t.iter().any(|tv| contains(tv, c)),
+        (Tree::Raw(a), Tree::Raw(b)) => scalar_eq(a, b),
+        _ => false,
+    }
+}
+
+/// Scalars as JSON values: numbers by value, strings by their unescaped text.
+fn scalar_eq(a: &str, b: &str) -> bool {
+    match (parse(a).map(|n| n.kind), parse(b).map(|n| n.kind)) {
+        (Some(Kind::Num), Some(Kind::Num)) => a.parse::<f64>().ok() == b.parse::<f64>().ok(),
+        (Some(Kind::Str(x)), Some(Kind::Str(y))) => x == y,
+        _ => a == b,
     }
 }
 
