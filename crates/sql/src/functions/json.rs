@@ -209,7 +209,7 @@ pub fn call_json(f: JsonFn, a: &[Value]) -> Value {
             };
             if matches!(f, Set(..) | ArrayAppend(_)) {
                 // (path, value) pairs after the document.
-                if a.len() % 2 == 0 {
+                if a.len().is_multiple_of(2) {
                     return Value::Null;
                 }
                 for k in (1..a.len()).step_by(2) {
