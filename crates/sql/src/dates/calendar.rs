@@ -327,7 +327,7 @@ pub fn call_fn(f: CalFn, a: &[Value]) -> Value {
         }
         MakeDate => {
             let (mut year, day) = (expr::to_i64(&a[0]), expr::to_i64(&a[1]));
-            if day <= 0 || !(0..=9999).contains(&year) {
+            if !(1..=3_660_000).contains(&day) || !(0..=9999).contains(&year) {
                 return Value::Null;
             }
             if year < 100 {
@@ -378,11 +378,12 @@ pub fn call_fn(f: CalFn, a: &[Value]) -> Value {
             if p == 0 {
                 return Value::Int(0);
             }
-            let months = period_months(p) + n;
+            let months = period_months(p).saturating_add(n);
             Value::Int((months / 12) * 100 + months % 12 + 1)
         }
         PeriodDiff => {
-            Value::Int(period_months(expr::to_i64(&a[0])) - period_months(expr::to_i64(&a[1])))
+            let (p, q) = (expr::to_i64(&a[0]), expr::to_i64(&a[1]));
+            Value::Int(period_months(p).saturating_sub(period_months(q)))
         }
         StrToDate(p) => opt(str_to_date(&to_string(&a[0]), &to_string(&a[1])).map(|dt| {
             match (p.date, p.time) {
@@ -434,7 +435,7 @@ fn str_to_date(s: &str, fmt: &str) -> Option<DateTime> {
         names.iter().position(|n| {
             let n = if short { &n[..3] } else { n };
             let end = *i + n.len();
-            if end <= v.len() && s[*i..end].eq_ignore_ascii_case(n) {
+            if s.get(*i..end).is_some_and(|w| w.eq_ignore_ascii_case(n)) {
                 *i = end;
                 true
             } else {
@@ -662,12 +663,12 @@ fn time_result(us: i128) -> Value {
 /// `YYMM` or `YYYYMM` as months since year 0 (two-digit years: 70-99 → 19xx, else 20xx).
 fn period_months(p: i64) -> i64 {
     let (mut y, m) = (p / 100, p % 100);
-    if y < 70 {
+    if (0..70).contains(&y) {
         y += 2000;
-    } else if y < 100 {
+    } else if (70..100).contains(&y) {
         y += 1900;
     }
-    y * 12 + m - 1
+    y.saturating_mul(12).saturating_add(m - 1)
 }
 
 /// EXTRACT(unit FROM v): a single unit's field, a composite unit's fields run together

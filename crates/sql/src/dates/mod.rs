@@ -175,7 +175,9 @@ pub fn span(amount: &Value, unit: Unit) -> Option<Span> {
                 nums[last] *= 10i128.pow(6 - micro_digits);
             }
         }
-        let total: i128 = nums.iter().zip(parts).map(|(n, p)| n * p).sum();
+        let total = nums.iter().zip(parts).fold(0i128, |acc, (n, p)| {
+            acc.saturating_add(n.saturating_mul(*p))
+        });
         let total = if neg { -total } else { total };
         let decimals = if unit.has_micro() { 6 } else { 0 };
         return Some(if unit.months() {
@@ -302,7 +304,8 @@ fn add(dt: DateTime, s: &Span) -> Option<DateTime> {
         return None;
     }
     if s.months != 0 {
-        let period = dt.date.year as i128 * 12 + dt.date.month as i128 - 1 + s.months;
+        let period =
+            (dt.date.year as i128 * 12 + dt.date.month as i128 - 1).checked_add(s.months)?;
         if !(0..120_000).contains(&period) {
             return None;
         }

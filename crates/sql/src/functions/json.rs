@@ -216,7 +216,7 @@ pub fn call_json(f: JsonFn, a: &[Value]) -> Value {
                     let Some(path) = parse_path(&to_string(&a[k])) else {
                         return Value::Null;
                     };
-                    let v = Tree::value(&a[k + 1], json >> (k + 1) & 1 == 1);
+                    let v = Tree::value(&a[k + 1], is_json(json, k + 1));
                     let ok = match f {
                         Set(w, _) => doc.write(&path, v, w),
                         _ => doc.append(&path, v),
@@ -298,7 +298,7 @@ pub fn call_json(f: JsonFn, a: &[Value]) -> Value {
                 out += ": ";
                 out += &scalar(
                     pair.get(1).unwrap_or(&Value::Null),
-                    json >> (2 * k + 1) & 1 == 1,
+                    is_json(json, 2 * k + 1),
                 );
             }
             out.push('}');
@@ -308,7 +308,7 @@ pub fn call_json(f: JsonFn, a: &[Value]) -> Value {
             let items: Vec<String> = a
                 .iter()
                 .enumerate()
-                .map(|(i, v)| scalar(v, json >> i & 1 == 1))
+                .map(|(i, v)| scalar(v, is_json(json, i)))
                 .collect();
             Value::str(&format!("[{}]", items.join(", ")))
         }
@@ -375,6 +375,14 @@ fn normal(n: &Node) -> String {
         }
         _ => n.raw.to_string(),
     }
+}
+
+/// Whether argument `i` is marked as JSON in `mask` (arguments past 64 never are).
+fn is_json(mask: u64, i: usize) -> bool {
+    u32::try_from(i)
+        .ok()
+        .and_then(|i| mask.checked_shr(i))
+        .is_some_and(|m| m & 1 == 1)
 }
 
 /// A value as JSON_OBJECT / JSON_ARRAY write it.

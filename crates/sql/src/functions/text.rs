@@ -235,7 +235,7 @@ fn substring_index(text: &str, delim: &str, n: i64) -> String {
         text.to_string()
     } else {
         let idx: Vec<usize> = text.match_indices(delim).map(|(i, _)| i).collect();
-        let k = (-n) as usize;
+        let k = usize::try_from(n.unsigned_abs()).unwrap_or(usize::MAX);
         if k > idx.len() {
             text.to_string()
         } else {
