@@ -1,6 +1,8 @@
-//! Scalar functions (CONCAT, SUBSTRING, IF, COALESCE, date parts, MD5, ...). Functions
-//! whose value is fixed for a statement (NOW(), DATABASE(), VERSION(), CONNECTION_ID(),
-//! LAST_INSERT_ID(), ROW_COUNT()) are folded to constants by the binder.
+//! Scalar functions (CONCAT, SUBSTRING, IF, COALESCE, date parts, MD5, ...), with more
+//! string functions in `text.rs`, math in `math.rs`, JSON in `json.rs` and the date
+//! functions in `crate::dates`. Functions whose value is fixed for a statement (NOW(),
+//! DATABASE(), VERSION(), CONNECTION_ID(), LAST_INSERT_ID(), ROW_COUNT()) are folded to
+//! constants by the binder.
 
 use onelog_types::{code, Collation, ColumnType, Date, DateTime, Decimal, Value};
 
