@@ -2517,33 +2517,47 @@ impl<'a> Binder<'a> {
         let now = self.env.now();
         let nargs = args.len();
         let folded = match name.as_str() {
-            // NOW() has no fraction, NOW(p) p digits of it (MariaDB: DATETIME(p)).
+            // NOW() has no fraction, NOW(p) p digits of it (MariaDB: DATETIME(p)); CURTIME
+            // likewise (TIME(p)).
             "now" | "current_timestamp" | "localtime" | "localtimestamp" | "sysdate"
-            | "utc_timestamp" => {
+            | "utc_timestamp" | "curtime" | "current_time" | "utc_time" => {
                 let p = match args.first() {
-                    Some(Expr::Lit(v)) => expr::to_i64(v).clamp(0, 6) as u32,
+                    Some(Expr::Lit(v)) => expr::to_i64(v),
                     _ => 0,
                 };
-                let unit = 10u32.pow(6 - p);
-                let v = Value::DateTime(onelog_types::DateTime {
-                    micro: now.micro - now.micro % unit,
-                    ..now
-                });
+                if !(0..=6).contains(&p) {
+                    // MariaDB names NOW and its synonyms by their SQL-standard name.
+                    let what = match name.as_str() {
+                        "now" | "localtime" | "localtimestamp" => "current_timestamp",
+                        "curtime" => "current_time",
+                        other => other,
+                    };
+                    return Err(err(
+                        code::ER_TOO_BIG_PRECISION,
+                        format!("Too big precision specified for '{what}'. Maximum is 6"),
+                    ));
+                }
+                let micro = now.micro - now.micro % 10u32.pow(6 - p as u32);
+                let (v, ty) = if matches!(name.as_str(), "curtime" | "current_time" | "utc_time") {
+                    let t = onelog_types::Time {
+                        negative: false,
+                        hours: now.hour as u32,
+                        minute: now.minute,
+                        second: now.second,
+                        micro,
+                    };
+                    (Value::Time(t), CastType::Time(p as u8))
+                } else {
+                    let dt = onelog_types::DateTime { micro, ..now };
+                    (Value::DateTime(dt), CastType::DateTime(p as u8))
+                };
                 if p > 0 {
-                    // Typed DATETIME(p), so it shows p digits.
-                    let ty = CastType::DateTime(p as u8);
+                    // Typed with p digits, so it shows them.
                     return Ok(Expr::Cast(Box::new(Expr::Lit(v)), ty));
                 }
                 Some(v)
             }
             "curdate" | "current_date" | "utc_date" => Some(Value::Date(now.date)),
-            "curtime" | "current_time" | "utc_time" => Some(Value::Time(onelog_types::Time {
-                negative: false,
-                hours: now.hour as u32,
-                minute: now.minute,
-                second: now.second,
-                micro: 0,
-            })),
             "unix_timestamp" if nargs == 0 => Some(Value::Int(now.unix_seconds())),
             "database" | "schema" => Some(match self.env.current_db() {
                 Some(d) => Value::str(d),
