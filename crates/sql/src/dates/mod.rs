@@ -18,7 +18,7 @@
 //!   (`'1:30' DAY_SECOND` is 1 minute 30 seconds), a microsecond part scaled by its digits
 //!   (`'1.5' SECOND_MICROSECOND` is 1.5 seconds).
 
-use onelog_types::{civil_from_days, days_from_civil, Date, DateTime, Time, Value};
+use onelog_types::{days_from_civil, Date, DateTime, Time, Value};
 
 use crate::expr::{self, to_string};
 
@@ -332,21 +332,8 @@ fn add(dt: DateTime, s: &Span) -> Option<DateTime> {
 }
 
 pub(crate) fn from_micros(total: i128) -> DateTime {
-    let days = total.div_euclid(MICROS_PER_DAY);
-    let rest = total.rem_euclid(MICROS_PER_DAY);
-    let (y, m, d) = civil_from_days(days as i64);
-    let secs = rest / 1_000_000;
-    DateTime {
-        date: Date {
-            year: y as u16,
-            month: m as u8,
-            day: d as u8,
-        },
-        hour: (secs / 3600) as u8,
-        minute: ((secs / 60) % 60) as u8,
-        second: (secs % 60) as u8,
-        micro: (rest % 1_000_000) as u32,
-    }
+    let secs = total.div_euclid(1_000_000) as i64;
+    DateTime::from_unix(secs, total.rem_euclid(1_000_000) as u32)
 }
 
 /// `v ± INTERVAL amount unit`.
@@ -426,13 +413,10 @@ pub(crate) fn midnight(date: Date) -> DateTime {
 /// A date or datetime argument; None for NULL, a TIME (which MariaDB would take with
 /// today's date) or anything not readable as a (non-zero) date.
 pub(crate) fn datetime_of(v: &Value) -> Option<DateTime> {
-    let dt = match v {
-        Value::Date(d) => midnight(*d),
-        Value::DateTime(dt) => *dt,
-        Value::Null | Value::Time(_) => return None,
-        other => expr::parse_datetime(&to_string(other))?.0,
-    };
-    (dt.date.month != 0 && dt.date.day != 0).then_some(dt)
+    if matches!(v, Value::Time(_)) {
+        return None;
+    }
+    crate::functions::datetime_arg(v).filter(|dt| dt.date.month != 0 && dt.date.day != 0)
 }
 
 /// `TIMESTAMPDIFF(unit, a, b)`: whole units from `a` to `b`, toward zero.

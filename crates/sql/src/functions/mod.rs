@@ -4,7 +4,7 @@
 //! DATABASE(), VERSION(), CONNECTION_ID(), LAST_INSERT_ID(), ROW_COUNT()) are folded to
 //! constants by the binder.
 
-use onelog_types::{code, Collation, ColumnType, Date, DateTime, Decimal, Value};
+use onelog_types::{code, Collation, ColumnType, DateTime, Decimal, Value};
 
 use crate::dates::{self, Unit};
 use crate::expr::{
@@ -285,16 +285,11 @@ fn chars(v: &Value) -> Vec<char> {
     to_string(v).chars().collect()
 }
 
-fn datetime_arg(v: &Value) -> Option<DateTime> {
+/// A date or datetime argument (a string read as one); None for NULL or unreadable text.
+pub(crate) fn datetime_arg(v: &Value) -> Option<DateTime> {
     match v {
         Value::DateTime(d) => Some(*d),
-        Value::Date(d) => Some(DateTime {
-            date: *d,
-            hour: 0,
-            minute: 0,
-            second: 0,
-            micro: 0,
-        }),
+        Value::Date(d) => Some(dates::midnight(*d)),
         Value::Null => None,
         other => expr::parse_datetime(&to_string(other)).map(|x| x.0),
     }
@@ -710,7 +705,7 @@ pub fn call(f: Func, args: &[Expr], cx: &Ctx) -> EvalResult<Value> {
         },
         ToDays => match datetime_arg(&vals[0]) {
             Some(d) => Value::Int(
-                onelog_types_days(d.date) + 719528, // days from year 0
+                dates::day_number(d.date) as i64 + 719528, // days from year 0
             ),
             None => Value::Null,
         },
@@ -752,18 +747,6 @@ fn sleep(secs: &Value, cx: &Ctx) -> EvalResult<Value> {
         std::thread::sleep((deadline - now).min(std::time::Duration::from_millis(10)));
     });
     Ok(Value::Int(killed as i64))
-}
-
-fn onelog_types_days(d: Date) -> i64 {
-    DateTime {
-        date: d,
-        hour: 0,
-        minute: 0,
-        second: 0,
-        micro: 0,
-    }
-    .unix_seconds()
-    .div_euclid(86400)
 }
 
 pub fn hex(b: &[u8]) -> String {
