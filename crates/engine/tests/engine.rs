@@ -884,3 +884,42 @@ fn unnamed_index_data_is_cleared_at_open() {
         assert_eq!(db.get(unnamed(id)).unwrap(), None, "index id {id}");
     }
 }
+
+/// `--rocksdb-default-cf-options`: applied over onelog's own RocksDB options, refused with a
+/// clear error when RocksDB cannot parse them, and never allowed to hand the memtable size
+/// back to RocksDB in engine mode (a switch of its own could persist changes the binlog
+/// has not made durable).
+#[test]
+fn rocksdb_options_apply_but_keep_the_memtable_switch() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = |extra: &str| EngineOptions {
+        datadir: dir.path().to_path_buf(),
+        mode: LogMode::Engine,
+        rocksdb_options: Some(extra.to_string()),
+        ..Default::default()
+    };
+    let err = Engine::open(opts("no_such_option=1"), &TestReplayer)
+        .err()
+        .expect("unknown RocksDB option refused")
+        .to_string();
+    assert!(err.contains("invalid RocksDB options 'no_such_option=1'"), "{err}");
+
+    let e = Engine::open(
+        opts("level0_file_num_compaction_trigger=3;write_buffer_size=4096"),
+        &TestReplayer,
+    )
+    .expect("open with RocksDB options");
+    basic_workload(&e);
+    assert_eq!(all_rows(&e).len(), 99);
+    drop(e);
+    // RocksDB records the options it runs with in its OPTIONS file.
+    let newest = std::fs::read_dir(dir.path().join("rocksdb"))
+        .unwrap()
+        .map(|f| f.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("OPTIONS-"))
+        .max()
+        .expect("OPTIONS file");
+    let text = std::fs::read_to_string(newest).unwrap();
+    assert!(text.contains("level0_file_num_compaction_trigger=3"), "{text}");
+    assert!(text.contains(&format!("write_buffer_size={}", 64u64 << 30)), "{text}");
+}

@@ -150,6 +150,7 @@ impl Config {
             "rocksdb-write-buffer-size" => e.write_buffer_size = num()?.max(1 << 20) as usize,
             "rocksdb-use-direct-reads" => e.use_direct_reads = parse_bool(v)?,
             "rocksdb-merge-buf-size" => e.merge_buf_size = num()?.max(1024) as usize,
+            "rocksdb-default-cf-options" => e.rocksdb_options = Some(val()?.to_string()),
             "commit-nice" => {
                 e.commit_nice = val()?
                     .parse::<i32>()
@@ -280,8 +281,10 @@ Usage: onelogd [OPTIONS]
   --binlog-preallocate=zerofill|fallocate|off  how binlog files reserve space (default zerofill)
   --max-connections=N  --wait-timeout=SECS  --max-allowed-packet=SIZE
   --innodb-lock-wait-timeout=SECS  --block-cache-size=SIZE
-  --rocksdb-write-buffer-size=SIZE  RocksDB memtable size (default 64M)
+  --rocksdb-write-buffer-size=SIZE  RocksDB memtable size (default 16M)
   --rocksdb-use-direct-reads  read table files with O_DIRECT (the block cache is the only cache)
+  --rocksdb-default-cf-options=STR  RocksDB options over onelog's (RocksDB's options-string
+                              syntax, e.g. compression_per_level=kNoCompression:kLZ4Compression)
   --commit-nice=N             nice value of the commit path (default -10; needs CAP_SYS_NICE,
                               otherwise commits run at the normal priority; 0: off)";
 
@@ -303,7 +306,8 @@ mod tests {
             format!("--defaults-file={}", f.display()),
             "--server-id=7".into(),
             "--max-binlog-size=1M".into(),
-            "--rocksdb_write_buffer_size=16M".into(),
+            "--rocksdb_write_buffer_size=32M".into(),
+            "--rocksdb-default-cf-options=compression_per_level=kNoCompression".into(),
             "--rocksdb-use-direct-reads".into(),
             "--rocksdb-merge-buf-size=8K".into(),
             "--commit-nice=-5".into(),
@@ -315,7 +319,11 @@ mod tests {
         assert_eq!(c.engine.server_id, 7);
         assert_eq!(c.engine.mode, LogMode::File);
         assert_eq!(c.engine.max_binlog_size, 1 << 20);
-        assert_eq!(c.engine.write_buffer_size, 16 << 20);
+        assert_eq!(c.engine.write_buffer_size, 32 << 20);
+        assert_eq!(
+            c.engine.rocksdb_options.as_deref(),
+            Some("compression_per_level=kNoCompression")
+        );
         assert!(c.engine.use_direct_reads);
         assert_eq!(c.engine.merge_buf_size, 8 << 10);
         assert_eq!(c.engine.commit_nice, -5);
