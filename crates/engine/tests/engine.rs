@@ -902,7 +902,10 @@ fn rocksdb_options_apply_but_keep_the_memtable_switch() {
         .err()
         .expect("unknown RocksDB option refused")
         .to_string();
-    assert!(err.contains("invalid RocksDB options 'no_such_option=1'"), "{err}");
+    assert!(
+        err.contains("invalid RocksDB options 'no_such_option=1'"),
+        "{err}"
+    );
 
     let e = Engine::open(
         opts("level0_file_num_compaction_trigger=3;write_buffer_size=4096"),
@@ -916,10 +919,21 @@ fn rocksdb_options_apply_but_keep_the_memtable_switch() {
     let newest = std::fs::read_dir(dir.path().join("rocksdb"))
         .unwrap()
         .map(|f| f.unwrap().path())
-        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("OPTIONS-"))
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("OPTIONS-")
+        })
         .max()
         .expect("OPTIONS file");
     let text = std::fs::read_to_string(newest).unwrap();
-    assert!(text.contains("level0_file_num_compaction_trigger=3"), "{text}");
-    assert!(text.contains(&format!("write_buffer_size={}", 64u64 << 30)), "{text}");
+    assert!(
+        text.contains("level0_file_num_compaction_trigger=3"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("write_buffer_size={}", 64u64 << 30)),
+        "{text}"
+    );
 }
