@@ -298,8 +298,11 @@ impl Engine {
                 EngineError::Storage(format!("invalid RocksDB options '{extra}': {e}"))
             })?;
             if opts.mode == LogMode::Engine {
-                // Not RocksDB's to switch: it could persist changes not yet durable.
+                // Not RocksDB's to switch or flush on its own (by size, by the total of
+                // all memtables, or at a close): it could persist changes not yet durable.
                 o.set_write_buffer_size(64 << 30);
+                o.set_db_write_buffer_size(0);
+                set_avoid_flush_during_shutdown(&mut o);
             }
         }
         let db = Arc::new(DB::open(&o, opts.datadir.join("rocksdb"))?);

@@ -908,7 +908,10 @@ fn rocksdb_options_apply_but_keep_the_memtable_switch() {
     );
 
     let e = Engine::open(
-        opts("level0_file_num_compaction_trigger=3;write_buffer_size=4096"),
+        opts(
+            "level0_file_num_compaction_trigger=3;write_buffer_size=4096;\
+             db_write_buffer_size=4096;avoid_flush_during_shutdown=false",
+        ),
         &TestReplayer,
     )
     .expect("open with RocksDB options");
@@ -933,7 +936,9 @@ fn rocksdb_options_apply_but_keep_the_memtable_switch() {
         "{text}"
     );
     assert!(
-        text.contains(&format!("write_buffer_size={}", 64u64 << 30)),
+        text.contains(&format!("  write_buffer_size={}", 64u64 << 30)),
         "{text}"
     );
+    assert!(text.contains("db_write_buffer_size=0"), "{text}");
+    assert!(text.contains("avoid_flush_during_shutdown=true"), "{text}");
 }
