@@ -240,13 +240,8 @@ impl Engine {
         // small fdatasync behind it (1 client, +1 ms per sync, Insert Benchmark l.i1:
         // 27949 rows/s against 26999, medians of 3 alternated runs).
         o.set_bytes_per_sync(1 << 20);
-        // Engine mode: memtables are switched by the committer only (see commit.rs), so
-        // RocksDB's own threshold is set beyond reach (its maximum, 64 GiB).
-        o.set_write_buffer_size(if opts.mode == LogMode::Engine {
-            64 << 30
-        } else {
-            opts.write_buffer_size
-        });
+        // (Engine mode overrides this below.)
+        o.set_write_buffer_size(opts.write_buffer_size);
 
         o.set_max_write_buffer_number(4);
         o.set_compression_type(rocksdb::DBCompressionType::Lz4);
@@ -297,13 +292,16 @@ impl Engine {
             o = o.get_options_from_string(extra).map_err(|e| {
                 EngineError::Storage(format!("invalid RocksDB options '{extra}': {e}"))
             })?;
-            if opts.mode == LogMode::Engine {
-                // Not RocksDB's to switch or flush on its own (by size, by the total of
-                // all memtables, or at a close): it could persist changes not yet durable.
-                o.set_write_buffer_size(64 << 30);
-                o.set_db_write_buffer_size(0);
-                set_avoid_flush_during_shutdown(&mut o);
-            }
+        }
+        if opts.mode == LogMode::Engine {
+            // Engine mode: memtables are switched by the committer only (see commit.rs);
+            // RocksDB must not switch or flush them on its own (by size, by the total of
+            // all memtables, or at a close), whatever the options above said: that could
+            // persist changes not yet durable. Its own threshold is set beyond reach (its
+            // maximum, 64 GiB).
+            o.set_write_buffer_size(64 << 30);
+            o.set_db_write_buffer_size(0);
+            set_avoid_flush_during_shutdown(&mut o);
         }
         let db = Arc::new(DB::open(&o, opts.datadir.join("rocksdb"))?);
         // Temporary files of index builds the server stopped in the middle of.

@@ -12,6 +12,8 @@
 
 use onelog_types::{Collation, ColumnType, Value};
 
+use super::MANY;
+
 use crate::expr::{self, to_string};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,7 +58,6 @@ impl JsonFn {
     /// By name: (function, min args, max args).
     pub fn lookup(name: &str) -> Option<(JsonFn, usize, usize)> {
         use JsonFn::*;
-        const MANY: usize = usize::MAX;
         Some(match name {
             "json_valid" => (Valid, 1, 1),
             "json_extract" => (Extract, 2, MANY),

@@ -97,10 +97,12 @@ impl Func {
     }
 }
 
+/// The largest argument count of a function that takes any number of arguments.
+pub(crate) const MANY: usize = usize::MAX;
+
 /// Looks a function up by name: (function, min args, max args).
 pub fn lookup(name: &str) -> Option<(Func, usize, usize)> {
     use Func::*;
-    const MANY: usize = usize::MAX;
     Some(match name {
         "concat" => (Concat, 1, MANY),
         "concat_ws" => (ConcatWs, 2, MANY),

@@ -5,6 +5,8 @@
 
 use onelog_types::{Collation, ColumnType, Value};
 
+use super::MANY;
+
 use crate::expr::{self, to_bytes, to_string, EvalResult};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,7 +40,6 @@ impl TextFn {
     /// By name: (function, min args, max args).
     pub fn lookup(name: &str) -> Option<(TextFn, usize, usize)> {
         use TextFn::*;
-        const MANY: usize = usize::MAX;
         Some(match name {
             "find_in_set" => (FindInSet, 2, 2),
             "substring_index" => (SubstringIndex, 3, 3),
