@@ -80,7 +80,7 @@ impl<'e> BulkLoad<'e> {
             entries: Vec::new(),
             runs: Vec::new(),
             ssts: Vec::new(),
-            in_order: in_order.then(|| SstOut::new(&engine.table_opts, &dir, "in-order")),
+            in_order: in_order.then(|| SstOut::new(engine.table_opts(), &dir, "in-order")),
             dir,
         })
     }
@@ -189,7 +189,7 @@ impl<'e> BulkLoad<'e> {
     /// Writes everything added, in key order, into table files and ingests them; false
     /// if RocksDB refused the ingestion (nothing was added to the database).
     pub fn finish(mut self) -> Result<bool> {
-        let opts = &self.engine.table_opts;
+        let opts = self.engine.table_opts();
         let dir = self.dir.clone();
         if self.runs.is_empty() {
             self.ssts = self.write_in_parallel(opts, &dir)?;

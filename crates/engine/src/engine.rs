@@ -14,6 +14,7 @@ use crate::commit::Committer;
 use crate::ddl::{Ddl, DdlOutcome};
 use crate::error::{EngineError, Result};
 use crate::keys;
+use crate::layout::Layout;
 use crate::locks::LockManager;
 use crate::txn::{Isolation, Txn};
 use crate::wal::Wal;
@@ -174,9 +175,12 @@ pub struct Engine {
     pub(crate) ddl_lock: Mutex<()>,
     /// During recovery: the end of the group being replayed (DDL replays record it).
     pub(crate) replay_pos: Mutex<Option<crate::wal::LogPos>>,
-    /// The options RocksDB was opened with: table files written for ingestion (see
-    /// `bulk.rs`) are built with the same table format and compression.
-    pub(crate) table_opts: Options,
+    /// The options RocksDB was opened with, with whole-file and with partitioned index
+    /// and filters: table files written for ingestion (see `bulk.rs`) are built with the
+    /// same table format and compression as flushes and compactions write.
+    table_opts: [Options; 2],
+    /// Which of the two new table files get (see `layout.rs`).
+    layout: Arc<Layout>,
 }
 
 pub(crate) fn write_opts(mode: LogMode) -> WriteOptions {
@@ -220,6 +224,29 @@ fn set_avoid_flush_during_shutdown(o: &mut Options) {
     }
 }
 
+/// The table format of new files: LZ4-compressed 4 KiB data blocks with 10-bit bloom
+/// filters; index and filter blocks in the block cache (in its high-priority pool), so
+/// that the cache bounds the read memory as the buffer pool does InnoDB's; level 0's
+/// pinned there. `partitioned`: two-level index and filters in 4 KiB partitions with the
+/// top level pinned, instead of one block of each per file (see `layout.rs`).
+fn table_format(cache: &Cache, partitioned: bool) -> BlockBasedOptions {
+    let mut bbo = BlockBasedOptions::default();
+    bbo.set_block_cache(cache);
+    bbo.set_bloom_filter(10.0, false);
+    bbo.set_cache_index_and_filter_blocks(true);
+    bbo.set_cache_index_and_filter_blocks_with_high_priority(true);
+    bbo.set_pin_l0_filter_and_index_blocks_in_cache(true);
+    bbo.set_metadata_block_size(4096);
+    bbo.set_pin_top_level_index_and_filter(true);
+    if partitioned {
+        bbo.set_index_type(rocksdb::BlockBasedIndexType::TwoLevelIndexSearch);
+        bbo.set_partition_filters(true);
+    } else {
+        bbo.set_index_type(rocksdb::BlockBasedIndexType::BinarySearch);
+    }
+    bbo
+}
+
 /// A raw iterator over the latest state of the keys in `[lower, upper)`, not yet positioned.
 pub(crate) fn range_iter(db: &DB, lower: Vec<u8>, upper: Vec<u8>) -> rocksdb::DBRawIterator<'_> {
     let mut ro = rocksdb::ReadOptions::default();
@@ -246,7 +273,6 @@ impl Engine {
         o.set_max_write_buffer_number(4);
         o.set_compression_type(rocksdb::DBCompressionType::Lz4);
         o.set_bottommost_compression_type(rocksdb::DBCompressionType::Lz4);
-        let mut bbo = BlockBasedOptions::default();
         // Level 0 is compacted once it holds 2 files instead of RocksDB's 4: each L0 file
         // spans every table's keys, so every range scan seeks in every one of them (and
         // every point read checks its filter). Insert Benchmark, 16 clients, +1 ms per
@@ -266,22 +292,9 @@ impl Engine {
         // block access of every read takes (2-3% of the server's CPU in 16-client range
         // queries). Capacity as given; entry charge estimated by RocksDB (0 = automatic).
         let cache = Cache::new_hyper_clock_cache(opts.block_cache_size, 0);
-        bbo.set_block_cache(&cache);
-        bbo.set_bloom_filter(10.0, false);
-        // Index and filter blocks live in the block cache, so its size bounds the memory
-        // (as the buffer pool does InnoDB's). Whole-file index and filter blocks are
-        // hundreds of KiB to MiB per table file: once the tables outgrow the cache, each
-        // point read would evict and re-read them. Partitioned (two-level) index and
-        // filters load 4 KiB partitions instead, with only the top levels pinned, and
-        // index/filter blocks go to the cache's high-priority pool.
-        bbo.set_cache_index_and_filter_blocks(true);
-        bbo.set_index_type(rocksdb::BlockBasedIndexType::TwoLevelIndexSearch);
-        bbo.set_partition_filters(true);
-        bbo.set_metadata_block_size(4096);
-        bbo.set_pin_top_level_index_and_filter(true);
-        bbo.set_cache_index_and_filter_blocks_with_high_priority(true);
-        bbo.set_pin_l0_filter_and_index_blocks_in_cache(true);
-        o.set_block_based_table_factory(&bbo);
+        // Opened with whole-file index and filters; `layout.rs` switches new files to
+        // partitioned ones once the data outgrows the cache.
+        o.set_block_based_table_factory(&table_format(&cache, false));
         o.set_use_direct_reads(opts.use_direct_reads);
         o.set_manual_wal_flush(false);
         // With the WAL off, memtables hold data that only the binlog can bring back; a
@@ -303,7 +316,26 @@ impl Engine {
             o.set_db_write_buffer_size(0);
             set_avoid_flush_during_shutdown(&mut o);
         }
+        // A user's table options stand as given: the layout is then not switched.
+        let layout_fixed = opts
+            .rocksdb_options
+            .as_deref()
+            .is_some_and(|x| x.contains("block_based_table_factory"));
+        let table_opts = if layout_fixed {
+            [o.clone(), o.clone()]
+        } else {
+            let mut p = o.clone();
+            p.set_block_based_table_factory(&table_format(&cache, true));
+            [o.clone(), p]
+        };
         let db = Arc::new(DB::open(&o, opts.datadir.join("rocksdb"))?);
+        let layout = Arc::new(Layout::new(
+            db.clone(),
+            opts.block_cache_size as u64,
+            layout_fixed,
+            false,
+        ));
+        layout.start();
         // Temporary files of index builds the server stopped in the middle of.
         let _ = std::fs::remove_dir_all(crate::bulk::root(&opts.datadir));
 
@@ -337,7 +369,8 @@ impl Engine {
             counters,
             ddl_lock: Mutex::new(()),
             replay_pos: Mutex::new(None),
-            table_opts: o,
+            table_opts,
+            layout,
             opts,
         });
         engine
@@ -351,6 +384,23 @@ impl Engine {
         // Consistent reads start from the recovered state.
         engine.committer.quiesced(|| ());
         Ok(engine)
+    }
+
+    /// The options of table files written now (for ingestion), in the current layout.
+    pub(crate) fn table_opts(&self) -> &Options {
+        &self.table_opts[self.layout.partitioned() as usize]
+    }
+
+    /// Switches the index layout of new table files now if the data crossed its
+    /// threshold (see `layout.rs`; tests, instead of waiting for the thread).
+    #[doc(hidden)]
+    pub fn adjust_table_layout(&self) -> bool {
+        self.layout.adjust()
+    }
+
+    /// A RocksDB property (`rocksdb.stats`, `rocksdb.aggregated-table-properties`, ...).
+    pub fn rocksdb_property(&self, name: &str) -> Option<String> {
+        self.db.property_value(name).ok().flatten()
     }
 
     pub fn options(&self) -> &EngineOptions {
@@ -434,6 +484,7 @@ impl Engine {
     /// Flushes RocksDB's memtables and stops the log writer (clean shutdown).
     pub fn shutdown(&self) -> Result<()> {
         self.committer.stop();
+        self.layout.stop();
         self.flush_memtables()?;
         if self.opts.mode != LogMode::Engine {
             self.db.flush_wal(true)?;
@@ -491,5 +542,6 @@ impl Engine {
 impl Drop for Engine {
     fn drop(&mut self) {
         self.committer.stop();
+        self.layout.stop();
     }
 }

@@ -15,6 +15,7 @@
 //! - `recovery.rs`: replay of the binlog after the applied position.
 //! - `ddl.rs`: catalog changes, index builds, table rewrites (with column conversions).
 //! - `admin.rs`: binlog management (SHOW BINARY LOGS, PURGE, RESET MASTER, ...).
+//! - `layout.rs`: the index and filter layout of new table files, by the data's size.
 //! - `wait.rs`: announces blocking waits to the server's thread pool.
 
 pub mod catalog;
@@ -30,6 +31,7 @@ mod bulk;
 mod commit;
 mod ddl;
 mod engine;
+mod layout;
 mod priority;
 mod recovery;
 mod scan;

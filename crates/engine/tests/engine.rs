@@ -942,3 +942,79 @@ fn rocksdb_options_apply_but_keep_the_memtable_switch() {
     assert!(text.contains("db_write_buffer_size=0"), "{text}");
     assert!(text.contains("avoid_flush_during_shutdown=true"), "{text}");
 }
+
+/// The number of index partitions over all live table files (RocksDB leaves the count
+/// out when it is 0: whole-file indexes only).
+fn index_partitions(e: &Engine) -> u64 {
+    let props = e
+        .rocksdb_property("rocksdb.aggregated-table-properties")
+        .expect("table properties");
+    assert!(props.contains("# data blocks="), "{props}");
+    props
+        .split(';')
+        .find_map(|p| p.trim().strip_prefix("# index partitions="))
+        .map_or(0, |n| n.trim().parse().unwrap())
+}
+
+/// Inserts `n` rows from `first` with distinct 30-byte owners and flushes them to a file.
+fn insert_and_flush(e: &Arc<Engine>, first: i64, n: i64) {
+    let mut t = e.begin(Isolation::RepeatableRead);
+    let def = t.open_table("test", "accounts").unwrap();
+    for i in first..first + n {
+        t.statement_begin();
+        let owner = format!("{:030}", i.wrapping_mul(2654435761) % 1_000_000_007);
+        t.insert(&def, row(i, &owner, i)).unwrap();
+        t.statement_end(Some("INSERT ..."));
+    }
+    t.commit().unwrap();
+    e.checkpoint().unwrap();
+}
+
+/// Table files are written with whole-file index and filter blocks while the data fits in
+/// the block cache, and with partitioned ones (flushes and index builds alike) once it
+/// outgrows it; a user's table options fix the layout.
+#[test]
+fn index_layout_follows_the_data_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = |extra: Option<&str>| EngineOptions {
+        datadir: dir.path().to_path_buf(),
+        mode: LogMode::Engine,
+        block_cache_size: 512 << 10,
+        rocksdb_options: extra.map(str::to_string),
+        ..Default::default()
+    };
+    let e = Engine::open(opts(None), &TestReplayer).unwrap();
+    setup(&e);
+    insert_and_flush(&e, 0, 1000);
+    assert!(!e.adjust_table_layout(), "a few KiB stay whole-file");
+    assert_eq!(index_partitions(&e), 0);
+    // Well past 512 KiB of table files.
+    insert_and_flush(&e, 1000, 40_000);
+    e.adjust_table_layout();
+    insert_and_flush(&e, 41_000, 1000);
+    let after_flush = index_partitions(&e);
+    assert!(after_flush > 0, "the new file has index partitions");
+    run_ddl(&e, "CREATE INDEX bal ON accounts (balance)");
+    assert!(
+        index_partitions(&e) > after_flush,
+        "the index build's files have index partitions"
+    );
+    assert_eq!(all_rows(&e).len(), 42_000);
+    drop(e);
+
+    // The user's table options stand, however large the data.
+    let dir2 = tempfile::tempdir().unwrap();
+    let e = Engine::open(
+        EngineOptions {
+            datadir: dir2.path().to_path_buf(),
+            ..opts(Some("block_based_table_factory={block_size=8192}"))
+        },
+        &TestReplayer,
+    )
+    .unwrap();
+    setup(&e);
+    insert_and_flush(&e, 0, 40_000);
+    assert!(!e.adjust_table_layout());
+    insert_and_flush(&e, 40_000, 1000);
+    assert_eq!(index_partitions(&e), 0);
+}
