@@ -329,6 +329,7 @@ impl Engine {
             [o.clone(), p]
         };
         let db = Arc::new(DB::open(&o, opts.datadir.join("rocksdb"))?);
+        keys::migrate_applied(&db)?;
         let layout = Arc::new(Layout::new(
             db.clone(),
             opts.block_cache_size as u64,

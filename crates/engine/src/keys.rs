@@ -3,7 +3,7 @@
 //!
 //! | key                                   | value                                   |
 //! |---------------------------------------|-----------------------------------------|
-//! | `M` `applied`                         | applied log position: file u32 LE, offset u64 LE |
+//! | `A` `applied`                         | applied log position: file u32 LE, offset u64 LE |
 //! | `C` `d` db-name                       | DatabaseDef (JSON)                      |
 //! | `C` `t` table-id u32 BE               | TableDef (JSON)                         |
 //! | `C` `n`                               | next table id u32 LE, next index id u32 LE |
@@ -24,7 +24,17 @@ use crate::catalog::{IndexDef, IndexId, TableDef};
 use crate::error::Result;
 use crate::keycode;
 
-pub const APPLIED: &[u8] = b"Mapplied";
+/// The applied log position, written with every commit group, so every memtable and
+/// level-0 file holds it. It sorts before every index key (`A` < `C` < `I`): a level-0
+/// file's key range then ends at the highest index key written to it, below the ids that
+/// index builds take next (ids only grow), and a build's files (`bulk.rs`) go straight to
+/// the last level at ingestion. Until session 18 the key was `Mapplied`, past every
+/// index: every level-0 file's range covered the new index, a build ingested while
+/// level 0 held files went to level 0, and 16 builds at once stopped writes at 36 level-0
+/// files (RocksDB's LOG, Insert Benchmark l.x at 16 clients).
+pub const APPLIED: &[u8] = b"Aapplied";
+/// Where data directories written before session 18 keep it (see [`migrate_applied`]).
+pub const APPLIED_BEFORE_18: &[u8] = b"Mapplied";
 pub const CATALOG_NEXT: &[u8] = b"Cn";
 pub const PREPARED_PREFIX: u8 = b'P';
 pub const INDEX_PREFIX: u8 = b'I';
@@ -33,6 +43,25 @@ pub const TAIL_PREFIX: u8 = b'T';
 /// each index's entries have files of their own (see `Engine::open`). Other keys are cut
 /// at the same length (a few small files of catalog and log-position entries).
 pub const PARTITION_PREFIX_LEN: usize = 5;
+
+/// Moves the applied position of an older data directory from `Mapplied` to
+/// [`APPLIED`], in one batch, flushed before anything reads it (with RocksDB's WAL off a
+/// crash before the flush leaves the old key, and the next open moves it again).
+pub fn migrate_applied(db: &rocksdb::DB) -> Result<bool> {
+    let Some(pos) = db.get(APPLIED_BEFORE_18)? else {
+        return Ok(false);
+    };
+    let mut batch = rocksdb::WriteBatch::default();
+    if db.get(APPLIED)?.is_none() {
+        batch.put(APPLIED, pos);
+    }
+    batch.delete(APPLIED_BEFORE_18);
+    let mut wo = rocksdb::WriteOptions::default();
+    wo.disable_wal(true);
+    db.write_opt(batch, &wo)?;
+    db.flush()?;
+    Ok(true)
+}
 
 /// Key of a binlog tail record: the unsynced log bytes starting at `file`/`offset`.
 pub fn tail_key(file: u32, offset: u64) -> Vec<u8> {

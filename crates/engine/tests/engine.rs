@@ -956,8 +956,9 @@ fn index_partitions(e: &Engine) -> u64 {
         .map_or(0, |n| n.trim().parse().unwrap())
 }
 
-/// Inserts `n` rows from `first` with distinct 30-byte owners and flushes them to a file.
-fn insert_and_flush(e: &Arc<Engine>, first: i64, n: i64) {
+/// Inserts `n` rows from `first` with distinct 30-byte owners in one commit (left in the
+/// memtable).
+fn insert_rows(e: &Arc<Engine>, first: i64, n: i64) {
     let mut t = e.begin(Isolation::RepeatableRead);
     let def = t.open_table("test", "accounts").unwrap();
     for i in first..first + n {
@@ -967,6 +968,11 @@ fn insert_and_flush(e: &Arc<Engine>, first: i64, n: i64) {
         t.statement_end(Some("INSERT ..."));
     }
     t.commit().unwrap();
+}
+
+/// [`insert_rows`], then flushes them to a table file.
+fn insert_and_flush(e: &Arc<Engine>, first: i64, n: i64) {
+    insert_rows(e, first, n);
     e.checkpoint().unwrap();
 }
 
@@ -1017,4 +1023,37 @@ fn index_layout_follows_the_data_size() {
     assert!(!e.adjust_table_layout());
     insert_and_flush(&e, 40_000, 1000);
     assert_eq!(index_partitions(&e), 0);
+}
+
+/// Data directories written before session 18 keep the applied binlog position under
+/// `Mapplied`: the engine moves it to `Aapplied` at open and recovers from it, replaying
+/// exactly the commits the table files lack.
+#[test]
+fn applied_position_of_older_data_directories_moves() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = open(dir.path(), LogMode::Engine);
+    basic_workload(&e);
+    e.checkpoint().unwrap();
+    // Committed to the binlog only: the memtable holding them is not flushed at drop.
+    insert_rows(&e, 1000, 10);
+    drop(e);
+
+    let raw_path = dir.path().join("rocksdb");
+    {
+        let db = rocksdb::DB::open_default(&raw_path).unwrap();
+        let pos = db.get(b"Aapplied").unwrap().expect("applied position");
+        db.put(b"Mapplied", &pos).unwrap();
+        db.delete(b"Aapplied").unwrap();
+        db.flush().unwrap();
+    }
+
+    let e = open(dir.path(), LogMode::Engine);
+    let rows = all_rows(&e);
+    assert_eq!(rows.len(), 99 + 10);
+    assert_eq!(rows.last().unwrap()[0], Value::Int(1009));
+    e.shutdown().unwrap();
+    drop(e);
+    let db = rocksdb::DB::open_default(&raw_path).unwrap();
+    assert!(db.get(b"Aapplied").unwrap().is_some());
+    assert!(db.get(b"Mapplied").unwrap().is_none());
 }
