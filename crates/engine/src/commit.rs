@@ -74,9 +74,9 @@ const MIN_SYNC_NS_TO_WAIT: u64 = 100_000;
 /// [`Committer::lead`]), and the group after a sync the device held up for seconds (a
 /// compaction's writeback queued ahead of it) is large, so with the last sync's duration
 /// instead the next leaders waited up to a second for commits that were not coming
-/// (16-client Insert Benchmark at 1000 rows/s per client: runs of ~1.0 s commit waits and
-/// the background inserts' rate target missed in about a third of the runs). A device
-/// that really got slower raises it by up to 12.5% per sync.
+/// (16-client Insert Benchmark at 1000 rows/s per client: groups of 20-32 commits that
+/// each waited 1.0 s, in runs that missed the background inserts' rate). A device that
+/// really got slower raises it by up to 12.5% per sync.
 fn sync_estimate(old: u64, ns: u64) -> u64 {
     if old == 0 {
         return ns;
@@ -458,11 +458,12 @@ impl Committer {
     /// gives it up.
     ///
     /// When fewer commits are queued than committed concurrently last time, the leader
-    /// first waits for the others (up to half a sync's typical duration, see [`sync_estimate`]): two clients that
-    /// alternate would otherwise each get a group, and a sync, of their own. The commit
-    /// that completes the group does not wake the leader: it takes the round over and leads
-    /// it from its own thread, while the waiting leader becomes a follower. A wake-up costs
-    /// tens of microseconds on a VM, on every commit's path.
+    /// first waits for the others (up to half a sync's typical duration, see
+    /// [`sync_estimate`]): two clients that alternate would otherwise each get a group,
+    /// and a sync, of their own. The commit that completes the group does not wake the
+    /// leader: it takes the round over and leads it from its own thread, while the waiting
+    /// leader becomes a follower. A wake-up costs tens of microseconds on a VM, on every
+    /// commit's path.
     ///
     /// `_raised`: the leader runs at the commit priority until it has answered its group
     /// (see `priority.rs`).
