@@ -321,20 +321,16 @@ impl Engine {
             .rocksdb_options
             .as_deref()
             .is_some_and(|x| x.contains("block_based_table_factory"));
-        let table_opts = if layout_fixed {
-            [o.clone(), o.clone()]
-        } else {
-            let mut p = o.clone();
-            p.set_block_based_table_factory(&table_format(&cache, true));
-            [o.clone(), p]
-        };
+        // (With the layout fixed the partitioned variant is never chosen.)
+        let mut partitioned = o.clone();
+        partitioned.set_block_based_table_factory(&table_format(&cache, true));
+        let table_opts = [o.clone(), partitioned];
         let db = Arc::new(DB::open(&o, opts.datadir.join("rocksdb"))?);
         keys::migrate_applied(&db)?;
         let layout = Arc::new(Layout::new(
             db.clone(),
             opts.block_cache_size as u64,
             layout_fixed,
-            false,
         ));
         layout.start();
         // Temporary files of index builds the server stopped in the middle of.

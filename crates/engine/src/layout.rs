@@ -49,13 +49,13 @@ pub(crate) struct Layout {
 }
 
 impl Layout {
-    /// `partitioned`: the layout RocksDB was opened with.
-    pub(crate) fn new(db: Arc<DB>, cache_bytes: u64, fixed: bool, partitioned: bool) -> Self {
+    /// For a database opened with whole-file index and filters (see `Engine::open`).
+    pub(crate) fn new(db: Arc<DB>, cache_bytes: u64, fixed: bool) -> Self {
         Layout {
             db,
             cache_bytes,
             fixed,
-            partitioned: AtomicBool::new(partitioned),
+            partitioned: AtomicBool::new(false),
             stop: Mutex::new(false),
             wake: Condvar::new(),
             thread: Mutex::new(None),
