@@ -156,3 +156,29 @@ SELECT 'still here';
     );
     srv.stop();
 }
+
+/// RocksDB's C++ allocations go to mimalloc too, not only Rust's: onelogd defines (and so
+/// interposes) `malloc`, `free` and `operator new`/`delete`. With glibc's malloc the apply
+/// thread waited up to 0.65 s in `free` for an arena lock held by a preempted thread
+/// (perf sched_switch stacks; docs/BENCHMARKS.md, Session 19).
+#[test]
+fn onelogd_overrides_the_c_allocator() {
+    if !have("nm", "onelogd_overrides_the_c_allocator") {
+        return;
+    }
+    let o = std::process::Command::new("nm")
+        .args(["-D", "--defined-only", ONELOGD])
+        .output()
+        .expect("run nm");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let defined: Vec<String> = stdout(&o)
+        .lines()
+        .filter_map(|l| l.split_whitespace().last().map(str::to_string))
+        .collect();
+    for sym in ["malloc", "free", "calloc", "realloc", "_Znwm", "_ZdlPv"] {
+        assert!(
+            defined.iter().any(|d| d == sym),
+            "onelogd does not define {sym}: C and C++ allocations would use glibc's malloc"
+        );
+    }
+}

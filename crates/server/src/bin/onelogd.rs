@@ -4,7 +4,11 @@
 
 /// mimalloc for the server's Rust allocations: parsing and executing a statement makes
 /// many small short-lived allocations, and glibc malloc took a quarter of the CPU time of
-/// 100-row inserts (perf, `docs/BENCHMARKS.md`).
+/// 100-row inserts (perf, `docs/BENCHMARKS.md`). The crate's `override` feature makes it
+/// RocksDB's allocator as well (`malloc`/`free`/`operator new` are defined here): under
+/// glibc's malloc the apply thread waited up to 0.65 s in `free` for an arena lock that a
+/// preempted thread held, and every commit of the moment waited with it (the background
+/// insert stalls of the 16-client query steps; docs/BENCHMARKS.md, Session 19).
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
