@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what building and testing onelog needs, only when it is missing.
 # Debian packages: clang/libclang-dev (RocksDB bindings), MariaDB 10.11 server and client
-# tools (baseline and real clients), sysbench, Python connectors, strace.
+# tools (baseline and real clients), sysbench, Python connectors, strace, binutils (nm,
+# for the test that onelogd defines the C allocator).
 set -euo pipefail
 
 need=()
@@ -17,6 +18,7 @@ have_cmd sysbench || need+=(sysbench)
 have_pkg python3-mysqldb || need+=(python3-mysqldb)
 have_pkg python3-pymysql || need+=(python3-pymysql)
 have_cmd strace || need+=(strace)
+have_cmd nm || need+=(binutils)
 
 if [ ${#need[@]} -gt 0 ]; then
     echo "install-deps: installing ${need[*]}"
