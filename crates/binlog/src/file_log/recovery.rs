@@ -280,7 +280,9 @@ pub(super) fn open(fs: Arc<dyn FileSystem>, opts: BinlogOptions) -> Result<Binlo
         poison: Mutex::new(None),
         counters: Counters::default(),
         recovery: RecoveryReport::default(),
-        runway: parking_lot::Mutex::new((u32::MAX, 0)),
+        runway: super::runway::Runway::new(
+            opts.preallocates() && opts.preallocate == Preallocate::ZeroFill,
+        ),
     };
 
     let Some(&last) = nos.last() else {

@@ -480,6 +480,61 @@ fn zero_fill_keeps_a_runway_of_written_zeros() {
     assert_eq!(ids(&b).len(), 200);
 }
 
+/// The runway's thread writes and syncs the zeros ahead while appends go on: with every
+/// sync held (a disk that does not answer), appends inside the zeros written so far still
+/// complete, and the zeros reach further once the disk answers.
+#[test]
+fn zero_fill_extends_the_runway_beside_appends() {
+    let fs = SimFs::new();
+    let mut o = opts(Naming::Engine, 64 << 20);
+    o.preallocate = Preallocate::ZeroFill;
+    let b = Arc::new(open(&fs, &o));
+    // The first append writes its zeros inline.
+    b.append(&mut [trx(0, 100)]).unwrap();
+    b.sync().unwrap();
+    // Zeros read back like preallocated bytes: the writes tell them apart (one per page
+    // of zeros, one per append here).
+    let writes_before = fs.write_count();
+    fs.hold_syncs(true);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let appender = {
+        let b = b.clone();
+        std::thread::spawn(move || {
+            // 3 MiB in 100 KiB groups: past the point where the thread is asked for more
+            // zeros, but inside those written inline by the first append.
+            for i in 1..=30 {
+                b.append(&mut [trx(i, 100 << 10)]).unwrap();
+            }
+            tx.send(()).unwrap();
+        })
+    };
+    rx.recv_timeout(std::time::Duration::from_secs(20))
+        .expect("appends waited for the runway's sync");
+    appender.join().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while fs.held_syncs() == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the runway's thread never synced zeros"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    fs.hold_syncs(false);
+    b.sync().unwrap();
+    // The thread wrote zeros past what the first append's inline extension covered.
+    let end = b.end_pos().offset;
+    let zero_pages = fs.write_count() - writes_before;
+    assert!(
+        zero_pages >= RUNWAY / 4096,
+        "no zeros written ahead ({zero_pages} writes)"
+    );
+    assert!(end < 4 << 20);
+    drop(b);
+    fs.crash();
+    let b = open(&fs, &o);
+    assert_eq!(ids(&b), (0..=30).map(|i| i as u64 + 1).collect::<Vec<_>>());
+}
+
 #[test]
 fn zero_fill_skips_what_a_large_write_covers() {
     let fs = SimFs::new();
