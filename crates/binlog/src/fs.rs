@@ -111,6 +111,11 @@ struct RealFile {
 /// Bytes of zeros per O_DIRECT write in `RealFile::write_zeros`.
 const DIRECT_PIECE: usize = 1 << 20;
 
+/// Zeros aligned as O_DIRECT wants the memory (a static: no allocation per write).
+#[repr(align(4096))]
+struct AlignedZeros([u8; DIRECT_PIECE]);
+static DIRECT_ZEROS: AlignedZeros = AlignedZeros([0; DIRECT_PIECE]);
+
 impl RealFile {
     fn direct(&self) -> Option<&std::fs::File> {
         self.direct
@@ -191,10 +196,7 @@ impl LogFile for RealFile {
             return zero_pages(self, from, to);
         };
         zero_pages(self, from, start)?;
-        // An aligned buffer of zeros: O_DIRECT wants the memory aligned as the offsets.
-        let buf = vec![0u8; DIRECT_PIECE + 4096];
-        let skip = buf.as_ptr().align_offset(4096);
-        let zeros = &buf[skip..skip + DIRECT_PIECE];
+        let zeros = &DIRECT_ZEROS.0;
         let mut off = start;
         while off < stop {
             let n = (stop - off).min(DIRECT_PIECE as u64) as usize;

@@ -134,6 +134,11 @@ impl BinlogOptions {
         self.naming == Naming::Engine && self.preallocate != Preallocate::Off
     }
 
+    /// Whether files keep a runway of written zeros (see `runway.rs`).
+    fn zero_fills(&self) -> bool {
+        self.preallocates() && self.preallocate == Preallocate::ZeroFill
+    }
+
     fn validate(&self) -> Result<()> {
         if !(4096..=u32::MAX as u64).contains(&self.max_binlog_size) {
             return Err(BinlogError::InvalidArgument(format!(
@@ -580,7 +585,7 @@ impl Binlog {
     /// ZeroFill: makes sure zeros are written (durably) ahead of `to` in the active file
     /// (see `runway.rs`).
     fn extend_runway(&self, inner: &Inner, to: u64) -> Result<()> {
-        if !self.opts.preallocates() || self.opts.preallocate != Preallocate::ZeroFill {
+        if !self.opts.zero_fills() {
             return Ok(());
         }
         let a = &inner.active;

@@ -280,9 +280,7 @@ pub(super) fn open(fs: Arc<dyn FileSystem>, opts: BinlogOptions) -> Result<Binlo
         poison: Mutex::new(None),
         counters: Counters::default(),
         recovery: RecoveryReport::default(),
-        runway: super::runway::Runway::new(
-            opts.preallocates() && opts.preallocate == Preallocate::ZeroFill,
-        ),
+        runway: super::runway::Runway::new(opts.zero_fills()),
     };
 
     let Some(&last) = nos.last() else {

@@ -20,7 +20,7 @@
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-use parking_lot::{Condvar, Mutex};
+use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use crate::fs::LogFile;
 
@@ -64,8 +64,8 @@ struct Shared {
 /// The runway of one binlog, with its background thread.
 pub(super) struct Runway {
     shared: Arc<Shared>,
-    thread: Mutex<Option<JoinHandle<()>>>,
-    background: bool,
+    /// None: no thread, every extension is inline.
+    thread: Option<JoinHandle<()>>,
 }
 
 impl Runway {
@@ -84,10 +84,15 @@ impl Runway {
         } else {
             None
         };
-        Runway {
-            shared,
-            background: thread.is_some(),
-            thread: Mutex::new(thread),
+        Runway { shared, thread }
+    }
+
+    /// Drops a job not yet taken and waits for the one in flight, if any: afterwards
+    /// nothing writes zeros until a new job is queued.
+    fn settle(&self, st: &mut MutexGuard<'_, State>) {
+        st.queued = None;
+        while st.busy {
+            self.shared.cv.wait(st);
         }
     }
 
@@ -105,27 +110,17 @@ impl Runway {
         if !st.file.as_ref().is_some_and(|f| Arc::ptr_eq(f, file)) {
             // A new active file (or the first use): whatever a job in flight does belongs
             // to the old one.
-            while st.busy {
-                self.shared.cv.wait(&mut st);
-            }
+            self.settle(&mut st);
             st.file = Some(file.clone());
             st.zeroed = end;
-            st.queued = None;
         }
         if st.zeroed < end {
             st.zeroed = end;
         }
         if to > st.zeroed && st.zeroed < max {
             // Out of zeros: let a job in flight finish (it may cover `to`), else write
-            // them here.
-            while st.busy || st.queued.is_some() {
-                if st.queued.is_some() && !st.busy {
-                    // Not taken yet: do it here instead.
-                    st.queued = None;
-                    break;
-                }
-                self.shared.cv.wait(&mut st);
-            }
+            // them here (instead of a job not yet taken).
+            self.settle(&mut st);
             if to > st.zeroed {
                 let mut from = st.zeroed;
                 // A write reaching far beyond the runway (a large transaction) covers that
@@ -141,12 +136,12 @@ impl Runway {
                 st.zeroed = target;
             }
         }
-        if self.background
+        if self.thread.is_some()
             && !st.failed
             && !st.busy
             && st.queued.is_none()
             && st.zeroed < max
-            && st.zeroed - to.min(st.zeroed) < RUNWAY
+            && st.zeroed.saturating_sub(to) < RUNWAY
         {
             st.queued = Some(Job {
                 file: file.clone(),
@@ -162,10 +157,7 @@ impl Runway {
     /// forgets it (nothing may be written past a cut file's end).
     pub(super) fn retire(&self) {
         let mut st = self.shared.st.lock();
-        st.queued = None;
-        while st.busy {
-            self.shared.cv.wait(&mut st);
-        }
+        self.settle(&mut st);
         st.file = None;
         st.zeroed = 0;
     }
@@ -179,7 +171,7 @@ impl Drop for Runway {
             st.queued = None;
             self.shared.cv.notify_all();
         }
-        if let Some(t) = self.thread.lock().take() {
+        if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
     }
