@@ -160,6 +160,11 @@ struct Shared {
     sync_ns: AtomicU64,
     sync_binlog: AtomicU32,
     failed: Mutex<Option<String>>,
+    /// Set when a group that is already in the log could not be applied to RocksDB: its
+    /// commits are answered as committed (they are), and the server must stop so that
+    /// recovery applies them from the binlog (see [`Committer::wait_fatal`]).
+    fatal: Mutex<Option<String>>,
+    fatal_cv: Condvar,
     stopped: AtomicBool,
     /// Ticket of the last group applied to RocksDB and answered (groups are numbered in
     /// log order by the writer; see [`finish_in_order`]).
@@ -332,6 +337,8 @@ impl Committer {
             sync_ns: AtomicU64::new(0),
             sync_binlog: AtomicU32::new(1),
             failed: Mutex::new(None),
+            fatal: Mutex::new(None),
+            fatal_cv: Condvar::new(),
             stopped: AtomicBool::new(false),
             applied: Mutex::new(0),
             applied_cv: Condvar::new(),
@@ -539,6 +546,19 @@ impl Committer {
         self.shared.failed.lock().clone()
     }
 
+    /// Blocks until a commit that is durable in the binlog could not be applied to
+    /// RocksDB, and returns why. Its commits were answered as committed; the tables lack
+    /// them until a restart recovers them from the binlog, so the server stops.
+    pub fn wait_fatal(&self) -> String {
+        let mut f = self.shared.fatal.lock();
+        loop {
+            if let Some(why) = f.clone() {
+                return why;
+            }
+            self.shared.fatal_cv.wait(&mut f);
+        }
+    }
+
     /// Refuses new commits, lets the current leader finish, and waits until every
     /// written group is applied.
     pub fn stop(&self) {
@@ -653,6 +673,21 @@ impl Writer {
         EngineError::LogFailed(record_failure(&self.shared, why))
     }
 
+    /// A group in the log could not be applied: refuse every later commit (sticky, so
+    /// nothing more is applied, published or flushed) and ask the server to stop. The
+    /// group's own commits are committed: recovery applies them from the binlog.
+    fn fail_applying_durable(&self, why: String) {
+        let why = format!(
+            "{why}; the committed transactions are in the binlog and a restart applies them"
+        );
+        record_failure(&self.shared, why.clone());
+        let mut f = self.shared.fatal.lock();
+        if f.is_none() {
+            *f = Some(why);
+            self.shared.fatal_cv.notify_all();
+        }
+    }
+
     /// Writes and syncs a group; returns it to be finished in order (None: answered
     /// already because the log has failed).
     fn process(&mut self, mut reqs: Vec<Request>) -> Option<Finish> {
@@ -675,7 +710,9 @@ impl Writer {
                 LogMode::Off => self.commit_off(&mut reqs, &work),
             }
         };
-        if result.is_ok() && !work.is_empty() {
+        // After a failure nothing more is published: the memtable may hold a part of
+        // a group (a group that could not be applied is answered, not made visible).
+        if result.is_ok() && !work.is_empty() && self.shared.failed.lock().is_none() {
             self.publish();
             self.maybe_switch_memtable();
         }
@@ -814,22 +851,28 @@ impl Writer {
             batches.push(batch);
         }
         self.groups += 1;
+        // Once the group is in the log (synced, or appended when `sync_binlog` != 1), it
+        // is committed: a failure to apply it does not make its commits fail.
         if due && self.groups >= self.apply_here_until {
             self.applier.start(batches);
             let synced = self.sync();
             let started = self.applier.finish(&self.db, synced.is_ok());
             synced?;
-            if !started.map_err(|why| self.fail(why))? {
+            match started {
+                Ok(true) => {}
                 // The thread got no CPU for a whole sync: the machine is busy, and a
                 // thread that does get to run may be preempted while the leader waits
                 // for it. Apply after the sync for a while.
-                self.apply_here_until = self.groups + APPLY_HERE_GROUPS;
+                Ok(false) => self.apply_here_until = self.groups + APPLY_HERE_GROUPS,
+                Err(why) => self.fail_applying_durable(why),
             }
         } else {
             if due {
                 self.sync()?;
             }
-            apply_batches(&self.db, batches).map_err(|why| self.fail(why))?;
+            if let Err(why) = apply_batches(&self.db, batches) {
+                self.fail_applying_durable(why);
+            }
         }
         self.count_group(work.len());
         Ok(Self::infos(reqs, work, &appended))
@@ -868,11 +911,13 @@ impl Writer {
             }
         };
         // 3. Commit in the engine (no sync: recovery redoes it from the prepared record).
+        // The transactions are committed now: a failure here does not fail them.
         for &i in work {
             let mut batch = reqs[i].batch.take().unwrap();
             batch.delete(keys::prepared_key(reqs[i].xid));
             if let Err(e) = self.db.write_opt(batch, &wo) {
-                return Err(self.fail(format!("committing in RocksDB failed: {e}")));
+                self.fail_applying_durable(format!("committing in RocksDB failed: {e}"));
+                break;
             }
         }
         self.count_group(work.len());

@@ -457,6 +457,13 @@ impl Engine {
         self.locks.len()
     }
 
+    /// Blocks until a commit durable in the binlog could not be applied to the tables
+    /// (see `Committer::wait_fatal`); returns why. The server stops then, and a restart
+    /// applies those commits from the binlog.
+    pub fn wait_fatal(&self) -> String {
+        self.committer.wait_fatal()
+    }
+
     /// Makes everything applied so far durable in RocksDB (memtable flush). In `engine`
     /// mode the binlog is synced first, so the data never gets ahead of the log.
     pub fn checkpoint(&self) -> Result<()> {

@@ -19,6 +19,9 @@ pub struct Config {
     pub max_connections: usize,
     pub wait_timeout: Duration,
     pub max_allowed_packet: usize,
+    /// Stack of each connection thread (MariaDB's `thread_stack`): how deep a statement
+    /// may nest before it gets error 1436.
+    pub thread_stack: usize,
     pub ssl_cert: Option<PathBuf>,
     pub ssl_key: Option<PathBuf>,
     pub require_secure_transport: bool,
@@ -38,6 +41,7 @@ impl Default for Config {
             max_connections: 151,
             wait_timeout: Duration::from_secs(28800),
             max_allowed_packet: 16 << 20,
+            thread_stack: DEFAULT_THREAD_STACK,
             ssl_cert: None,
             ssl_key: None,
             require_secure_transport: false,
@@ -47,6 +51,12 @@ impl Default for Config {
         }
     }
 }
+
+/// Default `thread_stack`: 8 MiB (only the pages a statement touches are ever resident).
+pub const DEFAULT_THREAD_STACK: usize = 8 << 20;
+/// Smallest `thread_stack` taken: below it even simple statements would hit the guard's
+/// reserve.
+pub const MIN_THREAD_STACK: usize = 512 << 10;
 
 /// Parses sizes like `16M`, `1G`, `4096`.
 pub fn parse_size(v: &str) -> Result<u64, String> {
@@ -179,6 +189,9 @@ impl Config {
             "max-connections" => self.max_connections = num()? as usize,
             "wait-timeout" => self.wait_timeout = Duration::from_secs(num()?),
             "max-allowed-packet" => self.max_allowed_packet = num()? as usize,
+            "thread-stack" => {
+                self.thread_stack = (num()? as usize).clamp(MIN_THREAD_STACK, 1 << 30)
+            }
             "thread-handling" => {
                 self.thread_pool = match val()? {
                     "pool-of-threads" => true,
@@ -280,6 +293,10 @@ Usage: onelogd [OPTIONS]
   --binlog-write-through      sync the binlog with O_DSYNC writes instead of fdatasync
   --binlog-preallocate=zerofill|fallocate|off  how binlog files reserve space (default zerofill)
   --max-connections=N  --wait-timeout=SECS  --max-allowed-packet=SIZE
+  --thread-stack=SIZE         stack of each connection thread (default 8M, at least 512K);
+                              deeper statements get error 1436
+  --ssl-cert=FILE --ssl-key=FILE  PEM certificate chain and private key: TLS for clients
+  --require-secure-transport  refuse TCP connections without TLS
   --innodb-lock-wait-timeout=SECS  --block-cache-size=SIZE
   --rocksdb-write-buffer-size=SIZE  RocksDB memtable size (default 16M)
   --rocksdb-use-direct-reads  read table files with O_DIRECT (the block cache is the only cache)

@@ -276,14 +276,24 @@ impl<'a> Conn<'a> {
             if let Some(t) = &turn {
                 t.enter(self.high_priority(&buf));
             }
-            let r = self.command(&buf);
+            // A panic in a statement ends this connection only: its session is dropped
+            // (its transaction rolled back, its locks released) and the client is told.
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.command(&buf)));
             if let Some(t) = &turn {
                 t.leave();
             }
             match r {
-                Ok(true) => {}
-                Ok(false) => return,
-                Err(_) => return,
+                Ok(Ok(true)) => {}
+                Ok(Ok(false)) | Ok(Err(_)) => return,
+                Err(_) => {
+                    let _ = self.ps.write_err(&SqlError::from_code(
+                        code::ER_UNKNOWN_ERROR,
+                        "Internal error in this statement; the connection is closed and its \
+                         transaction rolled back (see the server's log)",
+                    ));
+                    let _ = self.ps.flush();
+                    return;
+                }
             }
             if self.ps.flush().is_err() {
                 return;

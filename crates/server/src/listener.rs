@@ -32,6 +32,7 @@ fn spawn_conn(server: &Arc<Server>, stream: Stream, host: String) {
     let s = server.clone();
     let _ = std::thread::Builder::new()
         .name("onelog-conn".into())
+        .stack_size(server.cfg.thread_stack)
         .spawn(move || conn::serve(&s, stream, host));
 }
 
@@ -56,6 +57,7 @@ pub fn run(cfg: Config) -> Result<(), String> {
         Value::UInt(cfg.max_allowed_packet as u64),
     );
     db.set_server_variable("wait_timeout", Value::UInt(cfg.wait_timeout.as_secs()));
+    db.set_server_variable("thread_stack", Value::UInt(cfg.thread_stack as u64));
     db.set_server_variable(
         "have_ssl",
         Value::str(if tls.is_some() { "YES" } else { "DISABLED" }),
@@ -156,8 +158,27 @@ pub fn run(cfg: Config) -> Result<(), String> {
         signal_hook::consts::SIGINT,
     ])
     .map_err(|e| e.to_string())?;
+    // A commit that is in the binlog but could not be applied to the tables stops the
+    // server as a signal would: its client was told it committed, and only recovery (a
+    // restart) applies it.
+    let fatal = Arc::new(parking_lot::Mutex::new(None::<String>));
+    {
+        let (db, fatal, handle) = (server.db.clone(), fatal.clone(), signals.handle());
+        std::thread::Builder::new()
+            .name("onelog-fatal".into())
+            .spawn(move || {
+                let why = db.engine().wait_fatal();
+                *fatal.lock() = Some(why);
+                handle.close();
+            })
+            .map_err(|e| e.to_string())?;
+    }
     if let Some(sig) = signals.forever().next() {
         eprintln!("onelogd: got signal {sig}, shutting down");
+    }
+    let fatal = fatal.lock().clone();
+    if let Some(why) = &fatal {
+        eprintln!("onelogd: [ERROR] stopping: {why}");
     }
     server.stopping.store(true, Ordering::Relaxed);
     let r = server.db.shutdown().map_err(|e| e.message);
@@ -165,5 +186,8 @@ pub fn run(cfg: Config) -> Result<(), String> {
         let _ = std::fs::remove_file(path);
     }
     eprintln!("onelogd: shutdown complete");
-    r
+    match fatal {
+        Some(why) => Err(format!("stopped: {why}")),
+        None => r,
+    }
 }

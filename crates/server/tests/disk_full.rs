@@ -90,3 +90,97 @@ fn disk_full_fails_commits_cleanly_and_recovers() {
     srv.assert_no_panic();
     srv.stop();
 }
+
+/// The disk fills up while RocksDB flushes a memtable, after the binlog already holds the
+/// commits (its file is preallocated): a commit that is in the binlog is never answered
+/// with an error. Either it is answered OK, or the server stops (it cannot apply what it
+/// logged) and a restart with space again applies it. Every commit answered OK is there
+/// after the restart, and nothing answered with an error is.
+#[test]
+fn disk_full_while_applying_never_fails_a_logged_commit() {
+    if !have(MARIADB, "disk_full_while_applying") {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let mnt = tmp.path().join("mnt");
+    let Some(_mount) = mount_tmpfs(&mnt, "64m") else {
+        eprintln!("disk_full_while_applying: skipped (cannot mount a tmpfs here)");
+        return;
+    };
+    // Small memtables flush often; one large preallocated binlog file never needs space.
+    let mut srv = Server::start_in(
+        tmp.path(),
+        &mnt.join("data"),
+        &["--max-binlog-size=40M", "--rocksdb-write-buffer-size=1M"],
+    );
+    srv.sql("CREATE DATABASE s; CREATE TABLE s.t (id INT PRIMARY KEY, b LONGBLOB)");
+    let filler = mnt.join("filler");
+    let free = avail_bytes(&mnt);
+    std::fs::write(&filler, vec![0u8; free.saturating_sub(3 << 20) as usize]).unwrap();
+
+    let mut acked = Vec::new();
+    let mut failed = Vec::new();
+    let mut stopped = false;
+    for id in 0..300 {
+        let o = srv.mariadb(
+            &[
+                "-e",
+                &format!("INSERT INTO s.t VALUES ({id}, REPEAT('x', 100000))"),
+            ],
+            "",
+        );
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        if o.status.success() {
+            acked.push(id);
+            continue;
+        }
+        // Refused before it reached the log: 1021 (no space for the log) or 1026 (the
+        // log is unusable after a failure). Anything else: the server is stopping.
+        if !(err.contains("ERROR 1021") || err.contains("ERROR 1026")) {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+            while srv.is_running() && std::time::Instant::now() < deadline {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            assert!(!srv.is_running(), "unexpected error: {err}");
+            stopped = true;
+            break;
+        }
+        failed.push(id);
+        if failed.len() >= 5 {
+            break;
+        }
+    }
+    eprintln!(
+        "disk_full_while_applying: {} acknowledged, {} refused, server stopped itself: {stopped}",
+        acked.len(),
+        failed.len()
+    );
+    std::fs::remove_file(&filler).unwrap();
+    if stopped {
+        let log = srv.log_text();
+        assert!(
+            log.contains("stopping:") && log.contains("a restart applies them"),
+            "the server stopped without saying why:\n{log}"
+        );
+        srv.kill9();
+    } else {
+        srv.stop();
+    }
+    srv.restart();
+    let ids: Vec<i64> = srv
+        .sql("SELECT id FROM s.t ORDER BY id")
+        .lines()
+        .map(|l| l.trim().parse().unwrap())
+        .collect();
+    for id in &acked {
+        assert!(ids.contains(id), "acknowledged commit {id} lost");
+    }
+    for id in &failed {
+        assert!(
+            !ids.contains(id),
+            "commit {id} was answered with an error but survived"
+        );
+    }
+    srv.assert_no_panic();
+    srv.stop();
+}

@@ -8,16 +8,75 @@
 use std::sync::Arc;
 
 use onelog_engine::{AlterOp, Catalog, ColumnDef, Ddl, IndexDef, LockMode, TableDef};
-use onelog_types::{code, Collation, ColumnType, DateTime, Decimal, Derivation, SqlError, Value};
+use onelog_types::{
+    code, stack, Collation, ColumnType, DateTime, Decimal, Derivation, SqlError, Value,
+};
 use sqlparser::ast as sq;
 use sqlparser::ast::Spanned;
 
 use crate::dates;
 use crate::expr::{self, BinOp, CastType, Expr};
 use crate::functions::{self, Func};
+use crate::inlist::{self, SortedList};
 use crate::parser::{name_parts, Scope as VarScope};
 use crate::planner::Access;
 use crate::{column_flags as cf, ResultColumn};
+use logic::Logic;
+
+/// Stack a level of a bound expression may take where it is walked, cloned or dropped
+/// without a stack check.
+const ROW_CMP_BYTES_PER_LEVEL: usize = 256;
+
+/// A long IN list of constants of one kind, sorted (`crate::inlist`).
+fn sorted_list(items: &[Expr], coll: Collation) -> Option<SortedList> {
+    if items.len() <= inlist::SORTED_FROM {
+        return None;
+    }
+    let values = items
+        .iter()
+        .map(|e| match e {
+            Expr::Lit(v) => Some(v.clone()),
+            _ => None,
+        })
+        .collect::<Option<Vec<_>>>()?;
+    SortedList::new(values, coll)
+}
+
+/// The type and collation of each node met during one outermost `type_of` / `coll_of`
+/// call, by address: a node's type depends on its arguments' types and collations, and
+/// asking each of them again at every level made nested calls (`ABS(ABS(...))`, nested
+/// CASE) take exponential time. The tree is borrowed, so unchanged and in place, for the
+/// whole outermost call; the memo is emptied when that call returns, so an address is
+/// never looked up after its node could have moved or been freed.
+#[derive(Default)]
+struct TypeMemo {
+    depth: std::cell::Cell<usize>,
+    types: std::cell::RefCell<std::collections::HashMap<usize, (ColumnType, bool)>>,
+    colls: std::cell::RefCell<std::collections::HashMap<usize, (Collation, Derivation)>>,
+}
+
+impl TypeMemo {
+    fn inside<T>(&self, f: impl FnOnce() -> T) -> T {
+        self.depth.set(self.depth.get() + 1);
+        let r = f();
+        self.depth.set(self.depth.get() - 1);
+        r
+    }
+
+    /// Records a result while an outermost call is running; forgets everything when the
+    /// outermost call itself returns.
+    fn keep<R>(&self, record: impl FnOnce(&Self) -> R) {
+        if self.depth.get() > 0 {
+            record(self);
+        } else {
+            self.types.borrow_mut().clear();
+            self.colls.borrow_mut().clear();
+        }
+    }
+}
+
+/// Queries that may enclose a query (MariaDB's limit: 64 levels in all).
+const MAX_SELECT_NESTING: usize = 64;
 
 /// What the binder needs from the session.
 pub trait BindEnv {
@@ -34,6 +93,10 @@ pub trait BindEnv {
     fn user_var(&self, name: &str) -> Value;
     /// Rows of an `information_schema` table (columns, rows), None if unknown.
     fn info_schema(&self, table: &str) -> Option<(Vec<VirtualColumn>, Vec<Vec<Value>>)>;
+    /// Whether the statement was killed (binding a huge statement takes time too).
+    fn interrupted(&self) -> bool {
+        false
+    }
 }
 
 /// A column of a virtual (information_schema or derived) table.
@@ -82,6 +145,7 @@ pub fn unsupported(what: &str) -> SqlError {
 }
 
 pub(crate) mod joins;
+mod logic;
 mod select_template;
 mod setop;
 mod template;
@@ -375,7 +439,15 @@ pub struct Binder<'a> {
     aliases: Vec<(String, Expr)>,
     /// ON DUPLICATE KEY UPDATE: VALUES(col) → Col(offset + pos).
     values_offset: Option<usize>,
-    line_starts: Vec<usize>,
+    /// Types and collations found during one outermost type inference (see [`TypeMemo`]).
+    type_memo: TypeMemo,
+    /// Where each line of `sql` starts (shared by the binders of one statement).
+    line_starts: Arc<[usize]>,
+    /// `sql` is ASCII: a column is a byte offset in its line.
+    ascii: bool,
+    /// Queries around this one (subqueries, derived tables): MariaDB refuses a 65th level
+    /// with error 1473.
+    nest: usize,
     /// Enclosing queries, innermost first (a column found in `outer[d]` binds as
     /// `Expr::Outer(d + 1, pos)`).
     outer: Vec<OuterScope>,
@@ -734,6 +806,15 @@ impl<'a> Binder<'a> {
                 line_starts.push(i + 1);
             }
         }
+        Binder::with_lines(env, sql, line_starts.into(), sql.is_ascii())
+    }
+
+    fn with_lines(
+        env: &'a dyn BindEnv,
+        sql: &'a str,
+        line_starts: Arc<[usize]>,
+        ascii: bool,
+    ) -> Self {
         Binder {
             env,
             sql,
@@ -745,15 +826,25 @@ impl<'a> Binder<'a> {
             aliases: Vec::new(),
             values_offset: None,
             line_starts,
+            ascii,
+            type_memo: TypeMemo::default(),
+            nest: 0,
             outer: Vec::new(),
             star: Vec::new(),
             ctes: Vec::new(),
         }
     }
 
+    /// A fresh binder for a query nested in this one.
+    fn inner(&self) -> Binder<'a> {
+        let mut b = Binder::with_lines(self.env, self.sql, self.line_starts.clone(), self.ascii);
+        b.nest = self.nest + 1;
+        b
+    }
+
     /// A binder for a subquery: this query's columns are its outer references.
     fn child(&self) -> Binder<'a> {
-        let mut b = Binder::new(self.env, self.sql);
+        let mut b = self.inner();
         b.outer.push(OuterScope {
             scope: self.scope.clone(),
             types: self.types.clone(),
@@ -766,7 +857,7 @@ impl<'a> Binder<'a> {
     /// A binder for a query at the same level as this one (a derived table, a part of a
     /// UNION): it sees the same enclosing queries, not this query's columns.
     fn sibling(&self) -> Binder<'a> {
-        let mut b = Binder::new(self.env, self.sql);
+        let mut b = self.inner();
         b.outer = self.outer.clone();
         b.ctes = self.ctes.clone();
         b
@@ -792,6 +883,9 @@ impl<'a> Binder<'a> {
         let start = *self.line_starts.get(l.line as usize - 1)?;
         let line = self.sql.get(start..)?;
         let col = l.column.saturating_sub(1) as usize;
+        if self.ascii {
+            return Some(start + col.min(line.len()));
+        }
         Some(
             start
                 + line
@@ -810,24 +904,8 @@ impl<'a> Binder<'a> {
 
     /// Byte offsets of an AST node's text.
     fn span_offsets(&self, span: sqlparser::tokenizer::Span) -> Option<(usize, usize)> {
-        let off = |l: sqlparser::tokenizer::Location| -> Option<usize> {
-            if l.line == 0 {
-                return None;
-            }
-            let start = *self.line_starts.get(l.line as usize - 1)?;
-            let line = &self.sql[start..];
-            let col = l.column.saturating_sub(1) as usize;
-            Some(
-                start
-                    + line
-                        .char_indices()
-                        .nth(col)
-                        .map(|(i, _)| i)
-                        .unwrap_or(line.len()),
-            )
-        };
-        let a = off(span.start)?;
-        let b = off(span.end)?;
+        let a = self.offset_of(span.start)?;
+        let b = self.offset_of(span.end)?;
         if b <= a || b > self.sql.len() {
             return None;
         }
@@ -1107,6 +1185,7 @@ impl<'a> Binder<'a> {
         sources: &mut Vec<Source>,
         tf: &sq::TableFactor,
     ) -> Result<Option<joins::Item>, SqlError> {
+        stack::check()?;
         match tf {
             sq::TableFactor::Table {
                 name,
@@ -1256,6 +1335,13 @@ impl<'a> Binder<'a> {
     // ---------------------------------------------------------------- queries
 
     pub fn bind_query(mut self, q: &sq::Query) -> Result<Select, SqlError> {
+        stack::check()?;
+        if self.nest >= MAX_SELECT_NESTING {
+            return Err(err(
+                crate::codes::ER_TOO_HIGH_LEVEL_OF_NESTING_FOR_SELECT,
+                "Too high level of nesting for select",
+            ));
+        }
         if let Some(with) = &q.with {
             let first = self.ctes.len();
             for c in &with.cte_tables {
@@ -1753,6 +1839,13 @@ impl<'a> Binder<'a> {
     }
 
     pub fn bind_expr(&mut self, e: &sq::Expr, clause: Clause) -> Result<Expr, SqlError> {
+        stack::check()?;
+        if self.env.interrupted() {
+            return Err(err(
+                code::ER_QUERY_INTERRUPTED,
+                "Query execution was interrupted",
+            ));
+        }
         use sq::Expr as E;
         Ok(match e {
             E::Identifier(id) => {
@@ -1821,37 +1914,37 @@ impl<'a> Binder<'a> {
                     _ => unreachable!("guarded above"),
                 }
             }
+            E::BinaryOp { op, .. } if Logic::of(op).is_some() => {
+                self.bind_logic_chain(e, clause)?
+            }
             E::BinaryOp { left, op, right } => {
                 let l = self.sub(left, clause)?;
                 let r = self.sub(right, clause)?;
                 use sq::BinaryOperator as O;
-                let coll = self.agg_coll(&[&l, &r]);
-                let b = |o| Expr::Bin(o, l.clone(), r.clone(), coll);
-                match op {
-                    O::Plus => b(BinOp::Add),
-                    O::Minus => b(BinOp::Sub),
-                    O::Multiply => b(BinOp::Mul),
-                    O::Divide => b(BinOp::Div),
-                    O::Modulo => b(BinOp::Mod),
-                    O::MyIntegerDivide | O::DuckIntegerDivide => b(BinOp::IntDiv),
-                    O::Eq => b(BinOp::Eq),
-                    O::NotEq => b(BinOp::Ne),
-                    O::Lt => b(BinOp::Lt),
-                    O::LtEq => b(BinOp::Le),
-                    O::Gt => b(BinOp::Gt),
-                    O::GtEq => b(BinOp::Ge),
-                    O::Spaceship => b(BinOp::NullSafeEq),
-                    O::And => Expr::And(l, r),
-                    O::Or | O::StringConcat => Expr::Or(l, r),
-                    O::Xor => Expr::Xor(l, r),
-                    O::BitwiseAnd => b(BinOp::BitAnd),
-                    O::BitwiseOr => b(BinOp::BitOr),
-                    O::BitwiseXor => b(BinOp::BitXor),
-                    O::PGBitwiseShiftLeft => b(BinOp::Shl),
-                    O::PGBitwiseShiftRight => b(BinOp::Shr),
-                    O::Regexp => Expr::Regexp(l, r, false),
+                let o = match op {
+                    O::Plus => BinOp::Add,
+                    O::Minus => BinOp::Sub,
+                    O::Multiply => BinOp::Mul,
+                    O::Divide => BinOp::Div,
+                    O::Modulo => BinOp::Mod,
+                    O::MyIntegerDivide | O::DuckIntegerDivide => BinOp::IntDiv,
+                    O::Eq => BinOp::Eq,
+                    O::NotEq => BinOp::Ne,
+                    O::Lt => BinOp::Lt,
+                    O::LtEq => BinOp::Le,
+                    O::Gt => BinOp::Gt,
+                    O::GtEq => BinOp::Ge,
+                    O::Spaceship => BinOp::NullSafeEq,
+                    O::BitwiseAnd => BinOp::BitAnd,
+                    O::BitwiseOr => BinOp::BitOr,
+                    O::BitwiseXor => BinOp::BitXor,
+                    O::PGBitwiseShiftLeft => BinOp::Shl,
+                    O::PGBitwiseShiftRight => BinOp::Shr,
+                    O::Regexp => return Ok(Expr::Regexp(l, r, false)),
                     other => return Err(unsupported(&format!("operator {other}"))),
-                }
+                };
+                let coll = self.agg_coll(&[&l, &r]);
+                Expr::Bin(o, l, r, coll)
             }
             E::UnaryOp { op, expr } => {
                 let a = self.sub(expr, clause)?;
@@ -1900,15 +1993,15 @@ impl<'a> Binder<'a> {
                 negated,
             } if matches!(expr.as_ref(), E::Tuple(_)) => {
                 // (a, b) IN ((1, 2), (3, 4)): one row comparison per item.
-                let mut any: Option<Expr> = None;
+                let mut eqs = Vec::with_capacity(list.len());
                 for x in list {
-                    let eq = self.bind_row_cmp(BinOp::Eq, expr, x, clause)?;
-                    any = Some(match any {
-                        None => eq,
-                        Some(a) => Expr::Or(Box::new(a), Box::new(eq)),
-                    });
+                    eqs.push(self.bind_row_cmp(BinOp::Eq, expr, x, clause)?);
                 }
-                let any = any.unwrap_or(Expr::Lit(expr::bool_val(false)));
+                let any = if eqs.is_empty() {
+                    Expr::Lit(expr::bool_val(false))
+                } else {
+                    Logic::Or.balanced(eqs)
+                };
                 if *negated {
                     Expr::Not(Box::new(any))
                 } else {
@@ -1958,7 +2051,10 @@ impl<'a> Binder<'a> {
                     l.push(self.bind_expr(x, clause)?);
                 }
                 let coll = self.agg_coll(&std::iter::once(&*a).chain(&l).collect::<Vec<_>>());
-                Expr::InList(a, l, *negated, coll)
+                match sorted_list(&l, coll) {
+                    Some(list) => Expr::InSorted(a, Arc::new(list), *negated),
+                    None => Expr::InList(a, l, *negated, coll),
+                }
             }
             E::InSubquery {
                 expr,
@@ -2215,6 +2311,32 @@ impl<'a> Binder<'a> {
     /// of their elements: `=` and `<=>` hold when every pair does, `<>` is NOT `=`, and the
     /// orderings compare lexicographically (the first unequal pair decides; a NULL pair
     /// before it makes the result NULL), as MariaDB compares rows.
+    /// `a OR b OR c ...` (AND, XOR likewise): sqlparser builds a chain as deep as it is
+    /// long; it is walked with a loop and bound as a balanced tree, so evaluating and
+    /// dropping it recurses only as deep as the logarithm of its length (MariaDB keeps such
+    /// chains as one flat list). Operands keep their order, and so does evaluation.
+    fn bind_logic_chain(&mut self, e: &sq::Expr, clause: Clause) -> Result<Expr, SqlError> {
+        let sq::Expr::BinaryOp { op, .. } = e else {
+            unreachable!("called on a binary operator")
+        };
+        let kind = Logic::of(op);
+        let mut rights = Vec::new();
+        let mut cur = e;
+        while let sq::Expr::BinaryOp { left, op, right } = cur {
+            if Logic::of(op) != kind {
+                break;
+            }
+            rights.push(right.as_ref());
+            cur = left;
+        }
+        let mut operands = Vec::with_capacity(rights.len() + 1);
+        operands.push(self.bind_expr(cur, clause)?);
+        for r in rights.into_iter().rev() {
+            operands.push(self.bind_expr(r, clause)?);
+        }
+        Ok(kind.expect("checked by the caller").balanced(operands))
+    }
+
     fn bind_row_cmp(
         &mut self,
         op: BinOp,
@@ -2281,15 +2403,11 @@ impl<'a> Binder<'a> {
         let and = |x: Expr, y: Expr| Expr::And(Box::new(x), Box::new(y));
         Ok(match op {
             BinOp::Eq | BinOp::NullSafeEq => {
-                let mut acc: Option<Expr> = None;
+                let mut eqs = Vec::with_capacity(a.len());
                 for (x, y) in a.iter().zip(b) {
-                    let c = self.bind_row_cmp(op, x, y, clause)?;
-                    acc = Some(match acc {
-                        None => c,
-                        Some(p) => and(p, c),
-                    });
+                    eqs.push(self.bind_row_cmp(op, x, y, clause)?);
                 }
-                acc.unwrap_or(Expr::Lit(expr::bool_val(true)))
+                Logic::And.balanced(eqs)
             }
             BinOp::Ne => Expr::Not(Box::new(self.bind_row_cmp(BinOp::Eq, l, r, clause)?)),
             _ => {
@@ -2299,6 +2417,8 @@ impl<'a> Binder<'a> {
                     o => o,
                 };
                 let n = a.len();
+                // The comparison nests two levels per column.
+                stack::check_room(n * 2 * ROW_CMP_BYTES_PER_LEVEL)?;
                 let mut acc = self.bind_row_cmp(op, &a[n - 1], &b[n - 1], clause)?;
                 for i in (0..n - 1).rev() {
                     let lt = self.bind_row_cmp(strict, &a[i], &b[i], clause)?;
@@ -2717,6 +2837,16 @@ impl<'a> Binder<'a> {
     /// (MariaDB's coercibility): `COLLATE` is explicit, a column implicit, a literal
     /// coercible; a function of strings takes the aggregate of its string arguments.
     pub fn coll_of(&self, e: &Expr) -> (Collation, Derivation) {
+        let key = e as *const Expr as usize;
+        if let Some(c) = self.type_memo.colls.borrow().get(&key) {
+            return *c;
+        }
+        let c = self.type_memo.inside(|| self.coll_of_node(e));
+        self.type_memo.keep(|m| m.colls.borrow_mut().insert(key, c));
+        c
+    }
+
+    fn coll_of_node(&self, e: &Expr) -> (Collation, Derivation) {
         let numeric = (Collation::DEFAULT, Derivation::Numeric);
         let of_type = |t: &ColumnType| match t.collation() {
             Some(c) => (c, Derivation::Implicit),
@@ -2753,14 +2883,14 @@ impl<'a> Binder<'a> {
                 self.agg_args(args)
                     .unwrap_or((Collation::DEFAULT, Derivation::Coercible))
             }
-            Expr::Case(_, whens, els, _) => {
-                let results: Vec<Expr> = whens
-                    .iter()
-                    .map(|(_, r)| r.clone())
-                    .chain(els.as_deref().cloned())
-                    .collect();
-                self.agg_args(&results).unwrap_or(numeric)
-            }
+            Expr::Case(_, whens, els, _) => whens
+                .iter()
+                .map(|(_, r)| r)
+                .chain(els.as_deref())
+                .map(|r| self.coll_of(r))
+                .filter(|(_, d)| *d < Derivation::Numeric)
+                .reduce(Collation::aggregate)
+                .unwrap_or(numeric),
             Expr::Cast(_, CastType::Char(_)) => (Collation::DEFAULT, Derivation::Implicit),
             Expr::Cast(_, CastType::Binary) => (Collation::Binary, Derivation::Implicit),
             Expr::Subquery(i) => of_type(&self.subqueries[*i].columns[0].ty),
@@ -2786,6 +2916,16 @@ impl<'a> Binder<'a> {
     }
 
     fn base_type_of(&self, e: &Expr) -> (ColumnType, bool) {
+        let key = e as *const Expr as usize;
+        if let Some(t) = self.type_memo.types.borrow().get(&key) {
+            return *t;
+        }
+        let t = self.type_memo.inside(|| self.base_type_of_node(e));
+        self.type_memo.keep(|m| m.types.borrow_mut().insert(key, t));
+        t
+    }
+
+    fn base_type_of_node(&self, e: &Expr) -> (ColumnType, bool) {
         match e {
             Expr::Collate(a, c, _) => {
                 let (t, n) = self.base_type_of(a);
@@ -2888,6 +3028,7 @@ impl<'a> Binder<'a> {
             | Expr::Between(..)
             | Expr::InList(..)
             | Expr::InSet(..)
+            | Expr::InSorted(..)
             | Expr::InSubquery(..)
             | Expr::RowInSubquery(..)
             | Expr::RowInSet(..)

@@ -42,7 +42,7 @@ pub(crate) struct ProcEntry {
     pub user: String,
     pub host: String,
     pub state: Mutex<ProcState>,
-    pub interrupt: Arc<AtomicBool>,
+    pub control: Arc<crate::watchdog::StmtControl>,
     pub killed: Arc<AtomicBool>,
 }
 
@@ -298,7 +298,7 @@ impl Database {
                 if !query_only {
                     p.killed.store(true, Ordering::SeqCst);
                 }
-                p.interrupt.store(true, Ordering::SeqCst);
+                p.control.interrupt();
                 true
             }
             None => false,

@@ -21,6 +21,7 @@ use crate::planner::{self, Access};
 use crate::sql_err;
 
 mod setop;
+mod sort;
 mod subquery;
 
 pub use subquery::resolve_subqueries;
@@ -553,6 +554,7 @@ struct Group {
 
 /// Runs a SELECT; returns the result rows.
 pub fn run_select(cx: &mut ExecCtx, sel: &mut Select) -> Result<Vec<Vec<Value>>, SqlError> {
+    onelog_types::stack::check()?;
     prepare_select(cx, sel)?;
     run_planned(cx, sel)
 }
@@ -724,7 +726,11 @@ fn run_planned(cx: &mut ExecCtx, sel: &Select) -> Result<Vec<Vec<Value>>, SqlErr
             }
             keyed.push((k, (r, a)));
         }
-        keyed.sort_by(|x, y| cmp_keys(&x.0, &y.0, &[], &sel.group_colls));
+        sort::sort_polled(
+            &mut keyed,
+            |x, y| cmp_keys(&x.0, &y.0, &[], &sel.group_colls),
+            || h.with_cx(|cx| cx.check_interrupt()),
+        )?;
         out = keyed.into_iter().map(|x| x.1).collect();
     }
     finish(h, sel, out)
@@ -781,7 +787,11 @@ fn finish(
             }
             keyed.push((k, (r, a)));
         }
-        keyed.sort_by(|x, y| cmp_keys(&x.0, &y.0, &desc, &sel.order_colls));
+        sort::sort_polled(
+            &mut keyed,
+            |x, y| cmp_keys(&x.0, &y.0, &desc, &sel.order_colls),
+            || h.with_cx(|cx| cx.check_interrupt()),
+        )?;
         rows = keyed.into_iter().map(|x| x.1).collect();
     }
     let mut out = Vec::with_capacity(rows.len());

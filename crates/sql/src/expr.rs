@@ -19,6 +19,7 @@ use onelog_types::{code, ColumnType, Date, DateTime, Decimal, SqlError, Time, Va
 pub use onelog_types::{Collation, Derivation};
 
 use crate::functions::Func;
+use crate::inlist::SortedList;
 
 /// Errors raised while evaluating (for example BIGINT overflow).
 pub type EvalResult<T> = Result<T, SqlError>;
@@ -85,6 +86,8 @@ pub enum Expr {
     /// Materialised `IN (subquery)`: sorted distinct values (under the collation), whether
     /// the set held a NULL, negated.
     InSet(Box<Expr>, Arc<Vec<Value>>, bool, bool, Collation),
+    /// A long IN list of constants, sorted (see `crate::inlist`): (expr, items, negated).
+    InSorted(Box<Expr>, Arc<SortedList>, bool),
     Like(Box<Expr>, Box<Expr>, Option<u8>, bool, Collation),
     Regexp(Box<Expr>, Box<Expr>, bool),
     /// CASE [operand] WHEN ... (the operand is compared with the WHEN values under the
@@ -142,6 +145,7 @@ impl Expr {
             | Expr::Cast(a, _)
             | Expr::Collate(a, ..)
             | Expr::InSet(a, ..)
+            | Expr::InSorted(a, ..)
             | Expr::InSubquery(a, ..)
             | Expr::Quantified(a, ..)
             | Expr::QuantSet(a, ..) => a.walk(f),
@@ -202,6 +206,7 @@ impl Expr {
             | Expr::Cast(a, _)
             | Expr::Collate(a, ..)
             | Expr::InSet(a, ..)
+            | Expr::InSorted(a, ..)
             | Expr::InSubquery(a, ..)
             | Expr::Quantified(a, ..)
             | Expr::QuantSet(a, ..) => a.walk_mut(f),
@@ -395,6 +400,13 @@ pub fn quantified(
 }
 
 pub fn eval(e: &Expr, cx: &Ctx) -> EvalResult<Value> {
+    match e {
+        Expr::Lit(v) => return Ok(v.clone()),
+        Expr::Col(i) => return Ok(cx.row.get(*i).cloned().unwrap_or(Value::Null)),
+        _ => {}
+    }
+    // Deeper nodes recurse: a tree deeper than the stack takes is refused (1436).
+    onelog_types::stack::check()?;
     Ok(match e {
         Expr::Lit(v) => v.clone(),
         Expr::Col(i) => cx.row.get(*i).cloned().unwrap_or(Value::Null),
@@ -492,6 +504,7 @@ pub fn eval(e: &Expr, cx: &Ctx) -> EvalResult<Value> {
         Expr::InSet(a, set, has_null, neg, coll) => {
             in_set(&eval(a, cx)?, set, *has_null, *neg, *coll)
         }
+        Expr::InSorted(a, list, neg) => list.contains(&eval(a, cx)?, *neg),
         Expr::QuantSet(a, op, set, has_null, all, coll) => {
             quantified(&eval(a, cx)?, *op, set, *has_null, *all, *coll)?
         }

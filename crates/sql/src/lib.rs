@@ -54,12 +54,15 @@ mod dates;
 mod executor;
 mod expr;
 mod functions;
+mod inlist;
 mod planner;
 mod session;
 mod shape;
 mod show;
+mod syntax_depth;
 mod users;
 mod vars;
+mod watchdog;
 
 pub use database::{Database, ProcessInfo};
 pub use session::{PreparedInfo, Session};
@@ -233,6 +236,7 @@ pub mod codes {
     pub const ER_UNKNOWN_COLLATION: u16 = 1273;
     pub const ER_WITH_COL_WRONG_LIST: u16 = 4002;
     pub const ER_DUP_QUERY_NAME: u16 = 4004;
+    pub const ER_TOO_HIGH_LEVEL_OF_NESTING_FOR_SELECT: u16 = 1473;
 }
 
 /// First of the 256 code points (U+10FF00..=U+10FFFF, supplementary private use area B)

@@ -15,9 +15,12 @@ use sqlparser::keywords::Keyword;
 use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::{Location, Span, Token, TokenWithSpan, Tokenizer, Whitespace};
 
-/// Deepest expression nesting accepted (sqlparser reports deeper input as an error instead
-/// of overflowing the stack).
-const RECURSION_LIMIT: usize = 64;
+use crate::syntax_depth;
+
+/// Deepest nesting sqlparser's recursive descent accepts (deeper input is a syntax error,
+/// as MariaDB's parser reports it). Its recursion grows its stack on the heap as needed;
+/// what the tree may cost the rest is checked by `syntax_depth`.
+const RECURSION_LIMIT: usize = 1024;
 
 /// One parsed statement with its text (for the binlog and the process list).
 #[derive(Debug, Clone)]
@@ -219,6 +222,30 @@ pub enum Admin {
     Do(Vec<Expr>),
 }
 
+impl Admin {
+    /// The expressions the statement holds (for [`syntax_depth::shape`]).
+    fn exprs_mut(&mut self) -> Vec<&mut Expr> {
+        match self {
+            Admin::ShowVariables { filter, .. }
+            | Admin::ShowStatus { filter, .. }
+            | Admin::ShowDatabases { filter, .. }
+            | Admin::ShowTables { filter, .. }
+            | Admin::ShowColumns { filter, .. }
+            | Admin::ShowTableStatus { filter, .. }
+            | Admin::ShowCollation { filter, .. }
+            | Admin::ShowCharset { filter, .. } => match filter {
+                Some(ShowFilter::Where(e)) => vec![e],
+                _ => vec![],
+            },
+            Admin::Set(items) => items.iter_mut().map(|(_, e)| e).collect(),
+            Admin::Prepare { source, .. } => vec![source],
+            Admin::Execute { args, .. } | Admin::Do(args) => args.iter_mut().collect(),
+            Admin::PurgeBefore(e) => vec![e],
+            _ => vec![],
+        }
+    }
+}
+
 fn dialect() -> MySqlDialect {
     MySqlDialect {}
 }
@@ -376,6 +403,17 @@ fn parse_text(text: &str) -> Result<Parsed, SqlError> {
     rewrite_multi_table(&mut toks);
     rewrite_interval_units(&mut toks);
     rewrite_mod_operator(&mut toks);
+    syntax_depth::room(&toks)?.run(|| parse_tokens(text, &map, toks, params))
+}
+
+/// Parses one statement's tokens; balances and checks the tree's depth.
+fn parse_tokens(
+    text: &str,
+    map: &LineMap,
+    toks: Vec<TokenWithSpan>,
+    params: usize,
+) -> Result<Parsed, SqlError> {
+    let d = dialect();
     let err_at = |e: ParserError| -> SqlError {
         let msg = e.to_string();
         let off = error_location(&msg)
@@ -386,7 +424,7 @@ fn parse_text(text: &str) -> Result<Parsed, SqlError> {
     let mut p = Parser::new(&d)
         .with_recursion_limit(RECURSION_LIMIT)
         .with_tokens_with_locations(toks);
-    let stmt = match parse_admin(&mut p) {
+    let mut stmt = match parse_admin(&mut p) {
         Ok(Some(a)) => Stmt::Admin(a),
         Ok(None) => Stmt::Sql(Box::new(p.parse_statement().map_err(err_at)?)),
         Err(e) => return Err(err_at(e)),
@@ -395,6 +433,14 @@ fn parse_text(text: &str) -> Result<Parsed, SqlError> {
     if next.token != Token::EOF {
         let off = map.offset(next.span.start).unwrap_or(text.len());
         return Err(syntax_error(text, off));
+    }
+    match &mut stmt {
+        Stmt::Sql(s) => syntax_depth::shape(s.as_mut())?,
+        Stmt::Admin(a) => {
+            for e in a.exprs_mut() {
+                syntax_depth::shape(e)?;
+            }
+        }
     }
     Ok(Parsed {
         text: text.to_string(),

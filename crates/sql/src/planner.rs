@@ -194,7 +194,7 @@ fn col_conditions(
                 if let Some(col) = own(a).filter(|&c| coll_ok(&t.columns[c].ty, *coll, true)) {
                     let ty = &t.columns[col].ty;
                     if !list.is_empty()
-                        && list.len() <= 1000
+                        && list.len() <= crate::inlist::SORTED_FROM
                         && list.iter().all(|e| e.is_const() && value_ok(e, ty))
                     {
                         if list.len() == 1 {

@@ -21,6 +21,7 @@ use crate::executor::{self, engine_err, ExecCtx};
 use crate::parser::{self, Admin, Parsed, Scope as VarScope, SetTarget, Stmt};
 use crate::users::{self, Priv};
 use crate::vars::{self, VarScope as Sc};
+use crate::watchdog::StmtControl;
 use crate::{sql_err, status_flags, QueryResult, ResultColumn};
 
 /// What COM_STMT_PREPARE answers.
@@ -97,7 +98,7 @@ pub struct Session {
     /// Text-protocol prepared statements (`PREPARE name FROM ...`), by lower-case name.
     named_prepared: HashMap<String, Prepared>,
     next_stmt: u32,
-    interrupt: Arc<AtomicBool>,
+    control: Arc<StmtControl>,
     killed: Arc<AtomicBool>,
     proc: Option<Arc<ProcEntry>>,
     next_isolation: Option<Isolation>,
@@ -164,6 +165,9 @@ impl BindEnv for Env<'_> {
         self.read_session.set(true);
         crate::show::info_schema(self.s, &self.catalog, table)
     }
+    fn interrupted(&self) -> bool {
+        self.s.control.interrupt.load(Ordering::Relaxed)
+    }
 }
 
 fn ok(affected: u64, last_insert_id: u64, warnings: usize, info: String) -> QueryResult {
@@ -200,7 +204,7 @@ fn read_only(tables: &[(String, String)], written: &[(String, String)]) -> Vec<(
 
 impl Session {
     pub fn new(db: Arc<Database>, user: String, host: String, connection_id: u32) -> Session {
-        let interrupt = Arc::new(AtomicBool::new(false));
+        let control = StmtControl::new();
         let killed = Arc::new(AtomicBool::new(false));
         let proc = Arc::new(ProcEntry {
             id: connection_id,
@@ -212,7 +216,7 @@ impl Session {
                 info: None,
                 since: Instant::now(),
             }),
-            interrupt: interrupt.clone(),
+            control: control.clone(),
             killed: killed.clone(),
         });
         db.procs.lock().insert(connection_id, proc.clone());
@@ -238,7 +242,7 @@ impl Session {
             prepared: HashMap::new(),
             named_prepared: HashMap::new(),
             next_stmt: 1,
-            interrupt,
+            control,
             killed,
             proc: Some(proc),
             next_isolation: None,
@@ -268,7 +272,7 @@ impl Session {
             prepared: HashMap::new(),
             named_prepared: HashMap::new(),
             next_stmt: 1,
-            interrupt: Arc::new(AtomicBool::new(false)),
+            control: StmtControl::new(),
             killed: Arc::new(AtomicBool::new(false)),
             proc: None,
             next_isolation: None,
@@ -308,7 +312,7 @@ impl Session {
 
     /// The flag KILL QUERY sets; statements check it while they run.
     pub fn interrupt_flag(&self) -> Arc<AtomicBool> {
-        self.interrupt.clone()
+        self.control.interrupt.clone()
     }
 
     /// Whether KILL [CONNECTION] was issued for this session (the server closes it).
@@ -317,7 +321,26 @@ impl Session {
     }
 
     pub fn kill_query(&self) {
-        self.interrupt.store(true, Ordering::SeqCst);
+        self.control.interrupt();
+    }
+
+    /// A statement (or a multi-statement string) starts: a KILL QUERY that came before it
+    /// does not stop it, and `max_statement_time` starts counting.
+    fn begin_statement(&self) {
+        if self.internal {
+            // Statements the server runs inside a user's statement are part of it.
+            return;
+        }
+        const NAME: &str = "max_statement_time";
+        let set = match self.vars.get(NAME) {
+            Some(v) => Some(v.clone()),
+            None => self.db.globals.read().get(NAME).cloned(),
+        };
+        let limit = set
+            .map(|v| crate::expr::to_f64(&v))
+            .filter(|s| s.is_finite() && *s > 0.0 && *s < 1e9)
+            .map(std::time::Duration::from_secs_f64);
+        self.control.begin(limit);
     }
 
     /// Number of warnings of the last statement.
@@ -660,7 +683,7 @@ impl Session {
                 .take()
                 .unwrap_or_else(|| self.isolation());
             let mut txn = self.db.engine.begin(iso);
-            txn.set_interrupt(self.interrupt.clone());
+            txn.set_interrupt(self.control.interrupt.clone());
             if let Ok(v) = self.get_var(None, "innodb_lock_wait_timeout") {
                 let secs = match v {
                     Value::Int(i) => i.max(0) as u64,
@@ -698,7 +721,7 @@ impl Session {
             }
             let mut cx = ExecCtx {
                 txn,
-                interrupt: &self.interrupt,
+                interrupt: &self.control.interrupt,
                 warnings: &mut self.warnings,
                 strict,
                 no_auto_value_on_zero,
@@ -744,9 +767,10 @@ impl Session {
     pub fn execute(&mut self, sql: &str) -> Vec<Result<QueryResult, SqlError>> {
         self.db.questions.fetch_add(1, Ordering::Relaxed);
         self.set_proc("Query", Some(sql));
+        self.begin_statement();
         if let Some(r) = self.run_shaped(sql) {
             self.set_proc("Sleep", None);
-            return vec![r];
+            return vec![self.control.finish(r)];
         }
         let out = match parser::parse_multi(sql) {
             Err(e) => {
@@ -755,11 +779,15 @@ impl Session {
             }
             Ok(stmts) => {
                 let mut out = Vec::with_capacity(stmts.len());
-                for p in stmts {
+                for (i, p) in stmts.into_iter().enumerate() {
+                    if i > 0 {
+                        self.begin_statement();
+                    }
                     let r = match p {
                         Ok(p) => {
                             self.params.clear();
-                            self.run(&p)
+                            let r = self.run(&p);
+                            self.control.finish(r)
                         }
                         Err(e) => {
                             self.warnings.clear();
@@ -941,9 +969,10 @@ impl Session {
         } else {
             self.db.questions.fetch_add(1, Ordering::Relaxed);
             self.set_proc("Execute", Some(&p.parsed.text));
+            self.begin_statement();
             let r = self.run_with_params(&p.parsed, params.to_vec(), Some(&mut p.kept));
             self.set_proc("Sleep", None);
-            r
+            self.control.finish(r)
         };
         self.prepared.insert(stmt_id, p);
         r
@@ -968,7 +997,6 @@ impl Session {
 
     /// Runs a statement; `kept` is the binding kept with it, if it is kept to run again.
     fn run_kept(&mut self, p: &Parsed, kept: Option<&mut Kept>) -> Result<QueryResult, SqlError> {
-        self.interrupt.store(false, Ordering::SeqCst);
         self.stmt_now = now();
         let keeps_warnings = matches!(&p.stmt, Stmt::Admin(Admin::ShowWarnings { .. }));
         if !keeps_warnings {
@@ -1084,7 +1112,7 @@ impl Session {
             let r = {
                 let mut cx = ExecCtx {
                     txn: &mut dummy,
-                    interrupt: &self.interrupt,
+                    interrupt: &self.control.interrupt,
                     warnings: &mut self.warnings,
                     strict: false,
                     no_auto_value_on_zero: false,

@@ -16,6 +16,8 @@ pub enum VarScope {
 pub enum Kind {
     Bool,
     Int,
+    /// A non-negative number of seconds with a fraction (`max_statement_time`).
+    Seconds,
     Str,
     /// One of a fixed set (stored upper-case).
     Enum(&'static [&'static str]),
@@ -134,7 +136,7 @@ pub static VARS: &[VarDef] = &[
     v("max_binlog_size", Int, Global, true, "1073741824"),
     v("max_connections", Int, Global, false, "151"),
     v("max_execution_time", Int, Both, false, "0"),
-    v("max_statement_time", Int, Both, false, "0"),
+    v("max_statement_time", Seconds, Both, false, "0"),
     v("net_buffer_length", Int, Both, false, "16384"),
     v("net_read_timeout", Int, Both, false, "30"),
     v("net_write_timeout", Int, Both, false, "60"),
@@ -183,6 +185,7 @@ pub static VARS: &[VarDef] = &[
     v("thread_pool_prio_kickup_timer", Int, Global, false, "1000"),
     v("thread_pool_size", Int, Global, false, "1"),
     v("thread_pool_stall_limit", Int, Global, false, "500"),
+    v("thread_stack", Int, Global, true, "8388608"),
     v("time_zone", Str, Both, false, "SYSTEM"),
     v("timestamp", Int, Session, false, "0"),
     v("tmpdir", Str, Global, true, "/tmp"),
@@ -223,6 +226,10 @@ pub fn default_value(d: &VarDef) -> Value {
             Ok(i) => Value::Int(i),
             Err(_) => Value::UInt(d.default.parse().unwrap_or(0)),
         },
+        Seconds => Value::Decimal(onelog_types::Decimal::new(
+            (d.default.parse::<f64>().unwrap_or(0.0) * 1e6) as i128,
+            6,
+        )),
         Str | Enum(_) => Value::str(d.default),
     }
 }
@@ -265,6 +272,31 @@ pub fn check_value(d: &VarDef, v: &Value) -> Result<Value, SqlError> {
             },
             _ => Err(bad()),
         },
+        Seconds => {
+            let secs = match v {
+                Value::Int(_) | Value::UInt(_) | Value::Decimal(_) | Value::Double(_) => {
+                    crate::expr::to_f64(v)
+                }
+                Value::Bytes(b) => {
+                    String::from_utf8_lossy(b)
+                        .trim()
+                        .parse::<f64>()
+                        .map_err(|_| {
+                            sql_err(
+                                code::ER_WRONG_TYPE_FOR_VAR,
+                                format!("Incorrect argument type to variable '{}'", d.name),
+                            )
+                        })?
+                }
+                _ => return Err(bad()),
+            };
+            if secs.is_nan() {
+                return Err(bad());
+            }
+            // Shown with microseconds, as MariaDB shows it; negative values become 0.
+            let micros = (secs.clamp(0.0, 31_536_000.0) * 1e6).round() as i128;
+            Ok(Value::Decimal(onelog_types::Decimal::new(micros, 6)))
+        }
         Str => match v {
             Value::Null => Ok(Value::str("")),
             other => Ok(Value::Bytes(crate::expr::to_bytes(other))),

@@ -92,6 +92,8 @@ pub mod code {
     pub const ER_GET_ERRNO: u16 = 1030;
     pub const ER_OUT_OF_RESOURCES: u16 = 1041;
     pub const ER_QUERY_INTERRUPTED: u16 = 1317;
+    pub const ER_STACK_OVERRUN_NEED_MORE: u16 = 1436;
+    pub const ER_STATEMENT_TIMEOUT: u16 = 1969;
     pub const ER_SPECIFIC_ACCESS_DENIED_ERROR: u16 = 1227;
     pub const ER_WRONG_VALUE_FOR_VAR: u16 = 1231;
     pub const ER_WRONG_TYPE_FOR_VAR: u16 = 1232;
@@ -214,7 +216,7 @@ pub fn sqlstate(code: u16) -> &'static str {
         ER_INVALID_USE_OF_NULL => "22004",
         ER_CANT_DO_THIS_DURING_AN_TRANSACTION => "25000",
         ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION | ER_READ_ONLY_TRANSACTION => "25006",
-        ER_QUERY_INTERRUPTED => "70100",
+        ER_QUERY_INTERRUPTED | ER_STATEMENT_TIMEOUT => "70100",
         ER_SERVER_SHUTDOWN => "08S01",
         _ => "HY000",
     }

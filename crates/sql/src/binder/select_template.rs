@@ -146,11 +146,20 @@ impl SelectTemplate {
         }
         let mut sites = Vec::new();
         let mut used = vec![false; params.len()];
+        let is_site = |k: usize, x: &Value, y: &Value| *x == params[k] && *y == changed[k];
+        // Parameters are numbered in text order and usually reach the conjuncts in that
+        // order: the one after the last match is tried first, so long lists stay linear.
+        let mut next = 0;
         for (i, (x, y)) in la.iter().zip(&lb).enumerate() {
             if x == y {
                 continue; // a literal of the statement's own
             }
-            let k = (0..params.len()).find(|&k| *x == params[k] && *y == changed[k])?;
+            let k = if next < params.len() && is_site(next, x, y) {
+                next
+            } else {
+                (0..params.len()).find(|&k| is_site(k, x, y))?
+            };
+            next = k + 1;
             used[k] = true;
             sites.push((i, k));
         }

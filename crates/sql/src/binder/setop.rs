@@ -283,6 +283,7 @@ fn qualified_table(e: &sq::Expr) -> Option<String> {
 
 impl Binder<'_> {
     fn bind_set_node(&self, body: &sq::SetExpr) -> Result<SetNode, SqlError> {
+        onelog_types::stack::check()?;
         Ok(match body {
             sq::SetExpr::Select(s) => SetNode::Leaf(Box::new(self.sibling().bind_select(s, &[])?)),
             sq::SetExpr::Query(q) => SetNode::Leaf(Box::new(self.sibling().bind_query(q)?)),

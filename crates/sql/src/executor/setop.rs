@@ -47,6 +47,7 @@ pub fn run_setop(
     node: &mut SetNode,
     types: &[ColumnType],
 ) -> Result<Vec<Vec<Value>>, SqlError> {
+    onelog_types::stack::check()?;
     match node {
         SetNode::Leaf(sel) => {
             let rows = run_select(cx, sel)?;
