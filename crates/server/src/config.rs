@@ -24,6 +24,8 @@ pub struct Config {
     pub thread_stack: usize,
     pub ssl_cert: Option<PathBuf>,
     pub ssl_key: Option<PathBuf>,
+    /// CA certificates client certificates are verified against (`--ssl-ca`).
+    pub ssl_ca: Option<PathBuf>,
     pub require_secure_transport: bool,
     pub skip_networking: bool,
     /// `--thread-handling=pool-of-threads`: limit running statements (see `pool.rs`).
@@ -44,6 +46,7 @@ impl Default for Config {
             thread_stack: DEFAULT_THREAD_STACK,
             ssl_cert: None,
             ssl_key: None,
+            ssl_ca: None,
             require_secure_transport: false,
             skip_networking: false,
             thread_pool: false,
@@ -218,6 +221,7 @@ impl Config {
             }
             "ssl-cert" => self.ssl_cert = Some(PathBuf::from(val()?)),
             "ssl-key" => self.ssl_key = Some(PathBuf::from(val()?)),
+            "ssl-ca" => self.ssl_ca = Some(PathBuf::from(val()?)),
             "require-secure-transport" => self.require_secure_transport = parse_bool(v)?,
             // Accepted for compatibility with MariaDB option files; no effect here.
             "user"
@@ -296,6 +300,8 @@ Usage: onelogd [OPTIONS]
   --thread-stack=SIZE         stack of each connection thread (default 8M, at least 512K);
                               deeper statements get error 1436
   --ssl-cert=FILE --ssl-key=FILE  PEM certificate chain and private key: TLS for clients
+  --ssl-ca=FILE               PEM CA certificates; client certificates are asked for and
+                              verified against them (REQUIRE X509/ISSUER/SUBJECT accounts)
   --require-secure-transport  refuse TCP connections without TLS
   --innodb-lock-wait-timeout=SECS  --block-cache-size=SIZE
   --rocksdb-write-buffer-size=SIZE  RocksDB memtable size (default 16M)
@@ -316,7 +322,7 @@ mod tests {
         let f = dir.join("my.cnf");
         std::fs::write(
             &f,
-            "[client]\nport=1\n[mariadbd]\nport=3310\nsync_binlog = 0\nloose-foo=1\n[onelogd]\nbinlog-storage=file\n",
+            "[client]\nport=1\n[mariadbd]\nport=3310\nsync_binlog = 0\nloose-foo=1\nssl_ca=/etc/ca.pem\nrequire_secure_transport=ON\n[onelogd]\nbinlog-storage=file\n",
         )
         .unwrap();
         let args: Vec<String> = [
@@ -332,6 +338,19 @@ mod tests {
         .into();
         let c = Config::from_args(&args).unwrap();
         assert_eq!(c.port, 3310);
+        assert_eq!(
+            c.ssl_ca.as_deref(),
+            Some(std::path::Path::new("/etc/ca.pem"))
+        );
+        assert!(c.require_secure_transport);
+        for opt in [
+            "--ssl-ca=",
+            "--ssl-cert=",
+            "--ssl-key=",
+            "--require-secure-transport",
+        ] {
+            assert!(USAGE.contains(opt), "{opt} missing from --help");
+        }
         assert_eq!(c.engine.sync_binlog, 0);
         assert_eq!(c.engine.server_id, 7);
         assert_eq!(c.engine.mode, LogMode::File);

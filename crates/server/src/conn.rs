@@ -91,7 +91,13 @@ pub fn serve(server: &Arc<Server>, stream: Stream, host: String) {
         let _ = ps.flush();
         return;
     }
-    let _ = Conn::handshake(server, ps, host).map(|c| c.run());
+    let stats = server.db.conn_stats();
+    stats.connections_open(n);
+    let mut answered = false;
+    match Conn::handshake(server, ps, host, &mut answered) {
+        Ok(c) => c.run(),
+        Err(_) => stats.aborted_connect(!answered),
+    }
 }
 
 /// A numeric global variable (as `SET GLOBAL` left it).
@@ -119,6 +125,8 @@ struct Conn<'a> {
     host: String,
     caps: u64,
     prepared: HashMap<u32, Prepared>,
+    /// The connection's TLS session (None: plain TCP or the unix socket).
+    tls: Option<onelog_sql::PeerTls>,
 }
 
 /// A SQL-layer result column as a protocol column definition.
@@ -143,10 +151,13 @@ fn column_info(c: &ResultColumn) -> ColumnInfo {
 }
 
 impl<'a> Conn<'a> {
+    /// The login; `answered` is set once the client's handshake response is read (a
+    /// failure before that is a pre-authentication abort).
     fn handshake(
         server: &'a Server,
         mut ps: PacketStream<Stream>,
         host: String,
+        answered: &mut bool,
     ) -> Result<Conn<'a>> {
         let db = &server.db;
         let conn_id = db.next_connection_id();
@@ -170,8 +181,10 @@ impl<'a> Conn<'a> {
         ps.get_ref()
             .set_read_timeout(Some(std::time::Duration::from_secs(10)));
         let mut hello = parse_handshake_response(&ps.read_packet()?);
+        let stats = db.conn_stats();
         if let (Ok(ClientHello::SslRequest { .. }), Some(cfg)) = (&hello, &server.tls) {
             // TLS handshake on the same socket; the real response comes inside it.
+            onelog_sql::ConnStats::bump(&stats.ssl_accepts);
             let cfg = cfg.clone();
             ps = ps.map_stream(|s, unread| {
                 let mut conn = rustls::ServerConnection::new(cfg).map_err(io::Error::other)?;
@@ -182,9 +195,17 @@ impl<'a> Conn<'a> {
                 Ok(Stream::Tls(Box::new(rustls::StreamOwned::new(conn, s))))
             })?;
             hello = parse_handshake_response(&ps.read_packet()?);
+            onelog_sql::ConnStats::bump(&stats.ssl_finished_accepts);
         }
+        let tls = match ps.get_ref() {
+            Stream::Tls(t) => Some(crate::tls::peer_tls(&t.conn)),
+            _ => None,
+        };
         let resp = match hello {
-            Ok(ClientHello::Response(r)) => r,
+            Ok(ClientHello::Response(r)) => {
+                *answered = true;
+                r
+            }
             Ok(ClientHello::SslRequest { .. }) => {
                 ps.write_err(&SqlError::from_code(
                     code::ER_NOT_SUPPORTED_AUTH_MODE,
@@ -216,12 +237,13 @@ impl<'a> Conn<'a> {
             ps.flush()?;
             token = ps.read_packet()?;
         }
-        if let Err(e) = db.authenticate(&resp.user, &host, &scramble, &token) {
+        if let Err(e) = db.authenticate(&resp.user, &host, &scramble, &token, tls.as_ref()) {
             ps.write_err(&e)?;
             ps.flush()?;
             return Err(ProtocolError::Malformed("access denied"));
         }
         let mut session = Session::new(db.clone(), resp.user.clone(), host.clone(), conn_id);
+        session.set_tls(tls.clone());
         if let Some(d) = resp.database.as_deref().filter(|d| !d.is_empty()) {
             if let Err(e) = session.use_database(d) {
                 ps.write_err(&e)?;
@@ -241,6 +263,7 @@ impl<'a> Conn<'a> {
             host,
             caps: resp.capabilities,
             prepared: HashMap::new(),
+            tls,
         })
     }
 
@@ -420,16 +443,10 @@ impl<'a> Conn<'a> {
                 );
                 self.ps.write_packet(text.as_bytes())?;
             }
-            Command::ProcessKill(id) => {
-                if self.server.db.kill(id, false) {
-                    self.ok()?
-                } else {
-                    self.ps.write_err(&SqlError::from_code(
-                        code::ER_NO_SUCH_THREAD,
-                        format!("Unknown thread id: {id}"),
-                    ))?
-                }
-            }
+            Command::ProcessKill(id) => match self.session.kill_connection(id as u64, false) {
+                Ok(()) => self.ok()?,
+                Err(e) => self.ps.write_err(&e)?,
+            },
             Command::SetOption(_) => {
                 let st = self.status();
                 self.ps.write_eof(0, st)?
@@ -441,10 +458,12 @@ impl<'a> Conn<'a> {
             }
             Command::ChangeUser(cu) => {
                 let db = self.server.db.clone();
-                match db.authenticate(&cu.user, &self.host, &self.scramble, &cu.auth_response) {
+                let tls = self.tls.as_ref();
+                match db.authenticate(&cu.user, &self.host, &self.scramble, &cu.auth_response, tls) {
                     Ok(_) => {
                         let id = self.session.connection_id();
                         self.session = Session::new(db, cu.user.clone(), self.host.clone(), id);
+                        self.session.set_tls(self.tls.clone());
                         self.prepared.clear();
                         if let Some(d) = cu.database.as_deref().filter(|d| !d.is_empty()) {
                             if let Err(e) = self.session.use_database(d) {

@@ -4,13 +4,16 @@
 //! - `listener.rs`: TCP and unix-socket listeners, one thread per connection, shutdown.
 //! - `conn.rs`: one connection: handshake, authentication, the command loop.
 //! - `pool.rs`: `thread_handling=pool-of-threads`, a limit on statements running at once.
-//! - `tls.rs`: TLS with rustls (`--ssl-cert`, `--ssl-key`, `require_secure_transport`).
+//! - `tls.rs`: TLS with rustls (`--ssl-cert`, `--ssl-key`, `--ssl-ca`,
+//!   `require_secure_transport`).
+//! - `x509_name.rs`: a client certificate's issuer and subject as `REQUIRE` compares them.
 
 pub mod config;
 mod conn;
 mod listener;
 pub mod pool;
 mod tls;
+mod x509_name;
 
 pub use config::Config;
 pub use listener::{run, Server};

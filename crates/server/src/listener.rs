@@ -22,7 +22,8 @@ pub struct Server {
     pub db: Arc<Database>,
     pub connections: AtomicUsize,
     pub stopping: AtomicBool,
-    /// TLS configuration when `--ssl-cert` and `--ssl-key` are given.
+    /// TLS configuration when `--ssl-cert` and `--ssl-key` are given (with `--ssl-ca`,
+    /// client certificates are verified).
     pub tls: Option<Arc<rustls::ServerConfig>>,
     /// The statement limit of `--thread-handling=pool-of-threads`.
     pub pool: Option<Arc<Pool>>,
@@ -39,7 +40,10 @@ fn spawn_conn(server: &Arc<Server>, stream: Stream, host: String) {
 /// Opens the database, listens, serves until SIGTERM/SIGINT.
 pub fn run(cfg: Config) -> Result<(), String> {
     let tls = match (&cfg.ssl_cert, &cfg.ssl_key) {
-        (Some(c), Some(k)) => Some(crate::tls::server_config(c, k)?),
+        (Some(c), Some(k)) => Some(crate::tls::server_config(c, k, cfg.ssl_ca.as_deref())?),
+        (None, None) if cfg.ssl_ca.is_some() => {
+            return Err("--ssl-ca needs --ssl-cert and --ssl-key".into())
+        }
         (None, None) => None,
         _ => return Err("--ssl-cert and --ssl-key must be given together".into()),
     };

@@ -88,6 +88,10 @@ pub trait BindEnv {
     fn last_insert_id(&self) -> u64;
     fn row_count(&self) -> i64;
     fn user(&self) -> String;
+    /// `CURRENT_USER()`: the account privileges come from (`user@host pattern`).
+    fn current_user(&self) -> String {
+        self.user()
+    }
     fn version(&self) -> String;
     fn sys_var(&self, scope: Option<VarScope>, name: &str) -> Result<Value, SqlError>;
     fn user_var(&self, name: &str) -> Value;
@@ -1732,6 +1736,10 @@ impl<'a> Binder<'a> {
                 _ => return Err(ambiguous()),
             }
         }
+        // `CURRENT_USER` without parentheses is the function (a reserved word in MariaDB).
+        if parts.len() == 1 && col.eq_ignore_ascii_case("current_user") {
+            return Ok(Expr::Lit(Value::str(&self.env.current_user())));
+        }
         Err(err(
             code::ER_BAD_FIELD_ERROR,
             format!(
@@ -2688,9 +2696,8 @@ impl<'a> Binder<'a> {
             "last_insert_id" if nargs == 0 => Some(Value::UInt(self.env.last_insert_id())),
             "row_count" => Some(Value::Int(self.env.row_count())),
             "found_rows" => Some(Value::Int(0)),
-            "user" | "current_user" | "session_user" | "system_user" => {
-                Some(Value::str(&self.env.user()))
-            }
+            "user" | "session_user" | "system_user" => Some(Value::str(&self.env.user())),
+            "current_user" => Some(Value::str(&self.env.current_user())),
             "pi" => Some(Value::Double(std::f64::consts::PI)),
             _ => None,
         };

@@ -57,6 +57,7 @@ pub struct Database {
     pub(crate) com_counters: Mutex<HashMap<&'static str, u64>>,
     /// Told of every `SET GLOBAL` (the server applies `thread_pool_size` this way).
     pub(crate) global_hook: RwLock<Option<GlobalHook>>,
+    pub(crate) conn_stats: crate::ConnStats,
 }
 
 /// Called with a global variable's name and new value after `SET GLOBAL`.
@@ -185,6 +186,7 @@ impl Database {
             next_conn: AtomicU32::new(1),
             com_counters: Mutex::new(HashMap::new()),
             global_hook: RwLock::new(None),
+            conn_stats: crate::ConnStats::default(),
         });
         crate::users::bootstrap(&db)?;
         crate::users::reload(&db)?;
@@ -220,13 +222,16 @@ impl Database {
     }
 
     /// Checks a mysql_native_password login: `auth_response` is the client's scrambled
-    /// password (empty for no password). Returns the matched account.
+    /// password (empty for no password), `tls` what the connection's TLS session
+    /// established (None: not TLS), checked against the account's `REQUIRE`. Returns the
+    /// matched account; any failure is MariaDB's 1045.
     pub fn authenticate(
         &self,
         user: &str,
         host: &str,
         scramble: &[u8],
         auth_response: &[u8],
+        tls: Option<&crate::PeerTls>,
     ) -> Result<Account, SqlError> {
         let denied = || {
             sql_err(
@@ -247,7 +252,9 @@ impl Database {
             .find(user, host)
             .cloned()
             .ok_or_else(denied)?;
-        if crate::users::check_scramble(&acc.password_hash, scramble, auth_response) {
+        if crate::users::check_scramble(&acc.password_hash, scramble, auth_response)
+            && acc.ssl.admits(tls)
+        {
             Ok(acc)
         } else {
             Err(denied())
@@ -303,6 +310,11 @@ impl Database {
             }
             None => false,
         }
+    }
+
+    /// The connection counters the server keeps (Aborted_connects, Ssl_accepts, ...).
+    pub fn conn_stats(&self) -> &crate::ConnStats {
+        &self.conn_stats
     }
 
     pub fn threads_connected(&self) -> usize {

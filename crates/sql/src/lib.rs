@@ -47,8 +47,10 @@
 
 pub mod parser;
 
+mod access;
 mod alter;
 mod binder;
+mod conn_stats;
 mod database;
 mod dates;
 mod executor;
@@ -59,13 +61,16 @@ mod planner;
 mod session;
 mod shape;
 mod show;
+mod ssl_require;
 mod syntax_depth;
 mod users;
 mod vars;
 mod watchdog;
 
+pub use conn_stats::ConnStats;
 pub use database::{Database, ProcessInfo};
 pub use session::{PreparedInfo, Session};
+pub use ssl_require::{CertNames, PeerTls, SslRequire};
 pub use users::Account;
 
 use onelog_types::{sqlstate, ColumnType, SqlError};

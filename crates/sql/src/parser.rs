@@ -15,7 +15,11 @@ use sqlparser::keywords::Keyword;
 use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::{Location, Span, Token, TokenWithSpan, Tokenizer, Whitespace};
 
+use crate::ssl_require::RequireClause;
 use crate::syntax_depth;
+
+mod accounts;
+use accounts::{priv_level, priv_list, require_clause, user_name, user_spec};
 
 /// Deepest nesting sqlparser's recursive descent accepts (deeper input is a syntax error,
 /// as MariaDB's parser reports it). Its recursion grows its stack on the heap as needed;
@@ -135,6 +139,10 @@ pub enum Admin {
     ShowGrants {
         user: Option<(String, String)>,
     },
+    /// `SHOW CREATE USER [user]` (None: the current account).
+    ShowCreateUser {
+        user: Option<(String, String)>,
+    },
     ShowBinaryLogs,
     ShowMasterStatus,
     ShowBinlogEvents {
@@ -194,6 +202,7 @@ pub enum Admin {
     CreateUser {
         if_not_exists: bool,
         users: Vec<UserSpec>,
+        require: Option<RequireClause>,
     },
     DropUser {
         if_exists: bool,
@@ -201,11 +210,13 @@ pub enum Admin {
     },
     AlterUser {
         users: Vec<UserSpec>,
+        require: Option<RequireClause>,
     },
     Grant {
         privs: Vec<String>,
         level: PrivLevel,
         users: Vec<UserSpec>,
+        require: Option<RequireClause>,
         grant_option: bool,
     },
     Revoke {
@@ -683,142 +694,6 @@ fn from_db(p: &mut Parser) -> Result<Option<String>, ParserError> {
     }
 }
 
-/// `'user'@'host'` (host defaults to `%`), or CURRENT_USER[()] (returned as None).
-fn user_name(p: &mut Parser) -> Result<Option<(String, String)>, ParserError> {
-    if word(p, "CURRENT_USER") {
-        if p.consume_token(&Token::LParen) {
-            p.expect_token(&Token::RParen)?;
-        }
-        return Ok(None);
-    }
-    let t = p.next_token();
-    let (user, host_inline) = match t.token {
-        Token::SingleQuotedString(s) | Token::DoubleQuotedString(s) => (s, None),
-        // The MySQL tokenizer reads `root@localhost` / `root@'%'` as one word or a word
-        // followed by a string.
-        Token::Word(w) => match w.value.split_once('@') {
-            Some((u, h)) if w.quote_style.is_none() => (u.to_string(), Some(h.to_string())),
-            _ => (w.value, None),
-        },
-        _ => return p.expected("a user name", t),
-    };
-    let host = if let Some(h) = host_inline {
-        if h.is_empty() {
-            string_or_ident(p)?
-        } else {
-            h
-        }
-    } else if p.peek_token().token == Token::AtSign {
-        p.next_token();
-        string_or_ident(p)?
-    } else {
-        // `'u'@'h'`: the tokenizer may produce a word starting with '@'.
-        match p.peek_token().token {
-            Token::Word(w) if w.value.starts_with('@') && w.quote_style.is_none() => {
-                p.next_token();
-                let h = w.value[1..].to_string();
-                if h.is_empty() {
-                    string_or_ident(p)?
-                } else {
-                    h
-                }
-            }
-            _ => "%".to_string(),
-        }
-    };
-    Ok(Some((user, host)))
-}
-
-fn user_spec(p: &mut Parser) -> Result<UserSpec, ParserError> {
-    let (user, host) = user_name(p)?.unwrap_or_else(|| ("".into(), "".into()));
-    let mut spec = UserSpec {
-        user,
-        host,
-        password: None,
-        password_is_hash: false,
-    };
-    if word(p, "IDENTIFIED") {
-        if word(p, "VIA") || p.parse_keyword(Keyword::WITH) {
-            // IDENTIFIED VIA/WITH mysql_native_password [USING|BY|AS 'x']
-            let plugin = string_or_ident(p)?;
-            if !plugin.eq_ignore_ascii_case("mysql_native_password") {
-                return Err(ParserError::ParserError(format!(
-                    "authentication plugin {plugin} is not supported"
-                )));
-            }
-            if word(p, "USING") || word(p, "AS") {
-                spec.password = Some(p.parse_literal_string()?);
-                spec.password_is_hash = true;
-            } else if p.parse_keyword(Keyword::BY) {
-                spec.password = Some(p.parse_literal_string()?);
-            }
-        } else {
-            p.expect_keyword(Keyword::BY)?;
-            if word(p, "PASSWORD") {
-                spec.password_is_hash = true;
-            }
-            spec.password = Some(p.parse_literal_string()?);
-        }
-    }
-    Ok(spec)
-}
-
-fn priv_list(p: &mut Parser) -> Result<Vec<String>, ParserError> {
-    let mut out = Vec::new();
-    loop {
-        let mut name = Vec::new();
-        loop {
-            let t = p.peek_token();
-            match &t.token {
-                Token::Word(w) if w.keyword != Keyword::ON && w.keyword != Keyword::TO => {
-                    name.push(w.value.to_uppercase());
-                    p.next_token();
-                }
-                _ => break,
-            }
-        }
-        if name.is_empty() {
-            let t = p.peek_token();
-            return p.expected("a privilege", t);
-        }
-        if p.consume_token(&Token::LParen) {
-            // column lists are not supported
-            return Err(ParserError::ParserError("column privileges".into()));
-        }
-        out.push(name.join(" "));
-        if !p.consume_token(&Token::Comma) {
-            break;
-        }
-    }
-    Ok(out)
-}
-
-fn priv_level(p: &mut Parser) -> Result<PrivLevel, ParserError> {
-    let _ = p.parse_keyword(Keyword::TABLE);
-    let first = if p.consume_token(&Token::Mul) {
-        None
-    } else {
-        Some(ident(p)?)
-    };
-    if p.consume_token(&Token::Period) {
-        let second = if p.consume_token(&Token::Mul) {
-            None
-        } else {
-            Some(ident(p)?)
-        };
-        Ok(match (first, second) {
-            (None, None) => PrivLevel::Global,
-            (Some(d), None) => PrivLevel::Db(Some(d)),
-            (d, Some(t)) => PrivLevel::Table(d, t),
-        })
-    } else {
-        Ok(match first {
-            None => PrivLevel::Db(None),
-            Some(t) => PrivLevel::Table(None, t),
-        })
-    }
-}
-
 fn set_target(p: &mut Parser, default: Scope) -> Result<SetTarget, ParserError> {
     let t = p.next_token();
     let Token::Word(w) = t.token.clone() else {
@@ -1040,8 +915,16 @@ fn parse_show(p: &mut Parser) -> Result<Admin, ParserError> {
         if word(p, "DATABASE") || word(p, "SCHEMA") {
             return Ok(Admin::ShowCreateDatabase { name: ident(p)? });
         }
+        if word(p, "USER") {
+            let user = if matches!(p.peek_token().token, Token::EOF) {
+                None
+            } else {
+                user_name(p)?
+            };
+            return Ok(Admin::ShowCreateUser { user });
+        }
         let t = p.peek_token();
-        return p.expected("TABLE or DATABASE", t);
+        return p.expected("TABLE, DATABASE or USER", t);
     }
     if words(p, &["TABLE", "STATUS"]) {
         let db = from_db(p)?;
@@ -1321,6 +1204,7 @@ fn parse_admin(p: &mut Parser) -> Result<Option<Admin>, ParserError> {
             Admin::CreateUser {
                 if_not_exists,
                 users,
+                require: require_clause(p)?,
             }
         }
         "ALTER" if second.as_deref() == Some("USER") => {
@@ -1331,7 +1215,10 @@ fn parse_admin(p: &mut Parser) -> Result<Option<Admin>, ParserError> {
             while p.consume_token(&Token::Comma) {
                 users.push(user_spec(p)?);
             }
-            Admin::AlterUser { users }
+            Admin::AlterUser {
+                users,
+                require: require_clause(p)?,
+            }
         }
         "DROP" if second.as_deref() == Some("USER") => {
             p.next_token();
@@ -1358,11 +1245,13 @@ fn parse_admin(p: &mut Parser) -> Result<Option<Admin>, ParserError> {
             while p.consume_token(&Token::Comma) {
                 users.push(user_spec(p)?);
             }
+            let require = require_clause(p)?;
             let grant_option = words(p, &["WITH", "GRANT", "OPTION"]);
             Admin::Grant {
                 privs,
                 level,
                 users,
+                require,
                 grant_option,
             }
         }
@@ -1487,6 +1376,38 @@ mod tests {
     }
 
     #[test]
+    fn require_clauses() {
+        use crate::ssl_require::RequireItem as I;
+        let req = |s: &str| match parse_one(s).map(|p| p.stmt) {
+            Ok(Stmt::Admin(Admin::CreateUser { require, .. })) => Ok(require),
+            Ok(other) => panic!("{s}: {other:?}"),
+            Err(e) => Err(e.code),
+        };
+        assert_eq!(
+            req("CREATE USER u REQUIRE SSL"),
+            Ok(Some(RequireClause::Ssl))
+        );
+        assert_eq!(req("CREATE USER u"), Ok(None));
+        assert_eq!(
+            req("CREATE USER u REQUIRE CIPHER 'a' AND ISSUER 'b' SUBJECT 'c'"),
+            Ok(Some(RequireClause::Specified(vec![
+                (I::Cipher, "a".into()),
+                (I::Issuer, "b".into()),
+                (I::Subject, "c".into())
+            ])))
+        );
+        for bad in [
+            "CREATE USER u REQUIRE",
+            "CREATE USER u REQUIRE SSL AND X509",
+            "CREATE USER u REQUIRE X509 AND SSL",
+            "CREATE USER u REQUIRE CIPHER 'a' AND",
+            "CREATE USER u REQUIRE SSL, v",
+        ] {
+            assert_eq!(req(bad), Err(1064), "{bad}");
+        }
+    }
+
+    #[test]
     fn admin_statements() {
         for s in [
             "SHOW VARIABLES LIKE 'x%'",
@@ -1500,7 +1421,13 @@ mod tests {
             "CREATE USER 'u'@'%' IDENTIFIED BY 'pw'",
             "GRANT SELECT, INSERT ON db.* TO 'u'@'localhost'",
             "GRANT REPLICATION SLAVE ON *.* TO u@'%'",
+            "CREATE USER a@'%', b REQUIRE SSL",
+            "CREATE USER a@'%' IDENTIFIED BY 'x' REQUIRE ISSUER 'i' AND SUBJECT 's' CIPHER 'c'",
+            "ALTER USER a@'%' REQUIRE NONE",
+            "GRANT SELECT ON *.* TO a@'%' REQUIRE X509 WITH GRANT OPTION",
             "SHOW GRANTS FOR 'u'@'%'",
+            "SHOW CREATE USER 'u'@'%'",
+            "SHOW CREATE USER CURRENT_USER()",
             "/*!40101 SET NAMES utf8 */",
             "SELECT a FROM t WHERE a = 1 LOCK IN SHARE MODE",
             "PREPARE s FROM 'SELECT ?'",

@@ -103,11 +103,13 @@ pub struct Session {
     proc: Option<Arc<ProcEntry>>,
     next_isolation: Option<Isolation>,
     /// Bypasses privilege checks (bootstrap and account maintenance).
-    internal: bool,
+    pub(crate) internal: bool,
     stmt_now: DateTime,
     params: Vec<Value>,
     /// Parsed statement shapes by their text (see `crate::shape`).
     shapes: HashMap<String, Prepared>,
+    /// The connection's TLS session (None: not TLS), for `Ssl_cipher` / `Ssl_version`.
+    tls: Option<crate::PeerTls>,
 }
 
 /// The binder's view of a session for one statement.
@@ -149,6 +151,10 @@ impl BindEnv for Env<'_> {
         self.read_session.set(true);
         format!("{}@{}", self.s.user, self.s.host)
     }
+    fn current_user(&self) -> String {
+        self.read_session.set(true);
+        format!("{}@{}", self.s.user, self.s.account_host)
+    }
     fn version(&self) -> String {
         self.read_session.set(true);
         self.s.db.engine.options().server_version.clone()
@@ -182,24 +188,6 @@ fn ok(affected: u64, last_insert_id: u64, warnings: usize, info: String) -> Quer
 /// Tables a plan reads (for privilege checks and metadata locks).
 fn tables_of(sel: &Select, out: &mut Vec<(String, String)>) {
     binder::tables_read(sel, out)
-}
-
-/// The tables of the given sources (targets of UPDATE/DELETE).
-fn target_tables(sel: &Select, targets: &[usize]) -> Vec<(String, String)> {
-    targets
-        .iter()
-        .filter_map(|&i| sel.sources.get(i).and_then(|s| s.table()))
-        .map(|t| (t.db.clone(), t.name.clone()))
-        .collect()
-}
-
-/// The tables of `tables` not in `written` (read by an UPDATE/DELETE).
-fn read_only(tables: &[(String, String)], written: &[(String, String)]) -> Vec<(String, String)> {
-    tables
-        .iter()
-        .filter(|t| !written.contains(t))
-        .cloned()
-        .collect()
 }
 
 impl Session {
@@ -250,6 +238,7 @@ impl Session {
             stmt_now: now(),
             params: Vec::new(),
             shapes: HashMap::new(),
+            tls: None,
         }
     }
 
@@ -280,6 +269,7 @@ impl Session {
             stmt_now: now(),
             params: Vec::new(),
             shapes: HashMap::new(),
+            tls: None,
         }
     }
 
@@ -293,6 +283,15 @@ impl Session {
 
     pub fn current_db(&self) -> Option<&str> {
         self.current_db.as_deref()
+    }
+
+    /// Records the connection's TLS session (the server does, after login).
+    pub fn set_tls(&mut self, tls: Option<crate::PeerTls>) {
+        self.tls = tls;
+    }
+
+    pub(crate) fn tls(&self) -> Option<&crate::PeerTls> {
+        self.tls.as_ref()
     }
 
     /// SERVER_STATUS_IN_TRANS / SERVER_STATUS_AUTOCOMMIT for OK/EOF packets.
@@ -528,6 +527,15 @@ impl Session {
                 format!("Unknown system variable '{name}'"),
             ));
         };
+        if d.name == "sql_log_bin" {
+            self.check_set_sql_log_bin()?;
+            if scope == VarScope::Global {
+                return Err(sql_err(
+                    code::ER_INCORRECT_GLOBAL_LOCAL_VAR,
+                    "Variable 'sql_log_bin' is a SESSION variable",
+                ));
+            }
+        }
         if d.read_only {
             return Err(sql_err(
                 code::ER_INCORRECT_GLOBAL_LOCAL_VAR,
@@ -871,9 +879,18 @@ impl Session {
                 sq::Statement::Query(q) => {
                     let sel = self.bind(&parsed.text, |b| b.bind_query(q));
                     self.params.clear();
-                    sel?.columns
+                    let sel = sel?;
+                    let mut tables = Vec::new();
+                    tables_of(&sel, &mut tables);
+                    self.check_tables(&tables, Priv::SELECT)?;
+                    sel.columns
                 }
-                _ => vec![],
+                _ => {
+                    let r = self.check_prepared(&parsed);
+                    self.params.clear();
+                    r?;
+                    vec![]
+                }
             },
             Stmt::Admin(_) => vec![],
         };
@@ -1018,7 +1035,7 @@ impl Session {
         r
     }
 
-    fn bind<T>(
+    pub(crate) fn bind<T>(
         &self,
         text: &str,
         f: impl FnOnce(Binder) -> Result<T, SqlError>,
@@ -1039,56 +1056,6 @@ impl Session {
         };
         let r = f(Binder::new(&env, text));
         (r, env.read_session.get())
-    }
-
-    fn check_tables(&self, tables: &[(String, String)], p: Priv) -> Result<(), SqlError> {
-        if self.internal {
-            return Ok(());
-        }
-        let acc = self.account();
-        for (d, t) in tables {
-            if d.eq_ignore_ascii_case("information_schema") {
-                continue;
-            }
-            if !acc.has(p, d) {
-                return Err(sql_err(
-                    code::ER_TABLEACCESS_DENIED_ERROR,
-                    format!(
-                        "{} command denied to user '{}'@'{}' for table `{d}`.`{t}`",
-                        p.name(),
-                        self.user,
-                        self.account_host
-                    ),
-                ));
-            }
-        }
-        Ok(())
-    }
-
-    pub(crate) fn require_global(&self, p: Priv) -> Result<(), SqlError> {
-        if self.internal || self.account().has_global(p) {
-            return Ok(());
-        }
-        Err(sql_err(
-            code::ER_SPECIFIC_ACCESS_DENIED_ERROR,
-            format!(
-                "Access denied; you need (at least one of) the {} privilege(s) for this operation",
-                p.name()
-            ),
-        ))
-    }
-
-    fn check_db(&self, db: &str, p: Priv) -> Result<(), SqlError> {
-        if self.internal || self.account().has(p, db) {
-            return Ok(());
-        }
-        Err(sql_err(
-            code::ER_DBACCESS_DENIED_ERROR,
-            format!(
-                "Access denied for user '{}'@'{}' to database '{db}'",
-                self.user, self.account_host
-            ),
-        ))
     }
 
     fn select_result(
@@ -1187,21 +1154,7 @@ impl Session {
                 });
                 self.check_read_only()?;
                 let mut plan = self.insert_plan(text, ins, kept.map(|k| &mut k.insert))?;
-                let t = (plan.table.db.clone(), plan.table.name.clone());
-                self.check_tables(std::slice::from_ref(&t), Priv::INSERT)?;
-                if plan.replace {
-                    self.check_tables(std::slice::from_ref(&t), Priv::DELETE)?;
-                }
-                if !plan.on_dup.is_empty() {
-                    self.check_tables(std::slice::from_ref(&t), Priv::UPDATE)?;
-                }
-                let mut tables = vec![t];
-                if let binder::InsertSource::Select(sel) = &plan.source {
-                    let mut read = Vec::new();
-                    tables_of(sel, &mut read);
-                    self.check_tables(&read, Priv::SELECT)?;
-                    tables.extend(read);
-                }
+                let tables = self.check_insert(&plan)?;
                 let r =
                     self.in_statement(text, &tables, |cx| executor::run_insert(cx, &mut plan))?;
                 if let Some(id) = r.last_insert_id {
@@ -1218,21 +1171,7 @@ impl Session {
                 self.db.count_com("Com_update");
                 self.check_read_only()?;
                 let mut plan = self.bind(text, |b| b.bind_update(u))?;
-                let mut tables = Vec::new();
-                tables_of(&plan.select, &mut tables);
-                let targets: Vec<usize> = plan
-                    .sets
-                    .iter()
-                    .filter_map(|(p, _)| {
-                        plan.select
-                            .sources
-                            .iter()
-                            .position(|s| *p >= s.offset && *p < s.offset + s.ncols)
-                    })
-                    .collect();
-                let written = target_tables(&plan.select, &targets);
-                self.check_tables(&written, Priv::UPDATE)?;
-                self.check_tables(&read_only(&tables, &written), Priv::SELECT)?;
+                let tables = self.check_update(&plan)?;
                 let r =
                     self.in_statement(text, &tables, |cx| executor::run_update(cx, &mut plan))?;
                 Ok(ok(r.affected, 0, self.warnings.len(), r.info))
@@ -1241,16 +1180,7 @@ impl Session {
                 self.db.count_com("Com_delete");
                 self.check_read_only()?;
                 let mut plan = self.bind(text, |b| b.bind_delete(d))?;
-                let mut tables = Vec::new();
-                tables_of(&plan.select, &mut tables);
-                let targets = if plan.targets.is_empty() {
-                    vec![0]
-                } else {
-                    plan.targets.clone()
-                };
-                let written = target_tables(&plan.select, &targets);
-                self.check_tables(&written, Priv::DELETE)?;
-                self.check_tables(&read_only(&tables, &written), Priv::SELECT)?;
+                let tables = self.check_delete(&plan)?;
                 let r =
                     self.in_statement(text, &tables, |cx| executor::run_delete(cx, &mut plan))?;
                 Ok(ok(r.affected, 0, self.warnings.len(), r.info))
@@ -1342,39 +1272,7 @@ impl Session {
         warnings: Vec<SqlError>,
     ) -> Result<QueryResult, SqlError> {
         use onelog_engine::Ddl as D;
-        // Privileges.
-        match &ddl {
-            D::CreateDatabase { name, .. } => self.check_db(name, Priv::CREATE)?,
-            D::DropDatabase { name, .. } => self.check_db(name, Priv::DROP)?,
-            D::CreateTable { def, .. } => self.check_db(&def.db, Priv::CREATE)?,
-            D::DropTables { tables, .. } => self.check_tables(tables, Priv::DROP)?,
-            D::TruncateTable { db, table } => {
-                self.check_tables(&[(db.clone(), table.clone())], Priv::DROP)?
-            }
-            D::RenameTables { renames } => {
-                for (a, b) in renames {
-                    self.check_tables(std::slice::from_ref(a), Priv::ALTER)?;
-                    self.check_tables(std::slice::from_ref(a), Priv::DROP)?;
-                    self.check_db(&b.0, Priv::CREATE)?;
-                }
-            }
-            D::AlterTable { db, table, ops, .. } => {
-                let p = if ops.iter().all(|o| {
-                    matches!(
-                        o,
-                        onelog_engine::AlterOp::AddIndex(_) | onelog_engine::AlterOp::DropIndex(_)
-                    )
-                }) {
-                    Priv::INDEX
-                } else {
-                    Priv::ALTER
-                };
-                let t = [(db.clone(), table.clone())];
-                if self.check_tables(&t, p).is_err() {
-                    self.check_tables(&t, Priv::ALTER)?;
-                }
-            }
-        }
+        self.check_ddl(&ddl)?;
         if let D::DropDatabase { name, .. } | D::CreateDatabase { name, .. } = &ddl {
             if name.eq_ignore_ascii_case("information_schema") {
                 return Err(sql_err(
@@ -1565,9 +1463,7 @@ impl Session {
                         format!("Unknown thread id: {id}"),
                     )),
                     Some(t) => {
-                        if t.user != self.user {
-                            self.require_global(Priv::SUPER)?;
-                        }
+                        self.check_kill(&t.user, *id)?;
                         self.db.kill(id32, *query);
                         Ok(QueryResult::ok())
                     }

@@ -710,7 +710,6 @@ fn status_rows(sess: &Session) -> Vec<(String, Value)> {
     let st = sess.db.engine.status();
     let mut v: Vec<(String, Value)> = vec![
         ("Aborted_clients".into(), u(0)),
-        ("Aborted_connects".into(), u(0)),
         ("Binlog_bytes_written".into(), u(st.binlog_bytes_written)),
         ("Binlog_commits".into(), u(st.binlog_commits)),
         ("Binlog_group_commits".into(), u(st.binlog_group_commits)),
@@ -742,8 +741,63 @@ fn status_rows(sess: &Session) -> Vec<(String, Value)> {
     for (k, n) in sess.db.com_counters.lock().iter() {
         v.push((k.to_string(), u(*n)));
     }
+    for (k, n) in sess.db.conn_stats.rows() {
+        v.push((k.to_string(), u(n)));
+    }
+    let tls = sess.tls();
+    v.push((
+        "Ssl_cipher".into(),
+        s(tls.map(|t| t.cipher.as_str()).unwrap_or("")),
+    ));
+    v.push((
+        "Ssl_version".into(),
+        s(tls.map(|t| t.version.as_str()).unwrap_or("")),
+    ));
     v.sort_by(|a, b| a.0.cmp(&b.0));
     v
+}
+
+/// The account SHOW GRANTS / SHOW CREATE USER describe (None: the session's own); others'
+/// need SELECT on `mysql`. Unknown accounts: 1141 for SHOW GRANTS, 1133 for SHOW CREATE
+/// USER (MariaDB's errors).
+fn shown_account(
+    sess: &Session,
+    user: &Option<(String, String)>,
+    create_user: bool,
+) -> Result<users::Account, SqlError> {
+    let (name, host) = match user {
+        Some(x) => x.clone(),
+        None => (sess.user.clone(), sess.account_host.clone()),
+    };
+    let me = sess.account();
+    if (name != me.user || host != me.host) && !me.has(Priv::SELECT, "mysql") {
+        return Err(sql_err(
+            code::ER_DBACCESS_DENIED_ERROR,
+            format!(
+                "Access denied for user '{}'@'{}' to database 'mysql'",
+                sess.user, sess.account_host
+            ),
+        ));
+    }
+    sess.db
+        .accounts
+        .read()
+        .find(&name, &host)
+        .filter(|a| a.host.eq_ignore_ascii_case(&host) || user.is_none())
+        .cloned()
+        .ok_or_else(|| {
+            if create_user {
+                sql_err(
+                    code::ER_PASSWORD_NO_MATCH,
+                    "Can't find any matching row in the user table",
+                )
+            } else {
+                sql_err(
+                    code::ER_NONEXISTING_GRANT,
+                    format!("There is no such grant defined for user '{name}' on host '{host}'"),
+                )
+            }
+        })
 }
 
 pub fn run_show(sess: &mut Session, a: &Admin, _p: &Parsed) -> Result<QueryResult, SqlError> {
@@ -1106,40 +1160,18 @@ pub fn run_show(sess: &mut Session, a: &Admin, _p: &Parsed) -> Result<QueryResul
             filter,
         ),
         Admin::ShowGrants { user } => {
-            let (name, host) = match user {
-                Some(x) => x.clone(),
-                None => (sess.user.clone(), sess.account_host.clone()),
-            };
-            let me = sess.account();
-            if (name != me.user || host != me.host) && !me.has(Priv::SELECT, "mysql") {
-                return Err(sql_err(
-                    code::ER_DBACCESS_DENIED_ERROR,
-                    format!(
-                        "Access denied for user '{}'@'{}' to database 'mysql'",
-                        sess.user, sess.account_host
-                    ),
-                ));
-            }
-            let acc = sess
-                .db
-                .accounts
-                .read()
-                .find(&name, &host)
-                .filter(|a| a.host.eq_ignore_ascii_case(&host) || user.is_none())
-                .cloned()
-                .ok_or_else(|| {
-                    sql_err(
-                        code::ER_NONEXISTING_GRANT,
-                        format!(
-                            "There is no such grant defined for user '{name}' on host '{host}'"
-                        ),
-                    )
-                })?;
+            let acc = shown_account(sess, user, false)?;
             let col = format!("Grants for {}@{}", acc.user, acc.host);
             let rows = users::grants_of(&acc)
                 .into_iter()
                 .map(|g| vec![s(&g)])
                 .collect();
+            result(sess, &[&col], &[], rows, &None)
+        }
+        Admin::ShowCreateUser { user } => {
+            let acc = shown_account(sess, user, true)?;
+            let col = format!("CREATE USER for {}@{}", acc.user, acc.host);
+            let rows = vec![vec![s(&users::create_user_of(&acc))]];
             result(sess, &[&col], &[], rows, &None)
         }
         Admin::ShowBinaryLogs => {

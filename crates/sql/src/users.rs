@@ -2,7 +2,9 @@
 //! privileges, and the CREATE/DROP/ALTER USER, GRANT, REVOKE, SET PASSWORD statements.
 //!
 //! Accounts are rows of two ordinary tables, created on first open:
-//! - `mysql.onelog_user (Host, User, Password, Privileges, Grant_option)`
+//! - `mysql.onelog_user (Host, User, Password, Privileges, Grant_option, Ssl_type,
+//!   Ssl_cipher, X509_issuer, X509_subject)` (the TLS columns as in MariaDB's `mysql.user`,
+//!   see `ssl_require.rs`; a table made before they existed gets them at open)
 //! - `mysql.onelog_db (Host, Db, User, Privileges)`
 //!
 //! `Privileges` is a comma-separated list of privilege names. Being ordinary tables, they
@@ -17,6 +19,7 @@ use sha1::{Digest, Sha1};
 use crate::database::Database;
 use crate::parser::{Admin, PrivLevel, UserSpec};
 use crate::session::Session;
+use crate::ssl_require::{RequireClause, SslRequire};
 use crate::{sql_err, QueryResult};
 
 /// One privilege (a bit in a mask).
@@ -133,6 +136,17 @@ fn mask_names(mask: u64, all: u64) -> String {
         .join(", ")
 }
 
+/// The privileges of `mask` by name, in MariaDB's order, comma-separated (as error
+/// messages list them).
+pub(crate) fn priv_names(mask: u64) -> String {
+    Priv::ALL_LIST
+        .iter()
+        .filter(|(p, _)| mask & p.0 != 0)
+        .map(|(_, n)| *n)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 fn parse_mask(s: &str) -> u64 {
     s.split(',').filter_map(Priv::parse).fold(0, |a, b| a | b)
 }
@@ -157,6 +171,8 @@ pub struct Account {
     pub grant_option: bool,
     /// (database, privileges)
     pub dbs: Vec<(String, u64)>,
+    /// What the account's connections must show of TLS (`REQUIRE ...`).
+    pub ssl: SslRequire,
 }
 
 impl Account {
@@ -168,6 +184,7 @@ impl Account {
             global: ALL_GLOBAL,
             grant_option: true,
             dbs: vec![],
+            ssl: SslRequire::default(),
         }
     }
 
@@ -179,11 +196,20 @@ impl Account {
             global: 0,
             grant_option: false,
             dbs: vec![],
+            ssl: SslRequire::default(),
         }
     }
 
     pub fn has_global(&self, p: Priv) -> bool {
         self.global & p.0 != 0
+    }
+
+    /// The privileges the account holds on database `db` (globally or for the database).
+    pub fn privileges_on(&self, db: &str) -> u64 {
+        self.dbs
+            .iter()
+            .filter(|(d, _)| db_matches(d, db))
+            .fold(self.global, |a, (_, m)| a | m)
     }
 
     /// Whether the account holds `p` on database `db` (globally or for the database).
@@ -297,16 +323,34 @@ fn quote(s: &str) -> String {
     format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'"))
 }
 
-/// Creates the account tables and `root@localhost` on first open.
+/// The TLS columns of `mysql.onelog_user` (after `Grant_option`).
+const SSL_COLUMNS: &str = "Ssl_type VARCHAR(9) NOT NULL DEFAULT '', Ssl_cipher VARCHAR(2048) NOT NULL DEFAULT '', X509_issuer VARCHAR(2048) NOT NULL DEFAULT '', X509_subject VARCHAR(2048) NOT NULL DEFAULT ''";
+
+/// Creates the account tables and `root@localhost` on first open; adds the TLS columns
+/// to an account table made without them.
 pub fn bootstrap(db: &Arc<Database>) -> Result<(), SqlError> {
     let cat = db.engine.catalog();
+    let mut s = db.system_session();
+    if let Some(t) = cat.table("mysql", "onelog_user") {
+        if !t
+            .columns
+            .iter()
+            .any(|c| c.name.eq_ignore_ascii_case("Ssl_type"))
+        {
+            let add = SSL_COLUMNS
+                .split(", ")
+                .map(|c| format!("ADD COLUMN {c}"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            s.run_internal(&format!("ALTER TABLE mysql.onelog_user {add}"))?;
+        }
+    }
     if cat.table("mysql", "onelog_user").is_some() && cat.table("mysql", "onelog_db").is_some() {
         return Ok(());
     }
-    let mut s = db.system_session();
     for sql in [
         "CREATE DATABASE IF NOT EXISTS mysql",
-        "CREATE TABLE IF NOT EXISTS mysql.onelog_user (Host VARCHAR(255) NOT NULL, User VARCHAR(128) NOT NULL, Password VARCHAR(64) NOT NULL DEFAULT '', Privileges VARCHAR(1024) NOT NULL DEFAULT '', Grant_option TINYINT NOT NULL DEFAULT 0, PRIMARY KEY (Host, User)) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
+        &format!("CREATE TABLE IF NOT EXISTS mysql.onelog_user (Host VARCHAR(255) NOT NULL, User VARCHAR(128) NOT NULL, Password VARCHAR(64) NOT NULL DEFAULT '', Privileges VARCHAR(1024) NOT NULL DEFAULT '', Grant_option TINYINT NOT NULL DEFAULT 0, {SSL_COLUMNS}, PRIMARY KEY (Host, User)) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"),
         "CREATE TABLE IF NOT EXISTS mysql.onelog_db (Host VARCHAR(255) NOT NULL, Db VARCHAR(64) NOT NULL, User VARCHAR(128) NOT NULL, Privileges VARCHAR(1024) NOT NULL DEFAULT '', PRIMARY KEY (Host, Db, User)) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
     ] {
         s.run_internal(sql)?;
@@ -316,7 +360,7 @@ pub fn bootstrap(db: &Arc<Database>) -> Result<(), SqlError> {
     {
         if rows[0][0] == Value::Int(0) {
             s.run_internal(&format!(
-                "INSERT INTO mysql.onelog_user VALUES ('localhost', 'root', '', {}, 1)",
+                "INSERT INTO mysql.onelog_user (Host, User, Password, Privileges, Grant_option) VALUES ('localhost', 'root', '', {}, 1)",
                 quote(&store_mask(ALL_GLOBAL))
             ))?;
         }
@@ -329,16 +373,18 @@ pub fn reload(db: &Arc<Database>) -> Result<(), SqlError> {
     let mut s = db.system_session();
     let mut list = Vec::new();
     if let QueryResult::Rows { rows, .. } = s.run_internal(
-        "SELECT Host, User, Password, Privileges, Grant_option FROM mysql.onelog_user",
+        "SELECT Host, User, Password, Privileges, Grant_option, Ssl_type, Ssl_cipher, X509_issuer, X509_subject FROM mysql.onelog_user",
     )? {
         for r in rows {
+            let text = |i: usize| crate::expr::to_string(&r[i]);
             list.push(Account {
-                host: crate::expr::to_string(&r[0]),
-                user: crate::expr::to_string(&r[1]),
-                password_hash: crate::expr::to_string(&r[2]),
-                global: parse_mask(&crate::expr::to_string(&r[3])),
+                host: text(0),
+                user: text(1),
+                password_hash: text(2),
+                global: parse_mask(&text(3)),
                 grant_option: crate::expr::truth(&r[4]) == Some(true),
                 dbs: vec![],
+                ssl: SslRequire::from_stored(&text(5), text(6), text(7), text(8)),
             });
         }
     }
@@ -404,8 +450,11 @@ pub fn run_statement(s: &mut Session, a: &Admin) -> Result<QueryResult, SqlError
             Admin::CreateUser {
                 if_not_exists,
                 users,
+                require,
             } => {
                 s.require_global(Priv::CREATE_USER)?;
+                let ssl =
+                    SslRequire::from_clause(require.as_ref().unwrap_or(&RequireClause::None))?;
                 for u in users {
                     if db.accounts.read().exact(&u.user, &u.host).is_some() {
                         if *if_not_exists {
@@ -422,11 +471,12 @@ pub fn run_statement(s: &mut Session, a: &Admin) -> Result<QueryResult, SqlError
                     }
                     let pw = password_of(u)?.unwrap_or_default();
                     s.run_internal(&format!(
-                        "INSERT INTO mysql.onelog_user VALUES ({}, {}, {}, '', 0)",
+                        "INSERT INTO mysql.onelog_user (Host, User, Password) VALUES ({}, {}, {})",
                         quote(&u.host),
                         quote(&u.user),
                         quote(&pw)
                     ))?;
+                    set_ssl(s, &u.user, &u.host, &ssl)?;
                 }
                 Ok(QueryResult::ok())
             }
@@ -456,8 +506,9 @@ pub fn run_statement(s: &mut Session, a: &Admin) -> Result<QueryResult, SqlError
                 }
                 Ok(QueryResult::ok())
             }
-            Admin::AlterUser { users } => {
+            Admin::AlterUser { users, require } => {
                 s.require_global(Priv::CREATE_USER)?;
+                let ssl = require.as_ref().map(SslRequire::from_clause).transpose()?;
                 for u in users {
                     if db.accounts.read().exact(&u.user, &u.host).is_none() {
                         return Err(cannot("ALTER USER", &u.user, &u.host));
@@ -469,6 +520,9 @@ pub fn run_statement(s: &mut Session, a: &Admin) -> Result<QueryResult, SqlError
                             quote(&u.host),
                             quote(&u.user)
                         ))?;
+                    }
+                    if let Some(ssl) = &ssl {
+                        set_ssl(s, &u.user, &u.host, ssl)?;
                     }
                 }
                 Ok(QueryResult::ok())
@@ -512,8 +566,10 @@ pub fn run_statement(s: &mut Session, a: &Admin) -> Result<QueryResult, SqlError
                 privs,
                 level,
                 users,
+                require,
                 grant_option,
             } => {
+                let ssl = require.as_ref().map(SslRequire::from_clause).transpose()?;
                 let mut mask = 0u64;
                 for p in privs {
                     mask |= Priv::parse(p).ok_or_else(|| crate::parser::syntax_error(p, 0))?;
@@ -562,7 +618,7 @@ pub fn run_statement(s: &mut Session, a: &Admin) -> Result<QueryResult, SqlError
                                 ));
                             }
                             s.run_internal(&format!(
-                                "INSERT INTO mysql.onelog_user VALUES ({}, {}, '', '', 0)",
+                                "INSERT INTO mysql.onelog_user (Host, User) VALUES ({}, {})",
                                 quote(&u.host),
                                 quote(&u.user)
                             ))?;
@@ -576,6 +632,9 @@ pub fn run_statement(s: &mut Session, a: &Admin) -> Result<QueryResult, SqlError
                             quote(&u.host),
                             quote(&u.user)
                         ))?;
+                    }
+                    if let Some(ssl) = &ssl {
+                        set_ssl(s, &u.user, &u.host, ssl)?;
                     }
                     match &dbname {
                         None => {
@@ -697,19 +756,50 @@ pub fn run_statement(s: &mut Session, a: &Admin) -> Result<QueryResult, SqlError
     })
 }
 
-/// SHOW GRANTS lines for an account.
-pub fn grants_of(a: &Account) -> Vec<String> {
-    let mut out = Vec::new();
-    let pw = if a.password_hash.is_empty() {
+/// Stores an account's TLS requirement.
+fn set_ssl(s: &mut Session, user: &str, host: &str, ssl: &SslRequire) -> Result<(), SqlError> {
+    s.run_internal(&format!(
+        "UPDATE mysql.onelog_user SET Ssl_type = {}, Ssl_cipher = {}, X509_issuer = {}, X509_subject = {} WHERE Host = {} AND User = {}",
+        quote(ssl.type_name()),
+        quote(&ssl.cipher),
+        quote(&ssl.issuer),
+        quote(&ssl.subject),
+        quote(host),
+        quote(user)
+    ))?;
+    Ok(())
+}
+
+/// ` IDENTIFIED BY PASSWORD '*...'` (empty without a password).
+fn identified(a: &Account) -> String {
+    if a.password_hash.is_empty() {
         String::new()
     } else {
         format!(" IDENTIFIED BY PASSWORD '{}'", a.password_hash)
-    };
+    }
+}
+
+/// SHOW CREATE USER's statement for an account.
+pub fn create_user_of(a: &Account) -> String {
+    format!(
+        "CREATE USER `{}`@`{}`{}{}",
+        a.user,
+        a.host,
+        identified(a),
+        a.ssl.clause()
+    )
+}
+
+/// SHOW GRANTS lines for an account.
+pub fn grants_of(a: &Account) -> Vec<String> {
+    let mut out = Vec::new();
     out.push(format!(
-        "GRANT {} ON *.* TO `{}`@`{}`{pw}{}",
+        "GRANT {} ON *.* TO `{}`@`{}`{}{}{}",
         mask_names(a.global, ALL_GLOBAL),
         a.user,
         a.host,
+        identified(a),
+        a.ssl.clause(),
         if a.grant_option {
             " WITH GRANT OPTION"
         } else {

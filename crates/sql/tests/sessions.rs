@@ -320,10 +320,10 @@ fn privileges_are_enforced() {
     let hash = db.password_hash("u1", "10.0.0.1").unwrap();
     assert_eq!(hash.len(), 41);
     assert!(db
-        .authenticate("u1", "10.0.0.1", b"01234567890123456789", b"")
+        .authenticate("u1", "10.0.0.1", b"01234567890123456789", b"", None)
         .is_err());
     assert_eq!(
-        db.authenticate("nobody", "localhost", b"x", b"")
+        db.authenticate("nobody", "localhost", b"x", b"", None)
             .unwrap_err()
             .code,
         1045
@@ -343,7 +343,7 @@ fn privileges_are_enforced() {
     assert_eq!(u.query("USE secret").unwrap_err().code, 1044);
     assert_eq!(
         u.query("CREATE TABLE app.x (a INT)").unwrap_err().code,
-        1044
+        1142
     );
     assert_eq!(
         u.query("SET GLOBAL sync_binlog = 0").unwrap_err().code,

@@ -68,6 +68,8 @@ pub mod code {
     pub const ER_WRONG_AUTO_KEY: u16 = 1075;
     pub const ER_CANT_DROP_FIELD_OR_KEY: u16 = 1091;
     pub const ER_NO_SUCH_THREAD: u16 = 1094;
+    pub const ER_KILL_DENIED_ERROR: u16 = 1095;
+    pub const ER_DUP_ARGUMENT: u16 = 1225;
     pub const ER_UNKNOWN_SYSTEM_VARIABLE: u16 = 1193;
     pub const ER_TABLE_MUST_HAVE_COLUMNS: u16 = 1113;
     pub const ER_UNKNOWN_TABLE: u16 = 1109;
