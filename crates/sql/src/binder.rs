@@ -51,27 +51,35 @@ fn sorted_list(items: &[Expr], coll: Collation) -> Option<SortedList> {
 #[derive(Default)]
 struct TypeMemo {
     depth: std::cell::Cell<usize>,
-    types: std::cell::RefCell<std::collections::HashMap<usize, (ColumnType, bool)>>,
-    colls: std::cell::RefCell<std::collections::HashMap<usize, (Collation, Derivation)>>,
+    types: MemoTable<(ColumnType, bool)>,
+    colls: MemoTable<(Collation, Derivation)>,
 }
 
-impl TypeMemo {
-    fn inside<T>(&self, f: impl FnOnce() -> T) -> T {
-        self.depth.set(self.depth.get() + 1);
-        let r = f();
-        self.depth.set(self.depth.get() - 1);
-        r
-    }
+type MemoTable<T> = std::cell::RefCell<std::collections::HashMap<usize, T>>;
 
-    /// Records a result while an outermost call is running; forgets everything when the
-    /// outermost call itself returns.
-    fn keep<R>(&self, record: impl FnOnce(&Self) -> R) {
+impl TypeMemo {
+    /// `e`'s entry in `table`, computed by `compute` when missing. Results are kept while
+    /// an outermost call runs; everything is forgotten when the outermost call returns.
+    fn cached<T: Copy>(
+        &self,
+        table: impl Fn(&Self) -> &MemoTable<T>,
+        e: &Expr,
+        compute: impl FnOnce() -> T,
+    ) -> T {
+        let key = e as *const Expr as usize;
+        if let Some(v) = table(self).borrow().get(&key) {
+            return *v;
+        }
+        self.depth.set(self.depth.get() + 1);
+        let v = compute();
+        self.depth.set(self.depth.get() - 1);
         if self.depth.get() > 0 {
-            record(self);
+            table(self).borrow_mut().insert(key, v);
         } else {
             self.types.borrow_mut().clear();
             self.colls.borrow_mut().clear();
         }
+        v
     }
 }
 
@@ -2844,13 +2852,8 @@ impl<'a> Binder<'a> {
     /// (MariaDB's coercibility): `COLLATE` is explicit, a column implicit, a literal
     /// coercible; a function of strings takes the aggregate of its string arguments.
     pub fn coll_of(&self, e: &Expr) -> (Collation, Derivation) {
-        let key = e as *const Expr as usize;
-        if let Some(c) = self.type_memo.colls.borrow().get(&key) {
-            return *c;
-        }
-        let c = self.type_memo.inside(|| self.coll_of_node(e));
-        self.type_memo.keep(|m| m.colls.borrow_mut().insert(key, c));
-        c
+        self.type_memo
+            .cached(|m| &m.colls, e, || self.coll_of_node(e))
     }
 
     fn coll_of_node(&self, e: &Expr) -> (Collation, Derivation) {
@@ -2923,13 +2926,8 @@ impl<'a> Binder<'a> {
     }
 
     fn base_type_of(&self, e: &Expr) -> (ColumnType, bool) {
-        let key = e as *const Expr as usize;
-        if let Some(t) = self.type_memo.types.borrow().get(&key) {
-            return *t;
-        }
-        let t = self.type_memo.inside(|| self.base_type_of_node(e));
-        self.type_memo.keep(|m| m.types.borrow_mut().insert(key, t));
-        t
+        self.type_memo
+            .cached(|m| &m.types, e, || self.base_type_of_node(e))
     }
 
     fn base_type_of_node(&self, e: &Expr) -> (ColumnType, bool) {
