@@ -55,6 +55,8 @@ pub struct Database {
     pub(crate) questions: AtomicU64,
     pub(crate) next_conn: AtomicU32,
     pub(crate) com_counters: Mutex<HashMap<&'static str, u64>>,
+    /// Prepared statements of all sessions (`Prepared_stmt_count`).
+    pub(crate) prepared: crate::prepared_count::PreparedCount,
     /// Told of every `SET GLOBAL` (the server applies `thread_pool_size` this way).
     pub(crate) global_hook: RwLock<Option<GlobalHook>>,
     pub(crate) conn_stats: crate::ConnStats,
@@ -185,6 +187,7 @@ impl Database {
             questions: AtomicU64::new(0),
             next_conn: AtomicU32::new(1),
             com_counters: Mutex::new(HashMap::new()),
+            prepared: Default::default(),
             global_hook: RwLock::new(None),
             conn_stats: crate::ConnStats::default(),
         });

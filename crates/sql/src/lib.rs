@@ -58,6 +58,7 @@ mod expr;
 mod functions;
 mod inlist;
 mod planner;
+mod prepared_count;
 mod session;
 mod shape;
 mod show;
@@ -212,6 +213,7 @@ pub fn sql_err(code: u16, message: impl Into<String>) -> SqlError {
         1690 => "22003",
         1111 => "HY000",
         1248 => "42000",
+        1461 => "42000",
         1170 => "42000",
         1074 => "42000",
         1110 => "42000",

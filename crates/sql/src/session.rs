@@ -21,6 +21,7 @@ use crate::executor::{self, engine_err, ExecCtx};
 use crate::parser::{self, Admin, Parsed, Scope as VarScope, SetTarget, Stmt};
 use crate::users::{self, Priv};
 use crate::vars::{self, VarScope as Sc};
+use crate::prepared_count::SessionCount;
 use crate::watchdog::StmtControl;
 use crate::{sql_err, status_flags, QueryResult, ResultColumn};
 
@@ -97,6 +98,8 @@ pub struct Session {
     prepared: HashMap<u32, Prepared>,
     /// Text-protocol prepared statements (`PREPARE name FROM ...`), by lower-case name.
     named_prepared: HashMap<String, Prepared>,
+    /// This session's share of the server's prepared statements.
+    prepared_count: SessionCount,
     next_stmt: u32,
     control: Arc<StmtControl>,
     killed: Arc<AtomicBool>,
@@ -229,6 +232,7 @@ impl Session {
             row_count: -1,
             prepared: HashMap::new(),
             named_prepared: HashMap::new(),
+            prepared_count: SessionCount::default(),
             next_stmt: 1,
             control,
             killed,
@@ -260,6 +264,7 @@ impl Session {
             row_count: -1,
             prepared: HashMap::new(),
             named_prepared: HashMap::new(),
+            prepared_count: SessionCount::default(),
             next_stmt: 1,
             control: StmtControl::new(),
             killed: Arc::new(AtomicBool::new(false)),
@@ -354,6 +359,7 @@ impl Session {
         self.user_vars.clear();
         self.prepared.clear();
         self.named_prepared.clear();
+        self.count_prepared();
         self.warnings.clear();
         self.last_insert_id = 0;
         self.row_count = -1;
@@ -846,13 +852,30 @@ impl Session {
         v.pop().unwrap_or_else(|| Ok(QueryResult::ok()))
     }
 
+    /// Error 1461 unless the server takes one more prepared statement.
+    fn room_for_prepared(&self) -> Result<(), SqlError> {
+        let max = match self.get_var(Some(VarScope::Global), "max_prepared_stmt_count") {
+            Ok(v) => crate::expr::to_i64(&v).max(0) as usize,
+            Err(_) => usize::MAX,
+        };
+        self.db.prepared.room_for_one(max)
+    }
+
+    /// Reports this session's prepared statements to the server's count.
+    fn count_prepared(&mut self) {
+        let n = self.prepared.len() + self.named_prepared.len();
+        self.prepared_count.set(&self.db.prepared, n);
+    }
+
     /// COM_STMT_PREPARE: parses once, records the placeholders and result columns.
     pub fn prepare(&mut self, sql: &str) -> Result<PreparedInfo, SqlError> {
+        self.room_for_prepared()?;
         let (parsed, columns) = self.prepare_parsed(sql)?;
         let params = parsed.params;
         let id = self.next_stmt;
         self.next_stmt += 1;
         self.prepared.insert(id, Prepared::new(parsed));
+        self.count_prepared();
         Ok(PreparedInfo {
             id,
             params: params as u16,
@@ -905,10 +928,15 @@ impl Session {
             Value::Null => "NULL".to_string(),
             v => crate::decode_query(&crate::expr::to_bytes(&v)).into_owned(),
         };
-        self.named_prepared.remove(&name.to_lowercase());
+        // A statement of the same name is replaced (and is gone even if this one fails).
+        if self.named_prepared.remove(&name.to_lowercase()).is_some() {
+            self.count_prepared();
+        }
+        self.room_for_prepared()?;
         let (parsed, _) = self.prepare_parsed(&text)?;
         self.named_prepared
             .insert(name.to_lowercase(), Prepared::new(parsed));
+        self.count_prepared();
         Ok(QueryResult::Ok {
             affected_rows: 0,
             last_insert_id: 0,
@@ -997,6 +1025,7 @@ impl Session {
 
     pub fn close_prepared(&mut self, stmt_id: u32) {
         self.prepared.remove(&stmt_id);
+        self.count_prepared();
     }
 
     fn set_proc(&self, command: &'static str, info: Option<&str>) {
@@ -1376,7 +1405,9 @@ impl Session {
             Admin::Prepare { name, source } => self.prepare_named(name, source),
             Admin::Execute { name, args } => self.execute_named(name, args),
             Admin::Deallocate(name) => {
-                if self.named_prepared.remove(&name.to_lowercase()).is_none() {
+                let gone = self.named_prepared.remove(&name.to_lowercase()).is_some();
+                self.count_prepared();
+                if !gone {
                     return Err(sql_err(
                         code::ER_UNKNOWN_STMT_HANDLER,
                         format!(
@@ -1602,6 +1633,7 @@ fn first_words(text: &str) -> String {
 impl Drop for Session {
     fn drop(&mut self) {
         self.rollback_txn();
+        self.prepared_count.set(&self.db.prepared, 0);
         if let Some(p) = &self.proc {
             let mut procs = self.db.procs.lock();
             if procs.get(&self.conn_id).is_some_and(|x| Arc::ptr_eq(x, p)) {

@@ -732,6 +732,10 @@ fn status_rows(sess: &Session) -> Vec<(String, Value)> {
             u(sess.db.questions.load(Ordering::Relaxed)),
         ),
         (
+            "Prepared_stmt_count".into(),
+            u(sess.db.prepared.get() as u64),
+        ),
+        (
             "Threads_connected".into(),
             u(sess.db.threads_connected() as u64),
         ),

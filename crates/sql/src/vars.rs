@@ -136,6 +136,7 @@ pub static VARS: &[VarDef] = &[
     v("max_binlog_size", Int, Global, true, "1073741824"),
     v("max_connections", Int, Global, false, "151"),
     v("max_execution_time", Int, Both, false, "0"),
+    v("max_prepared_stmt_count", Int, Global, false, "16382"),
     v("max_statement_time", Seconds, Both, false, "0"),
     v("net_buffer_length", Int, Both, false, "16384"),
     v("net_read_timeout", Int, Both, false, "30"),
