@@ -135,7 +135,9 @@ fn random_queries_match_mariadb() {
     let mut failures = Vec::new();
     let mut errors_both = 0;
     let started = Instant::now();
+    let mut ran = 0;
     for k in 0..n {
+        ran += 1;
         let q = g.query();
         let fail = |what: String| {
             format!(
@@ -209,7 +211,7 @@ fn random_queries_match_mariadb() {
         }
     }
     println!(
-        "random queries: {n} in {:?}, {errors_both} errors on both sides",
+        "random queries: {ran} of {n} in {:?}, {errors_both} errors on both sides",
         started.elapsed()
     );
     assert!(
