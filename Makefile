@@ -10,7 +10,7 @@ DATADIR ?= $(CURDIR)/data
 PORT ?= 3307
 SOCKET ?= /tmp/onelog.sock
 
-.PHONY: deps build run test check fmt clippy bench bench-quick bench-io clean
+.PHONY: deps build run test soak check fmt clippy bench bench-quick bench-io clean
 
 deps:
 	@scripts/install-deps.sh
@@ -26,6 +26,14 @@ run: build
 test: deps
 	$(CARGO) build --release --workspace --bins
 	$(CARGO) test --release --workspace --no-fail-fast
+
+# Random queries on onelogd and MariaDB side by side, longer than in `make test`, with a
+# new seed each run (printed first; ONELOG_RANDQ_SEED=... replays one).
+SOAK_N ?= 20000
+soak: deps
+	$(CARGO) build --release --workspace --bins
+	ONELOG_RANDQ_SEED=$${ONELOG_RANDQ_SEED:-$$(date +%s)} ONELOG_RANDQ_N=$(SOAK_N) \
+	  $(CARGO) test --release -p onelog-server --test random_queries -- --nocapture
 
 fmt:
 	$(CARGO) fmt --all -- --check

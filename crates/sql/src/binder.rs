@@ -295,12 +295,16 @@ pub type AggOrder = Vec<(Expr, bool, Collation)>;
 const DEFAULT_SEPARATOR: &[u8] = b",";
 
 /// An ORDER BY / GROUP BY position (`ORDER BY 2`): the item of `items` it names, or 1054
-/// naming `clause`. None: `e` is not a number.
+/// naming `clause`. None: `e` is not an integer literal (`GROUP BY 0.5` or `1e1` is a
+/// constant, as in MariaDB).
 fn positional(e: &sq::Expr, items: &[Expr], clause: &str) -> Option<Result<Expr, SqlError>> {
     let sq::Expr::Value(v) = e else { return None };
     let sq::Value::Number(n, _) = &v.value else {
         return None;
     };
+    if !n.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
     let i: usize = n.parse().unwrap_or(0);
     Some(if i == 0 || i > items.len() {
         Err(err(

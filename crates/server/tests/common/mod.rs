@@ -2,6 +2,8 @@
 //! temporary data directory, run real client programs against it, stop or kill it.
 #![allow(dead_code)]
 
+pub mod mariadb;
+
 use std::fs::File;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
