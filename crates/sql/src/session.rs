@@ -19,9 +19,9 @@ use crate::binder::{self, BindEnv, Binder, InsertTemplate, Select, SelectTemplat
 use crate::database::{now, Database, ProcEntry, ProcState};
 use crate::executor::{self, engine_err, ExecCtx};
 use crate::parser::{self, Admin, Parsed, Scope as VarScope, SetTarget, Stmt};
+use crate::prepared_count::SessionCount;
 use crate::users::{self, Priv};
 use crate::vars::{self, VarScope as Sc};
-use crate::prepared_count::SessionCount;
 use crate::watchdog::StmtControl;
 use crate::{sql_err, status_flags, QueryResult, ResultColumn};
 
