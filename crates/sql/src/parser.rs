@@ -581,6 +581,48 @@ fn rewrite_interval_units(toks: &mut Vec<TokenWithSpan>) {
     }
 }
 
+/// Keywords an expression can follow: a `MOD (` after one of them is the function.
+const EXPRESSION_FOLLOWS: &[Keyword] = &[
+    Keyword::SELECT,
+    Keyword::WHERE,
+    Keyword::HAVING,
+    Keyword::ON,
+    Keyword::BY,
+    Keyword::AND,
+    Keyword::OR,
+    Keyword::XOR,
+    Keyword::NOT,
+    Keyword::CASE,
+    Keyword::WHEN,
+    Keyword::THEN,
+    Keyword::ELSE,
+    Keyword::IN,
+    Keyword::IS,
+    Keyword::LIKE,
+    Keyword::BETWEEN,
+    Keyword::SET,
+    Keyword::VALUES,
+    Keyword::VALUE,
+    Keyword::DIV,
+    Keyword::MOD,
+    Keyword::DISTINCT,
+    Keyword::ALL,
+    Keyword::ANY,
+    Keyword::SOME,
+    Keyword::EXISTS,
+    Keyword::INTERVAL,
+    Keyword::LIMIT,
+    Keyword::OFFSET,
+    Keyword::RETURN,
+    Keyword::DO,
+    Keyword::REGEXP,
+    Keyword::RLIKE,
+    Keyword::ESCAPE,
+    Keyword::AS,
+    Keyword::USING,
+    Keyword::BINARY,
+];
+
 /// `a MOD b` → `a % b` (sqlparser knows MOD only as a function; MOD is reserved in
 /// MariaDB, so an unquoted MOD not followed by `(` is the operator).
 fn rewrite_mod_operator(toks: &mut [TokenWithSpan]) {
@@ -592,16 +634,22 @@ fn rewrite_mod_operator(toks: &mut [TokenWithSpan]) {
         let next = toks[i + 1..]
             .iter()
             .find(|t| !matches!(t.token, Token::Whitespace(_)));
-        // `a MOD (b)`: after an operand it is the operator even before a parenthesis.
-        let after_operand = toks[..i]
+        // `a MOD (b)`: after an operand it is the operator even before a parenthesis. A
+        // word is an operand unless it is a keyword an expression can follow (`SELECT MOD(`,
+        // `WHERE MOD(`, `AND MOD(`, ...); a qualified name (`t.id`) always is.
+        let mut before = toks[..i]
             .iter()
             .rev()
-            .find(|t| !matches!(t.token, Token::Whitespace(_)))
-            .is_some_and(|t| match &t.token {
-                Token::Number(..) | Token::RParen | Token::SingleQuotedString(_) => true,
-                Token::Word(w) => w.keyword == Keyword::NoKeyword || w.quote_style.is_some(),
-                _ => false,
-            });
+            .filter(|t| !matches!(t.token, Token::Whitespace(_)));
+        let prev = before.next();
+        let qualified = matches!(before.next().map(|t| &t.token), Some(Token::Period));
+        let after_operand = prev.is_some_and(|t| match &t.token {
+            Token::Number(..) | Token::RParen | Token::SingleQuotedString(_) => true,
+            Token::Word(w) => {
+                qualified || w.quote_style.is_some() || !EXPRESSION_FOLLOWS.contains(&w.keyword)
+            }
+            _ => false,
+        });
         if after_operand || !matches!(next.map(|t| &t.token), Some(Token::LParen)) {
             let span = toks[i].span;
             toks[i] = TokenWithSpan::new(Token::Mod, span);
