@@ -11,6 +11,14 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// The tests of this file run one at a time: the corpus keeps both cores busy, and the
+/// KILL / max_statement_time test measures how soon statements stop.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// One adversarial statement of a kind at a size.
 fn statement(kind: &str, n: usize) -> String {
     let rep = |s: &str, sep: &str| vec![s; n].join(sep);
@@ -80,6 +88,7 @@ const ALLOWED: &[u16] = &[1436, 1473, 1064, 1153, 1241, 1582, 1969];
 
 #[test]
 fn adversarial_statements_get_answers_and_the_server_stays_up() {
+    let _one = serial();
     let srv = Server::start(&["--max-allowed-packet=64M"]);
     let mut c = srv.conn(None);
     c.query_drop("CREATE DATABASE h").unwrap();
@@ -174,6 +183,7 @@ fn adversarial_statements_get_answers_and_the_server_stays_up() {
 /// `thread_stack` sets how deep a statement may nest, as in MariaDB.
 #[test]
 fn thread_stack_sets_the_depth_limit() {
+    let _one = serial();
     let small = Server::start(&["--thread-stack=1M"]);
     let big = Server::start(&["--thread-stack=64M"]);
     let depth = |srv: &Server| -> usize {
@@ -224,6 +234,7 @@ fn code_of(r: &Result<(), mysql::Error>) -> Option<u16> {
 /// max_statement_time (1969); the connection stays usable.
 #[test]
 fn kill_query_and_max_statement_time_stop_long_statements() {
+    let _one = serial();
     let srv = Server::start(&["--max-allowed-packet=64M"]);
     let mut c = srv.conn(None);
     c.query_drop("CREATE DATABASE k").unwrap();
