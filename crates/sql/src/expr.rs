@@ -1151,7 +1151,9 @@ pub fn binary_coll(op: BinOp, a: Value, b: Value, coll: Collation) -> EvalResult
                         Value::Decimal(d) => d.mantissa / 10i128.pow(d.scale as u32),
                         other => to_f64(&other).trunc() as i128,
                     };
-                    int_result(q, false)
+                    // As MariaDB's: unsigned when either operand is.
+                    let unsigned = matches!(a, Value::UInt(_)) || matches!(b, Value::UInt(_));
+                    int_result(q, unsigned)
                 }
             }
         }
