@@ -27,6 +27,21 @@ use logic::Logic;
 /// without a stack check.
 const ROW_CMP_BYTES_PER_LEVEL: usize = 256;
 
+/// The comparison a binary operator stands for, if it is one.
+fn comparison(op: &sq::BinaryOperator) -> Option<BinOp> {
+    use sq::BinaryOperator as O;
+    Some(match op {
+        O::Eq => BinOp::Eq,
+        O::NotEq => BinOp::Ne,
+        O::Lt => BinOp::Lt,
+        O::LtEq => BinOp::Le,
+        O::Gt => BinOp::Gt,
+        O::GtEq => BinOp::Ge,
+        O::Spaceship => BinOp::NullSafeEq,
+        _ => return None,
+    })
+}
+
 /// A long IN list of constants of one kind, sorted (`crate::inlist`).
 fn sorted_list(items: &[Expr], coll: Collation) -> Option<SortedList> {
     if items.len() <= inlist::SORTED_FROM {
@@ -1898,21 +1913,11 @@ impl<'a> Binder<'a> {
                 if matches!(left.as_ref(), E::Tuple(_))
                     || matches!(right.as_ref(), E::Tuple(_)) =>
             {
-                use sq::BinaryOperator as O;
-                let op = match op {
-                    O::Eq => BinOp::Eq,
-                    O::NotEq => BinOp::Ne,
-                    O::Lt => BinOp::Lt,
-                    O::LtEq => BinOp::Le,
-                    O::Gt => BinOp::Gt,
-                    O::GtEq => BinOp::Ge,
-                    O::Spaceship => BinOp::NullSafeEq,
-                    _ => {
-                        return Err(err(
-                            code::ER_OPERAND_COLUMNS,
-                            "Operand should contain 1 column(s)",
-                        ))
-                    }
+                let Some(op) = comparison(op) else {
+                    return Err(err(
+                        code::ER_OPERAND_COLUMNS,
+                        "Operand should contain 1 column(s)",
+                    ));
                 };
                 self.bind_row_cmp(op, left, right, clause)?
             }
@@ -1934,27 +1939,22 @@ impl<'a> Binder<'a> {
                     _ => unreachable!("guarded above"),
                 }
             }
-            E::BinaryOp { op, .. } if Logic::of(op).is_some() => {
-                self.bind_logic_chain(e, clause)?
-            }
             E::BinaryOp { left, op, right } => {
                 let l = self.sub(left, clause)?;
                 let r = self.sub(right, clause)?;
                 use sq::BinaryOperator as O;
                 let o = match op {
+                    // Long chains arrive balanced (`syntax_depth`).
+                    O::And => return Ok(Expr::And(l, r)),
+                    O::Or | O::StringConcat => return Ok(Expr::Or(l, r)),
+                    O::Xor => return Ok(Expr::Xor(l, r)),
                     O::Plus => BinOp::Add,
                     O::Minus => BinOp::Sub,
                     O::Multiply => BinOp::Mul,
                     O::Divide => BinOp::Div,
                     O::Modulo => BinOp::Mod,
                     O::MyIntegerDivide | O::DuckIntegerDivide => BinOp::IntDiv,
-                    O::Eq => BinOp::Eq,
-                    O::NotEq => BinOp::Ne,
-                    O::Lt => BinOp::Lt,
-                    O::LtEq => BinOp::Le,
-                    O::Gt => BinOp::Gt,
-                    O::GtEq => BinOp::Ge,
-                    O::Spaceship => BinOp::NullSafeEq,
+                    o if comparison(o).is_some() => comparison(o).expect("matched"),
                     O::BitwiseAnd => BinOp::BitAnd,
                     O::BitwiseOr => BinOp::BitOr,
                     O::BitwiseXor => BinOp::BitXor,
@@ -2331,32 +2331,6 @@ impl<'a> Binder<'a> {
     /// of their elements: `=` and `<=>` hold when every pair does, `<>` is NOT `=`, and the
     /// orderings compare lexicographically (the first unequal pair decides; a NULL pair
     /// before it makes the result NULL), as MariaDB compares rows.
-    /// `a OR b OR c ...` (AND, XOR likewise): sqlparser builds a chain as deep as it is
-    /// long; it is walked with a loop and bound as a balanced tree, so evaluating and
-    /// dropping it recurses only as deep as the logarithm of its length (MariaDB keeps such
-    /// chains as one flat list). Operands keep their order, and so does evaluation.
-    fn bind_logic_chain(&mut self, e: &sq::Expr, clause: Clause) -> Result<Expr, SqlError> {
-        let sq::Expr::BinaryOp { op, .. } = e else {
-            unreachable!("called on a binary operator")
-        };
-        let kind = Logic::of(op);
-        let mut rights = Vec::new();
-        let mut cur = e;
-        while let sq::Expr::BinaryOp { left, op, right } = cur {
-            if Logic::of(op) != kind {
-                break;
-            }
-            rights.push(right.as_ref());
-            cur = left;
-        }
-        let mut operands = Vec::with_capacity(rights.len() + 1);
-        operands.push(self.bind_expr(cur, clause)?);
-        for r in rights.into_iter().rev() {
-            operands.push(self.bind_expr(r, clause)?);
-        }
-        Ok(kind.expect("checked by the caller").balanced(operands))
-    }
-
     fn bind_row_cmp(
         &mut self,
         op: BinOp,

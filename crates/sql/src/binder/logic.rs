@@ -1,14 +1,8 @@
-//! Long chains of AND, OR and XOR.
-//!
-//! sqlparser builds `a OR b OR c ...` as a left-deep tree as deep as the chain is long,
-//! with a loop, so a 100,000-term WHERE clause (what an ORM writes for a long list of
-//! alternatives) reaches the binder whole. The binder walks such a chain with a loop and
-//! binds it as a balanced tree ([`Logic::balanced`]): evaluating, walking and dropping it
-//! then recurse only as deep as the logarithm of its length. Each of the three is
-//! associative under SQL's three-valued logic, and the balanced tree keeps the operands
-//! in order, so it evaluates them in the same order and stops at the same one.
-
-use sqlparser::ast::BinaryOperator;
+//! AND and OR trees built from lists (row comparisons, `(a, b) IN ((1, 2), ...)`):
+//! [`Logic::balanced`] joins any number of operands as a balanced tree, so evaluating,
+//! walking and dropping it recurse only as deep as the logarithm of its length. Both are
+//! associative under SQL's three-valued logic, and the balanced tree keeps the
+//! operands in order, so it evaluates them in the same order and stops at the same one.
 
 use crate::expr::Expr;
 
@@ -16,26 +10,14 @@ use crate::expr::Expr;
 pub enum Logic {
     And,
     Or,
-    Xor,
 }
 
 impl Logic {
-    /// The connective of a binary operator (`||` is OR under MariaDB's default sql_mode).
-    pub fn of(op: &BinaryOperator) -> Option<Logic> {
-        match op {
-            BinaryOperator::And => Some(Logic::And),
-            BinaryOperator::Or | BinaryOperator::StringConcat => Some(Logic::Or),
-            BinaryOperator::Xor => Some(Logic::Xor),
-            _ => None,
-        }
-    }
-
     fn join(self, a: Expr, b: Expr) -> Expr {
         let (a, b) = (Box::new(a), Box::new(b));
         match self {
             Logic::And => Expr::And(a, b),
             Logic::Or => Expr::Or(a, b),
-            Logic::Xor => Expr::Xor(a, b),
         }
     }
 
@@ -58,7 +40,7 @@ mod tests {
 
     fn depth(e: &Expr) -> usize {
         match e {
-            Expr::And(a, b) | Expr::Or(a, b) | Expr::Xor(a, b) => 1 + depth(a).max(depth(b)),
+            Expr::And(a, b) | Expr::Or(a, b) => 1 + depth(a).max(depth(b)),
             _ => 0,
         }
     }
@@ -76,7 +58,7 @@ mod tests {
         assert_eq!(truth(&eval(&e, &Ctx::new(&[])).unwrap()), Some(false));
         // Every combination of three values, against the left-deep chain.
         let vals = [Some(true), Some(false), None];
-        for logic in [Logic::And, Logic::Or, Logic::Xor] {
+        for logic in [Logic::And, Logic::Or] {
             for a in vals {
                 for b in vals {
                     for c in vals {
