@@ -8,6 +8,7 @@
 //! - `file_log`: the set of binlog files, [`Binlog`]: append, sync, rotate, purge, read,
 //!   recover.
 //! - [`dump`]: `mariadb-binlog -v`-style text; [`export`]: classic-format copies.
+//! - [`stream`]: the event stream of a replica's binlog dump.
 
 mod codec;
 pub mod dump;
@@ -19,12 +20,14 @@ pub mod fs;
 pub mod group;
 pub mod gtid;
 pub mod rows;
+pub mod stream;
 
 pub use error::{BinlogError, Result};
 pub use event::{Event, EventHeader};
 pub use file_log::{
     AppendInfo, AppendedGroup, Binlog, BinlogOptions, BinlogStats, Chunk, EventReader, FileEvents,
-    GroupReader, LogPos, Naming, Preallocate, ReadEvent, ReadGroup, RecoveryReport, SyncMethod,
+    Follower, GroupReader, LogPos, Naming, Next, Preallocate, ReadEvent, ReadGroup, RecoveryReport,
+    SyncMethod, FOLLOW_SYNC_AFTER,
 };
 pub use fs::{FileSystem, LogFile, OpenMode, RealFs, SimFs};
 pub use group::{EventGroup, GroupKind};

@@ -30,6 +30,12 @@ impl Engine {
         self.wal.binlog.as_ref().ok_or_else(no_binlog)
     }
 
+    /// The binlog, for readers that follow it (replication dumps); None when it is off.
+    /// Writing to it is the committer's alone.
+    pub fn binlog_log(&self) -> Option<&onelog_binlog::Binlog> {
+        self.wal.binlog.as_ref()
+    }
+
     /// (name, size) of every binlog file, oldest first. Empty when the binlog is off.
     pub fn binlog_files(&self) -> Vec<(String, u64)> {
         match &self.wal.binlog {

@@ -427,7 +427,10 @@ impl<'a> Conn<'a> {
                     }
                 }
                 if n == 0 {
-                    self.ps.write_err(&SqlError::from_code(code::ER_EMPTY_QUERY, "Query was empty"))?;
+                    self.ps.write_err(&SqlError::from_code(
+                        code::ER_EMPTY_QUERY,
+                        "Query was empty",
+                    ))?;
                 }
             }
             Command::Statistics => {
@@ -459,7 +462,8 @@ impl<'a> Conn<'a> {
             Command::ChangeUser(cu) => {
                 let db = self.server.db.clone();
                 let tls = self.tls.as_ref();
-                match db.authenticate(&cu.user, &self.host, &self.scramble, &cu.auth_response, tls) {
+                match db.authenticate(&cu.user, &self.host, &self.scramble, &cu.auth_response, tls)
+                {
                     Ok(_) => {
                         let id = self.session.connection_id();
                         self.session = Session::new(db, cu.user.clone(), self.host.clone(), id);
@@ -487,7 +491,8 @@ impl<'a> Conn<'a> {
                         let cols: Vec<ColumnInfo> = info.columns.iter().map(column_info).collect();
                         let wire = wire_types(&cols);
                         let st = self.status();
-                        self.ps.write_prepare_ok(info.id, info.params, &cols, 0, st)?;
+                        self.ps
+                            .write_prepare_ok(info.id, info.params, &cols, 0, st)?;
                         self.prepared.insert(
                             info.id,
                             Prepared {
@@ -509,7 +514,10 @@ impl<'a> Conn<'a> {
                 data,
             } => {
                 if let Some(p) = self.prepared.get_mut(&stmt_id) {
-                    p.long_data.entry(param_id).or_default().extend_from_slice(data);
+                    p.long_data
+                        .entry(param_id)
+                        .or_default()
+                        .extend_from_slice(data);
                 }
             }
             Command::StmtClose(id) => {
@@ -522,11 +530,29 @@ impl<'a> Conn<'a> {
                 }
                 self.ok()?
             }
-            Command::RegisterSlave(_) | Command::BinlogDump { .. } | Command::BinlogDumpGtid { .. } => {
-                self.ps.write_err(&SqlError::from_code(
-                    code::ER_MASTER_FATAL_ERROR_READING_BINLOG,
-                    "Got fatal error 1236 from master when reading data from binary log: replication from onelogd is not available yet",
-                ))?
+            Command::RegisterSlave(r) => {
+                match self
+                    .session
+                    .register_replica(r.server_id, &r.host, r.port, r.master_id)
+                {
+                    Ok(()) => self.ok()?,
+                    Err(e) => self.ps.write_err(&e)?,
+                }
+            }
+            Command::BinlogDump {
+                position,
+                flags,
+                server_id,
+                file,
+            } => {
+                let req = crate::dump::DumpRequest {
+                    position,
+                    flags,
+                    server_id,
+                    file,
+                };
+                crate::dump::serve(self.server, &mut self.ps, &mut self.session, req)?;
+                return Ok(false);
             }
             _ => self.ps.write_err(&SqlError::from_code(
                 code::ER_UNKNOWN_COM_ERROR,

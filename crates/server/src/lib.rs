@@ -3,6 +3,7 @@
 //! - `config.rs`: command-line and option-file settings (MariaDB names).
 //! - `listener.rs`: TCP and unix-socket listeners, one thread per connection, shutdown.
 //! - `conn.rs`: one connection: handshake, authentication, the command loop.
+//! - `dump.rs`: COM_BINLOG_DUMP, the binlog stream a replica or CDC client follows.
 //! - `pool.rs`: `thread_handling=pool-of-threads`, a limit on statements running at once.
 //! - `tls.rs`: TLS with rustls (`--ssl-cert`, `--ssl-key`, `--ssl-ca`,
 //!   `require_secure_transport`).
@@ -10,6 +11,7 @@
 
 pub mod config;
 mod conn;
+mod dump;
 mod listener;
 pub mod pool;
 mod tls;

@@ -60,6 +60,7 @@ pub struct Database {
     /// Told of every `SET GLOBAL` (the server applies `thread_pool_size` this way).
     pub(crate) global_hook: RwLock<Option<GlobalHook>>,
     pub(crate) conn_stats: crate::ConnStats,
+    replicas: crate::replication::Replicas,
 }
 
 /// Called with a global variable's name and new value after `SET GLOBAL`.
@@ -190,6 +191,7 @@ impl Database {
             prepared: Default::default(),
             global_hook: RwLock::new(None),
             conn_stats: crate::ConnStats::default(),
+            replicas: Default::default(),
         });
         crate::users::bootstrap(&db)?;
         crate::users::reload(&db)?;
@@ -313,6 +315,11 @@ impl Database {
             }
             None => false,
         }
+    }
+
+    /// Replicas registered and dumps running (the primary side of replication).
+    pub fn replicas(&self) -> &crate::replication::Replicas {
+        &self.replicas
     }
 
     /// The connection counters the server keeps (Aborted_connects, Ssl_accepts, ...).

@@ -17,6 +17,7 @@
 //! - `show`: SHOW statements and the read-only `information_schema`.
 //! - `users`: accounts, passwords (mysql_native_password) and privileges.
 //! - `database`: open, bootstrap, DDL replay for recovery, the process list.
+//! - `replication`: the primary side: registered replicas, what a binlog dump asks for.
 //!
 //! Differences from MariaDB worth knowing:
 //! - Strings compare under MariaDB's collations: text columns default to
@@ -59,6 +60,7 @@ mod functions;
 mod inlist;
 mod planner;
 mod prepared_count;
+mod replication;
 mod session;
 mod shape;
 mod show;
@@ -70,6 +72,7 @@ mod watchdog;
 
 pub use conn_stats::ConnStats;
 pub use database::{Database, ProcessInfo};
+pub use replication::{DumpVars, ReplicaHost, Replicas};
 pub use session::{PreparedInfo, Session};
 pub use ssl_require::{CertNames, PeerTls, SslRequire};
 pub use users::Account;

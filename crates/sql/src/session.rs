@@ -1028,7 +1028,7 @@ impl Session {
         self.count_prepared();
     }
 
-    fn set_proc(&self, command: &'static str, info: Option<&str>) {
+    pub(crate) fn set_proc(&self, command: &'static str, info: Option<&str>) {
         if let Some(p) = &self.proc {
             let mut s = p.state.lock();
             s.command = command;
@@ -1634,6 +1634,7 @@ impl Drop for Session {
     fn drop(&mut self) {
         self.rollback_txn();
         self.prepared_count.set(&self.db.prepared, 0);
+        self.db.replicas().forget(self.conn_id);
         if let Some(p) = &self.proc {
             let mut procs = self.db.procs.lock();
             if procs.get(&self.conn_id).is_some_and(|x| Arc::ptr_eq(x, p)) {

@@ -1214,6 +1214,31 @@ pub fn run_show(sess: &mut Session, a: &Admin, _p: &Parsed) -> Result<QueryResul
                 &None,
             )
         }
+        Admin::ShowSlaveHosts => {
+            // REPLICATION MASTER ADMIN, a part of SUPER here.
+            sess.require_global(Priv::SUPER)?;
+            let rows = sess
+                .db
+                .replicas()
+                .hosts()
+                .into_iter()
+                .map(|h| {
+                    vec![
+                        u(h.server_id as u64),
+                        s(&h.host),
+                        u(h.port as u64),
+                        u(h.master_id as u64),
+                    ]
+                })
+                .collect();
+            result(
+                sess,
+                &["Server_id", "Host", "Port", "Master_id"],
+                &["Server_id", "Port", "Master_id"],
+                rows,
+                &None,
+            )
+        }
         Admin::ShowBinlogEvents {
             file,
             from,

@@ -14,6 +14,7 @@
 //! 4. After a failed write or fdatasync the binlog refuses appends (fsyncgate): the state
 //!    of the unsynced bytes is unknown, and only recovery at the next open can tell.
 
+mod follow;
 mod naming;
 mod reader;
 mod recovery;
@@ -24,8 +25,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use parking_lot::Mutex;
+use parking_lot::{Condvar, Mutex};
 
+pub use follow::{Follower, Next, SYNC_AFTER as FOLLOW_SYNC_AFTER};
 pub use naming::Naming;
 pub use reader::{EventReader, FileEvents, GroupReader, ReadEvent, ReadGroup};
 pub(crate) use reader::{Feed, GroupScanner};
@@ -226,6 +228,8 @@ struct Inner {
     state: GtidState,
     /// Everything before this is durable.
     synced: LogPos,
+    /// Counts RESET MASTERs: positions of an older generation mean nothing.
+    generation: u64,
 }
 
 /// The binlog: a set of MariaDB-format files in one directory.
@@ -239,6 +243,10 @@ pub struct Binlog {
     recovery: RecoveryReport,
     /// ZeroFill: the zeros ahead of the log's end.
     runway: runway::Runway,
+    /// Notified whenever the end or the durable end of the log moves (see [`Follower`]).
+    moved: Condvar,
+    /// The file each [`Follower`] is reading: purging keeps them.
+    followers: follow::Registry,
 }
 
 pub(crate) fn now() -> u32 {
@@ -621,6 +629,7 @@ impl Binlog {
         if inner.active.file.is_write_through() {
             inner.synced = LogPos::new(no, inner.active.end);
         }
+        self.moved.notify_all();
         Ok(())
     }
 
@@ -643,6 +652,7 @@ impl Binlog {
         let mut inner = self.inner.lock();
         if pos > inner.synced {
             inner.synced = pos;
+            self.moved.notify_all();
         }
         Ok(pos)
     }
@@ -714,6 +724,7 @@ impl Binlog {
             header_end,
         };
         inner.synced = LogPos::new(next, header_end);
+        self.moved.notify_all();
         self.counters.rotations.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
@@ -824,7 +835,8 @@ impl Binlog {
         let limit = keep_from
             .map(|p| p.file_no)
             .unwrap_or(u32::MAX)
-            .min(inner.active.no);
+            .min(inner.active.no)
+            .min(self.followers.oldest().unwrap_or(u32::MAX));
         let mut removed = Vec::new();
         // Oldest first, so that a crash midway leaves a contiguous set.
         for no in victims.into_iter().filter(|&n| n < limit) {
@@ -887,6 +899,8 @@ impl Binlog {
         };
         inner.state = state;
         inner.synced = LogPos::new(first, header_end);
+        inner.generation += 1;
+        self.moved.notify_all();
         Ok(LogPos::new(first, header_end))
     }
 
@@ -916,14 +930,28 @@ impl Binlog {
     pub fn find_gtid_start(&self, pos: &[Gtid]) -> Result<LogPos> {
         let inner = self.inner.lock();
         for g in pos {
-            // A domain this binlog never logged is fine; a seq beyond ours in a known
-            // domain is not.
-            let known = inner.state.last_in_domain(g.domain).is_some();
-            if known && g.seq >= inner.state.next_seq(g.domain) {
-                return Err(BinlogError::GtidNotFound(format!(
+            // A domain this binlog never logged is fine; in a known domain the GTID must
+            // be one this binlog has (MariaDB's texts).
+            let Some(last) = inner.state.last_in_domain(g.domain) else {
+                continue;
+            };
+            if inner
+                .state
+                .seq_of(g.domain, g.server)
+                .is_none_or(|s| s < g.seq)
+            {
+                let mut msg = format!(
                     "Error: connecting slave requested to start from GTID {g}, which is not in \
                      the master's binlog"
-                )));
+                );
+                if last.seq >= g.seq {
+                    msg.push_str(
+                        ". Since the master's binlog contains GTIDs with higher sequence \
+                         numbers, it probably means that the slave has diverged due to \
+                         executing extra erroneous transactions",
+                    );
+                }
+                return Err(BinlogError::GtidNotFound(msg));
             }
         }
         for (&no, f) in inner.files.iter().rev() {

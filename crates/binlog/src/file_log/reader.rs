@@ -52,6 +52,15 @@ impl FileCursor {
         self.cap
     }
 
+    /// Reads no further than `cap` (nor the file's current length) from now on. What is
+    /// buffered stays valid: it was read below the old cap, from bytes that do not change.
+    pub fn set_cap(&mut self, cap: u64) -> io::Result<()> {
+        self.cap = cap.min(self.file.len()?);
+        let keep = self.cap.saturating_sub(self.buf_start) as usize;
+        self.buf.truncate(keep);
+        Ok(())
+    }
+
     /// `n` bytes at `off`, or fewer if `cap` comes first.
     pub fn read(&mut self, off: u64, n: usize) -> io::Result<&[u8]> {
         let n = n.min(self.cap.saturating_sub(off) as usize);
@@ -211,10 +220,25 @@ impl EventReader {
         self.pos
     }
 
-    /// Moves the limit (e.g. to the binlog's new end, to follow it).
+    /// Where reading stops.
+    pub fn limit(&self) -> LogPos {
+        self.limit
+    }
+
+    /// Moves the limit (e.g. to the binlog's new end, to follow it). The open file stays
+    /// open; its readable length is taken again.
     pub fn set_limit(&mut self, limit: LogPos) {
         self.limit = limit;
-        self.cur = None; // cached reads may predate the new limit
+        if let Some((no, c, _)) = &mut self.cur {
+            let cap = match (*no).cmp(&limit.file_no) {
+                std::cmp::Ordering::Less => u64::MAX,
+                std::cmp::Ordering::Equal => limit.offset,
+                std::cmp::Ordering::Greater => 0,
+            };
+            if c.set_cap(cap).is_err() {
+                self.cur = None;
+            }
+        }
     }
 
     fn corrupt(&mut self, reason: String) -> BinlogError {

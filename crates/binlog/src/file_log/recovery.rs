@@ -276,11 +276,14 @@ pub(super) fn open(fs: Arc<dyn FileSystem>, opts: BinlogOptions) -> Result<Binlo
             },
             state: GtidState::new(),
             synced: LogPos::default(),
+            generation: 0,
         }),
         poison: Mutex::new(None),
         counters: Counters::default(),
         recovery: RecoveryReport::default(),
         runway: super::runway::Runway::new(opts.zero_fills()),
+        moved: parking_lot::Condvar::new(),
+        followers: Default::default(),
     };
 
     let Some(&last) = nos.last() else {

@@ -622,3 +622,134 @@ fn capture_returns_exactly_the_bytes_written_small_and_large() {
     let b = open(&fs, &o);
     assert_eq!(ids(&b), vec![1, 2, 3, 4, 5, 6]);
 }
+
+/// The GTID sequence numbers of the group-starting events a follower yields until idle.
+fn follow_seqs(f: &mut Follower<'_>) -> Vec<u64> {
+    let mut seqs = Vec::new();
+    while let Next::Event(e) = f.next(std::time::Duration::ZERO).unwrap() {
+        if let Event::Gtid(g) = e.event {
+            seqs.push(g.seq);
+        }
+    }
+    seqs
+}
+
+#[test]
+fn follower_sees_only_synced_groups_and_crosses_files() {
+    let fs = SimFs::new();
+    let log = open(&fs, &opts(Naming::Engine, 64 * 1024));
+    log.append(&mut [trx(1, 10)]).unwrap();
+    log.sync().unwrap();
+    let mut f = log.follow(LogPos::new(0, 4)).unwrap();
+    f.set_sync_after(None);
+    assert_eq!(follow_seqs(&mut f), vec![1]);
+    // Appended but not synced: not visible.
+    log.append(&mut [trx(2, 10)]).unwrap();
+    assert_eq!(follow_seqs(&mut f), Vec::<u64>::new());
+    log.sync().unwrap();
+    assert_eq!(follow_seqs(&mut f), vec![2]);
+    // Across a rotation: the next file's header events come, then its groups.
+    log.rotate().unwrap();
+    log.append(&mut [trx(3, 10)]).unwrap();
+    log.sync().unwrap();
+    let mut kinds = Vec::new();
+    while let Next::Event(e) = f.next(std::time::Duration::ZERO).unwrap() {
+        kinds.push((e.pos.file_no, e.event.type_name()));
+    }
+    let names: Vec<&str> = kinds.iter().map(|k| k.1).collect();
+    assert_eq!(
+        names,
+        [
+            "Rotate",
+            "Format_desc",
+            "Gtid_list",
+            "Gtid",
+            "Table_map",
+            "Write_rows_v1",
+            "Xid"
+        ]
+    );
+    assert_eq!(kinds[0].0, 0);
+    assert_eq!(kinds[1].0, 1);
+}
+
+#[test]
+fn follower_wakes_on_sync_and_syncs_stale_bytes_itself() {
+    let fs = SimFs::new();
+    let log = Arc::new(open(&fs, &opts(Naming::Engine, 1 << 20)));
+    let l2 = log.clone();
+    let t = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        l2.append(&mut [trx(1, 10)]).unwrap();
+        l2.sync().unwrap();
+    });
+    let mut f = log.follow(LogPos::new(0, 0)).unwrap();
+    f.set_sync_after(None);
+    let start = std::time::Instant::now();
+    let mut got = None;
+    while got.is_none() {
+        if let Next::Event(e) = f.next(std::time::Duration::from_secs(10)).unwrap() {
+            if let Event::Gtid(g) = e.event {
+                got = Some(g.seq);
+            }
+        }
+    }
+    assert_eq!(got, Some(1));
+    assert!(start.elapsed() < std::time::Duration::from_secs(5));
+    t.join().unwrap();
+    // Nobody syncs: with a sync delay the follower makes the bytes durable and sends them.
+    log.append(&mut [trx(2, 10)]).unwrap();
+    let before = log.stats().syncs;
+    f.set_sync_after(Some(std::time::Duration::from_millis(1)));
+    let mut seq = None;
+    while seq.is_none() {
+        match f.next(std::time::Duration::from_secs(5)).unwrap() {
+            Next::Event(e) => {
+                if let Event::Gtid(g) = e.event {
+                    seq = Some(g.seq);
+                }
+            }
+            Next::Idle => panic!("the follower did not sync"),
+        }
+    }
+    assert_eq!(seq, Some(2));
+    assert!(log.stats().syncs > before);
+    assert!(log.synced_pos() >= log.end_pos());
+}
+
+#[test]
+fn purge_keeps_the_file_a_follower_reads() {
+    let fs = SimFs::new();
+    let log = open(&fs, &opts(Naming::Engine, 1 << 20));
+    for i in 1..=3 {
+        log.append(&mut [trx(i, 10)]).unwrap();
+        log.sync().unwrap();
+        log.rotate().unwrap();
+    }
+    let f = log.follow(LogPos::new(1, 4)).unwrap();
+    let removed = log.purge_to(&log.file_name(3), None).unwrap();
+    assert_eq!(removed, vec![log.file_name(0)]);
+    drop(f);
+    let removed = log.purge_to(&log.file_name(3), None).unwrap();
+    assert_eq!(removed, vec![log.file_name(1), log.file_name(2)]);
+    assert!(matches!(
+        log.follow(LogPos::new(0, 4)),
+        Err(BinlogError::UnknownFile(_))
+    ));
+    assert!(matches!(
+        log.follow(LogPos::new(3, 1 << 19)),
+        Err(BinlogError::InvalidArgument(_))
+    ));
+}
+
+#[test]
+fn follower_fails_after_reset() {
+    let fs = SimFs::new();
+    let log = open(&fs, &opts(Naming::Engine, 1 << 20));
+    log.append(&mut [trx(1, 10)]).unwrap();
+    log.sync().unwrap();
+    let mut f = log.follow(LogPos::new(0, 4)).unwrap();
+    assert_eq!(follow_seqs(&mut f), vec![1]);
+    log.reset(None).unwrap();
+    assert!(f.next(std::time::Duration::from_millis(10)).is_err());
+}
