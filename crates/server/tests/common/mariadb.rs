@@ -1,5 +1,6 @@
 //! A private MariaDB 10.11 for cross-checking onelogd: `mariadb-install-db` on a temporary
-//! data directory, then `mariadbd` listening on a unix socket only, without grant tables.
+//! data directory, then `mariadbd` listening on a unix socket only (by default without
+//! grant tables).
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -18,6 +19,12 @@ pub struct MariaDb {
 impl MariaDb {
     /// None, with a printed notice naming `test`, when mariadbd is not installed.
     pub fn start(test: &str) -> Option<MariaDb> {
+        MariaDb::start_with(test, &["--skip-grant-tables".to_string()])
+    }
+
+    /// [`MariaDb::start`] with other options (`--skip-grant-tables` is not implied: root
+    /// logs in over the socket without a password).
+    pub fn start_with(test: &str, args: &[String]) -> Option<MariaDb> {
         if !Path::new(MARIADBD).exists() {
             eprintln!("SKIPPED {test}: {MARIADBD} is not installed");
             return None;
@@ -47,7 +54,7 @@ impl MariaDb {
             .arg(format!("--datadir={}", data.display()))
             .arg(format!("--socket={}", socket.display()))
             .arg("--skip-networking")
-            .arg("--skip-grant-tables")
+            .args(args)
             .arg("--innodb-buffer-pool-size=32M")
             .arg("--innodb-log-file-size=16M")
             .arg("--character-set-server=utf8mb4")

@@ -1,0 +1,563 @@
+//! onelogd as a replication primary: real MariaDB 10.11 replicas follow it through a mixed
+//! workload, rotations, purges and a SIGKILL of the primary; groups leave only once
+//! durable; `mariadb-binlog --read-from-remote-server` decodes the stream; bad dump and
+//! register requests get MariaDB's errors while the server keeps running.
+
+mod common;
+use common::mariadb::MariaDb;
+use common::*;
+use mysql::prelude::Queryable;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+/// A MariaDB 10.11 replica of `primary` (grant tables on, so account statements apply).
+struct Replica {
+    db: MariaDb,
+}
+
+impl Replica {
+    fn start(test: &str, primary: &Server, server_id: u32) -> Option<Replica> {
+        let db = MariaDb::start_with(
+            test,
+            &[
+                format!("--server-id={server_id}"),
+                "--slave-net-timeout=10".into(),
+            ],
+        )?;
+        let r = Replica { db };
+        r.point_at(primary);
+        Some(r)
+    }
+
+    fn point_at(&self, primary: &Server) {
+        let mut c = self.db.conn(None);
+        c.query_drop("STOP SLAVE").unwrap();
+        c.query_drop(format!(
+            "CHANGE MASTER TO master_host='127.0.0.1', master_port={}, master_user='repl', \
+             master_password='pw', master_use_gtid=slave_pos, master_connect_retry=1, \
+             master_heartbeat_period=1",
+            primary.port
+        ))
+        .unwrap();
+        c.query_drop("START SLAVE").unwrap();
+    }
+
+    fn status(&self) -> (String, String, String, String) {
+        let mut c = self.db.conn(None);
+        let row: mysql::Row = c.query_first("SHOW SLAVE STATUS").unwrap().unwrap();
+        let get = |name: &str| -> String {
+            let i = row
+                .columns_ref()
+                .iter()
+                .position(|col| col.name_str() == name)
+                .unwrap();
+            match &row[i] {
+                mysql::Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
+                v => format!("{v:?}"),
+            }
+        };
+        (
+            get("Slave_IO_Running"),
+            get("Slave_SQL_Running"),
+            get("Last_IO_Error"),
+            get("Last_SQL_Error"),
+        )
+    }
+
+    fn gtid_pos(&self) -> String {
+        let mut c = self.db.conn(None);
+        c.query_first::<String, _>("SELECT @@gtid_slave_pos")
+            .unwrap()
+            .unwrap_or_default()
+    }
+
+    /// Waits until the replica has applied everything the primary logged.
+    fn wait_for(&self, primary: &Server, timeout: Duration) {
+        let deadline = Instant::now() + timeout;
+        let want = primary_pos(primary);
+        loop {
+            let (io, sql, io_err, sql_err) = self.status();
+            assert!(
+                sql == "Yes" && sql_err.is_empty(),
+                "replica SQL thread stopped: {sql_err}\nIO: {io} {io_err}"
+            );
+            if self.gtid_pos() == want {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "replica did not catch up: has '{}', primary '{want}'; IO {io} '{io_err}'",
+                self.gtid_pos()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+fn primary_pos(primary: &Server) -> String {
+    let mut c = primary.conn(None);
+    c.query_first::<String, _>("SELECT @@gtid_binlog_pos")
+        .unwrap()
+        .unwrap_or_default()
+}
+
+fn seq_of(pos: &str) -> u64 {
+    pos.split(',')
+        .filter_map(|g| g.rsplit('-').next())
+        .filter_map(|s| s.parse().ok())
+        .max()
+        .unwrap_or(0)
+}
+
+fn add_repl_user(primary: &Server) {
+    let mut c = primary.conn(None);
+    c.query_drop("CREATE USER repl@'%' IDENTIFIED BY 'pw'")
+        .unwrap();
+    c.query_drop("GRANT REPLICATION SLAVE ON *.* TO repl@'%'")
+        .unwrap();
+}
+
+#[test]
+fn mariadb_replica_follows_mixed_workload() {
+    let mut primary = Server::start(&["--server-id=1"]);
+    add_repl_user(&primary);
+    let Some(replica) = Replica::start("mariadb_replica_follows_mixed_workload", &primary, 2)
+    else {
+        return;
+    };
+    let mut c = primary.conn(None);
+    for sql in [
+        "CREATE DATABASE shop",
+        "CREATE TABLE shop.item (id INT PRIMARY KEY, name VARCHAR(40) NOT NULL, price DECIMAL(10,2), \
+         made DATETIME(3), note TEXT, flag TINYINT UNSIGNED, big BIGINT UNSIGNED, d DOUBLE)",
+        "INSERT INTO shop.item VALUES (1, 'kettle', 19.99, '2024-01-02 03:04:05.678', NULL, 1, 18446744073709551615, 0.5)",
+        "INSERT INTO shop.item VALUES (2, 'héllo ünïcode ☃', -5.00, NULL, REPEAT('x', 3000), 255, 0, -1e300)",
+        "BEGIN",
+        "INSERT INTO shop.item (id, name) VALUES (3, 'a'), (4, 'b'), (5, 'c')",
+        "UPDATE shop.item SET price = price * 2 WHERE id <= 2",
+        "DELETE FROM shop.item WHERE id = 4",
+        "COMMIT",
+        "BEGIN",
+        "INSERT INTO shop.item (id, name) VALUES (100, 'rolled back')",
+        "ROLLBACK",
+        "CREATE TABLE shop.log (k INT AUTO_INCREMENT PRIMARY KEY, msg VARCHAR(20), KEY (msg))",
+        "INSERT INTO shop.log (msg) VALUES ('one'), ('two'), ('three')",
+        "ALTER TABLE shop.item ADD COLUMN stock INT NOT NULL DEFAULT 7",
+        "CREATE INDEX by_name ON shop.item (name)",
+        "UPDATE shop.item SET stock = id * 10",
+    ] {
+        c.query_drop(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+    replica.wait_for(&primary, Duration::from_secs(30));
+    // Rotation and purge while the replica streams.
+    c.query_drop("FLUSH BINARY LOGS").unwrap();
+    c.query_drop("INSERT INTO shop.log (msg) VALUES ('after flush')")
+        .unwrap();
+    c.query_drop("FLUSH BINARY LOGS").unwrap();
+    replica.wait_for(&primary, Duration::from_secs(30));
+    let files: Vec<(String, u64)> = c.query("SHOW BINARY LOGS").unwrap();
+    let last = files.last().unwrap().0.clone();
+    c.query_drop(format!("PURGE BINARY LOGS TO '{last}'"))
+        .unwrap();
+    let files: Vec<(String, u64)> = c.query("SHOW BINARY LOGS").unwrap();
+    assert_eq!(files.len(), 1, "{files:?}");
+    for i in 0..50 {
+        c.query_drop(format!("INSERT INTO shop.log (msg) VALUES ('bulk {i}')"))
+            .unwrap();
+    }
+    c.query_drop("DELETE FROM shop.log WHERE k % 3 = 0")
+        .unwrap();
+    c.query_drop("CREATE TABLE shop.gone (a INT PRIMARY KEY)")
+        .unwrap();
+    c.query_drop("DROP TABLE shop.gone").unwrap();
+    replica.wait_for(&primary, Duration::from_secs(30));
+    let mut rc = replica.db.conn(None);
+    assert_eq!(primary.dump_tables(), dump_tables(&mut rc));
+    // The primary lists its replica.
+    let hosts: Vec<(u32, String, u32, u32)> = c.query("SHOW SLAVE HOSTS").unwrap();
+    assert_eq!(hosts.len(), 1, "{hosts:?}");
+    assert_eq!((hosts[0].0, hosts[0].3), (2, 1));
+    primary.assert_no_panic();
+}
+
+/// Builds the fsync-delay shim (`crates/tools/shim`) into `dir`.
+fn build_shim(dir: &std::path::Path) -> Option<std::path::PathBuf> {
+    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/../tools/shim/fsync_delay.c");
+    let out = dir.join("fsync_delay.so");
+    let ok = std::process::Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
+        .args(["-shared", "-fPIC", "-O2", "-o"])
+        .arg(&out)
+        .arg(src)
+        .arg("-ldl")
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        eprintln!("SKIP: no C compiler to build the fsync shim");
+    }
+    ok.then_some(out)
+}
+
+/// With every sync taking 400 ms, a row reaches the replica only after the sync that makes
+/// it durable: with sync_binlog=1 not before the commit returns, and with sync_binlog=0
+/// (the commit returns at once) only after the dump thread's own sync.
+#[test]
+fn groups_reach_replicas_only_once_durable() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(shim) = build_shim(tmp.path()) else {
+        return;
+    };
+    let shim = shim.display().to_string();
+    const DELAY: Duration = Duration::from_millis(400);
+    let primary = Server::start_with_env(
+        &["--server-id=1"],
+        &[("LD_PRELOAD", &shim), ("FSYNC_DELAY_US", "400000")],
+    );
+    add_repl_user(&primary);
+    let mut c = primary.conn(None);
+    c.query_drop("CREATE DATABASE dur").unwrap();
+    c.query_drop("CREATE TABLE dur.t (id INT PRIMARY KEY)")
+        .unwrap();
+    let Some(replica) = Replica::start("groups_reach_replicas_only_once_durable", &primary, 2)
+    else {
+        return;
+    };
+    replica.wait_for(&primary, Duration::from_secs(60));
+    for (sync_binlog, id) in [(1, 1), (0, 2)] {
+        c.query_drop(format!("SET GLOBAL sync_binlog = {sync_binlog}"))
+            .unwrap();
+        let socket = replica.db.socket.clone();
+        let t0 = Instant::now();
+        let watcher = std::thread::spawn(move || {
+            let mut rc = mysql::Conn::new(common::mariadb::socket_opts(&socket, None)).unwrap();
+            loop {
+                let n: Option<i64> = rc
+                    .query_first(format!("SELECT COUNT(*) FROM dur.t WHERE id = {id}"))
+                    .unwrap();
+                if n == Some(1) {
+                    return t0.elapsed();
+                }
+                assert!(
+                    t0.elapsed() < Duration::from_secs(30),
+                    "row {id} never arrived"
+                );
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        });
+        c.query_drop(format!("INSERT INTO dur.t VALUES ({id})"))
+            .unwrap();
+        let acked = t0.elapsed();
+        let arrived = watcher.join().unwrap();
+        println!("sync_binlog={sync_binlog}: acknowledged after {acked:?}, on the replica after {arrived:?}");
+        if sync_binlog == 1 {
+            assert!(
+                acked >= DELAY,
+                "the commit did not wait for its sync: {acked:?}"
+            );
+        } else {
+            assert!(acked < DELAY, "sync_binlog=0 waited for a sync: {acked:?}");
+        }
+        assert!(
+            arrived >= DELAY,
+            "the replica had row {id} after {arrived:?}, before any sync could end"
+        );
+    }
+}
+
+/// SIGKILL of the primary while clients commit and the replica streams: after recovery the
+/// replica holds no GTID the primary lacks, every acknowledged row is on both, and the
+/// replica resumes and ends identical.
+#[test]
+fn primary_killed_while_replica_streams() {
+    let mut primary = Server::start(&["--server-id=1"]);
+    add_repl_user(&primary);
+    let mut c = primary.conn(None);
+    c.query_drop("CREATE DATABASE k").unwrap();
+    c.query_drop("CREATE TABLE k.t (client INT, n INT, pad VARCHAR(200), PRIMARY KEY (client, n))")
+        .unwrap();
+    let Some(replica) = Replica::start("primary_killed_while_replica_streams", &primary, 2) else {
+        return;
+    };
+    replica.wait_for(&primary, Duration::from_secs(30));
+    let acked: Vec<_> = (0..4)
+        .map(|client| {
+            let opts = primary.opts(None);
+            std::thread::spawn(move || {
+                let mut k = mysql::Conn::new(opts).unwrap();
+                let mut done = Vec::new();
+                for n in 0.. {
+                    let r = k.exec_drop(
+                        "INSERT INTO k.t VALUES (?, ?, REPEAT('p', 150))",
+                        (client, n),
+                    );
+                    if r.is_err() {
+                        break;
+                    }
+                    done.push(n);
+                }
+                (client, done)
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(1500));
+    primary.kill9();
+    let acked: Vec<(i32, Vec<i32>)> = acked.into_iter().map(|h| h.join().unwrap()).collect();
+    let replica_before = seq_of(&replica.gtid_pos());
+    primary.restart();
+    let primary_after = seq_of(&primary_pos(&primary));
+    assert!(
+        replica_before <= primary_after,
+        "the replica holds seq {replica_before}, the recovered primary only {primary_after}"
+    );
+    replica.point_at(&primary);
+    replica.wait_for(&primary, Duration::from_secs(60));
+    let mut rc = replica.db.conn(None);
+    for (client, done) in &acked {
+        let n: i64 = rc
+            .query_first(format!("SELECT COUNT(*) FROM k.t WHERE client = {client}"))
+            .unwrap()
+            .unwrap();
+        assert!(
+            n as usize >= done.len(),
+            "client {client}: {n} rows < {} acknowledged",
+            done.len()
+        );
+    }
+    assert_eq!(primary.dump_tables(), dump_tables(&mut rc));
+    primary.assert_no_panic();
+}
+
+/// `mariadb-binlog --read-from-remote-server` decodes the whole stream, across files.
+#[test]
+fn mariadb_binlog_reads_from_the_server() {
+    if !have("mariadb-binlog", "mariadb_binlog_reads_from_the_server") {
+        return;
+    }
+    let primary = Server::start(&["--server-id=1"]);
+    let mut c = primary.conn(None);
+    c.query_drop("CREATE DATABASE rb").unwrap();
+    c.query_drop("CREATE TABLE rb.t (id INT PRIMARY KEY, v VARCHAR(20))")
+        .unwrap();
+    c.query_drop("INSERT INTO rb.t VALUES (1, 'first')")
+        .unwrap();
+    c.query_drop("FLUSH BINARY LOGS").unwrap();
+    c.query_drop("INSERT INTO rb.t VALUES (2, 'second')")
+        .unwrap();
+    let files: Vec<(String, u64)> = c.query("SHOW BINARY LOGS").unwrap();
+    let args = |extra: &[&str]| -> Vec<String> {
+        let mut a: Vec<String> = vec![
+            "--read-from-remote-server".into(),
+            "--host=127.0.0.1".into(),
+            format!("--port={}", primary.port),
+            "--user=root".into(),
+            "--verbose".into(),
+        ];
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a
+    };
+    let (ok, out, err) = run(
+        "mariadb-binlog",
+        &args(&["--to-last-log", &files[0].0]),
+        Duration::from_secs(30),
+    );
+    assert!(
+        ok && err.trim().is_empty(),
+        "mariadb-binlog failed: {err}\n{out}"
+    );
+    for want in ["'first'", "'second'", "CREATE TABLE rb.t", "Rotate to"] {
+        assert!(out.contains(want), "missing {want} in:\n{out}");
+    }
+    // From a position inside the second file: only what follows it.
+    let (ok, out, err) = run(
+        "mariadb-binlog",
+        &args(&["--start-position=4", &files[1].0]),
+        Duration::from_secs(30),
+    );
+    assert!(
+        ok && err.trim().is_empty(),
+        "mariadb-binlog failed: {err}\n{out}"
+    );
+    assert!(
+        out.contains("'second'") && !out.contains("'first'"),
+        "{out}"
+    );
+}
+
+// ---- a raw client, for the requests no real tool sends ----
+
+struct Raw {
+    s: TcpStream,
+    seq: u8,
+}
+
+impl Raw {
+    fn connect(port: u16, user: &str) -> Raw {
+        let s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        let mut r = Raw { s, seq: 0 };
+        let _greeting = r.read();
+        // CLIENT_LONG_PASSWORD | PROTOCOL_41 | SECURE_CONNECTION | PLUGIN_AUTH, no password.
+        let caps: u32 = 0x1 | 0x200 | 0x8000 | 0x80000;
+        let mut p = caps.to_le_bytes().to_vec();
+        p.extend_from_slice(&(16u32 << 20).to_le_bytes());
+        p.push(45);
+        p.extend_from_slice(&[0; 23]);
+        p.extend_from_slice(user.as_bytes());
+        p.push(0);
+        p.push(0);
+        p.extend_from_slice(b"mysql_native_password\0");
+        r.write(&p);
+        let ok = r.read();
+        assert_eq!(ok[0], 0, "login failed: {}", String::from_utf8_lossy(&ok));
+        r
+    }
+
+    fn write(&mut self, payload: &[u8]) {
+        let mut b = (payload.len() as u32).to_le_bytes()[..3].to_vec();
+        b.push(self.seq);
+        b.extend_from_slice(payload);
+        self.s.write_all(&b).unwrap();
+        self.seq = self.seq.wrapping_add(1);
+    }
+
+    fn read(&mut self) -> Vec<u8> {
+        let mut h = [0u8; 4];
+        self.s.read_exact(&mut h).unwrap();
+        self.seq = h[3].wrapping_add(1);
+        let n = u32::from_le_bytes([h[0], h[1], h[2], 0]) as usize;
+        let mut b = vec![0; n];
+        self.s.read_exact(&mut b).unwrap();
+        b
+    }
+
+    fn command(&mut self, payload: &[u8]) -> Vec<u8> {
+        self.seq = 0;
+        self.write(payload);
+        self.read()
+    }
+
+    fn query(&mut self, sql: &str) {
+        let mut p = vec![0x03];
+        p.extend_from_slice(sql.as_bytes());
+        let r = self.command(&p);
+        assert_eq!(r[0], 0, "{sql}: {}", String::from_utf8_lossy(&r));
+    }
+}
+
+/// (code, message) of an ERR packet.
+fn err_of(p: &[u8]) -> (u16, String) {
+    assert_eq!(p[0], 0xff, "not an error: {p:?}");
+    let code = u16::from_le_bytes([p[1], p[2]]);
+    (code, String::from_utf8_lossy(&p[9..]).into_owned())
+}
+
+fn dump_packet(pos: u32, flags: u16, server_id: u32, file: &str) -> Vec<u8> {
+    let mut p = vec![0x12];
+    p.extend_from_slice(&pos.to_le_bytes());
+    p.extend_from_slice(&flags.to_le_bytes());
+    p.extend_from_slice(&server_id.to_le_bytes());
+    p.extend_from_slice(file.as_bytes());
+    p
+}
+
+#[test]
+fn bad_dump_and_register_requests_get_mariadb_errors() {
+    let mut primary = Server::start(&["--server-id=1"]);
+    {
+        let mut c = primary.conn(None);
+        c.query_drop("CREATE USER plain@'%'").unwrap();
+        c.query_drop("CREATE DATABASE big").unwrap();
+        c.query_drop("CREATE TABLE big.t (id INT PRIMARY KEY, v TEXT)")
+            .unwrap();
+        for i in 0..200 {
+            c.query_drop(format!("INSERT INTO big.t VALUES ({i}, REPEAT('v', 5000))"))
+                .unwrap();
+        }
+    }
+    let checksum = "SET @master_binlog_checksum = 'CRC32'";
+    // Unknown file.
+    let mut r = Raw::connect(primary.port, "root");
+    r.query(checksum);
+    let (code, msg) = err_of(&r.command(&dump_packet(4, 0, 7, "nope-000009")));
+    assert_eq!(code, 1236);
+    assert!(msg.contains("Could not find first log file name"), "{msg}");
+    // A position past the file's end.
+    let mut r = Raw::connect(primary.port, "root");
+    r.query(checksum);
+    let (code, msg) = err_of(&r.command(&dump_packet(1 << 30, 0, 7, "binlog-000000")));
+    assert_eq!(code, 1236);
+    assert!(msg.contains("impossible position"), "{msg}");
+    // A GTID position ahead of the binlog, and one of a server this binlog never had.
+    for (state, want) in [
+        ("0-1-999999", "which is not in the master's binlog"),
+        ("0-77-3", "probably means that the slave has diverged"),
+    ] {
+        let mut r = Raw::connect(primary.port, "root");
+        r.query(checksum);
+        r.query(&format!("SET @slave_connect_state = '{state}'"));
+        let (code, msg) = err_of(&r.command(&dump_packet(4, 0, 7, "")));
+        assert_eq!(code, 1236, "{msg}");
+        assert!(msg.contains(want), "{state}: {msg}");
+    }
+    // A client that does not know about checksums.
+    let mut r = Raw::connect(primary.port, "root");
+    let (code, msg) = err_of(&r.command(&dump_packet(4, 0, 7, "binlog-000000")));
+    assert_eq!(code, 1236);
+    assert!(
+        msg.contains("can not handle replication events with the checksum"),
+        "{msg}"
+    );
+    // Without REPLICATION SLAVE.
+    let mut r = Raw::connect(primary.port, "plain");
+    r.query(checksum);
+    let (code, _) = err_of(&r.command(&dump_packet(4, 0, 7, "binlog-000000")));
+    assert_eq!(code, 1227);
+    let mut r = Raw::connect(primary.port, "plain");
+    let mut reg = vec![0x15];
+    reg.extend_from_slice(&9u32.to_le_bytes());
+    reg.extend_from_slice(&[0, 0, 0]);
+    reg.extend_from_slice(&3306u16.to_le_bytes());
+    reg.extend_from_slice(&[0; 8]);
+    let (code, _) = err_of(&r.command(&reg));
+    assert_eq!(code, 1045);
+    // Garbage and truncated packets: an error, and the connection and server go on.
+    let mut r = Raw::connect(primary.port, "root");
+    for bad in [
+        &[0x12u8, 1, 2][..],
+        &[0x15, 1],
+        &[0x15, 9, 0, 0, 0, 200, b'x'],
+    ] {
+        let p = r.command(bad);
+        assert_eq!(p[0], 0xff, "{bad:?} got {p:?}");
+    }
+    r.query("DO 1");
+    // A client that reads a few events of a large stream and goes away.
+    for _ in 0..3 {
+        let mut r = Raw::connect(primary.port, "root");
+        r.query(checksum);
+        r.seq = 0;
+        r.write(&dump_packet(4, 0, 9, "binlog-000000"));
+        for _ in 0..5 {
+            let p = r.read();
+            assert_eq!(p[0], 0);
+        }
+        drop(r);
+    }
+    // A full non-blocking dump still works, and ends with EOF.
+    let mut r = Raw::connect(primary.port, "root");
+    r.query(checksum);
+    r.seq = 0;
+    r.write(&dump_packet(4, 1, 9, "binlog-000000"));
+    let mut events = 0;
+    loop {
+        let p = r.read();
+        if p[0] == 0xfe && p.len() < 9 {
+            break;
+        }
+        assert_eq!(p[0], 0, "{p:?}");
+        events += 1;
+    }
+    assert!(events > 400, "{events} events");
+    assert!(primary.is_running());
+    primary.assert_no_panic();
+}
