@@ -120,7 +120,7 @@ fn add_repl_user(primary: &Server) {
 
 #[test]
 fn mariadb_replica_follows_mixed_workload() {
-    let mut primary = Server::start(&["--server-id=1"]);
+    let primary = Server::start(&["--server-id=1"]);
     add_repl_user(&primary);
     let Some(replica) = Replica::start("mariadb_replica_follows_mixed_workload", &primary, 2)
     else {
