@@ -149,6 +149,15 @@ fn mariadb_replica_follows_mixed_workload() {
     ] {
         c.query_drop(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
     }
+    // Statements on unqualified names: the QUERY events carry the session's database.
+    let mut u = primary.conn(Some("shop"));
+    u.query_drop("CREATE TABLE local_t (a INT PRIMARY KEY, b VARCHAR(10) DEFAULT 'dflt')")
+        .unwrap();
+    u.query_drop("INSERT INTO local_t (a) VALUES (1), (2)")
+        .unwrap();
+    u.query_drop("ALTER TABLE local_t ADD COLUMN c INT")
+        .unwrap();
+    u.query_drop("RENAME TABLE local_t TO local_u").unwrap();
     replica.wait_for(&primary, Duration::from_secs(30));
     // Rotation and purge while the replica streams.
     c.query_drop("FLUSH BINARY LOGS").unwrap();
@@ -179,6 +188,30 @@ fn mariadb_replica_follows_mixed_workload() {
     assert_eq!(hosts.len(), 1, "{hosts:?}");
     assert_eq!((hosts[0].0, hosts[0].3), (2, 1));
     primary.assert_no_panic();
+}
+
+/// A replica with the primary's server id stops with MariaDB's error 1593.
+#[test]
+fn replica_with_the_primarys_server_id_is_refused() {
+    let primary = Server::start(&["--server-id=5"]);
+    add_repl_user(&primary);
+    let Some(replica) = Replica::start(
+        "replica_with_the_primarys_server_id_is_refused",
+        &primary,
+        5,
+    ) else {
+        return;
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (io, _, io_err, _) = replica.status();
+        if io == "No" && !io_err.is_empty() {
+            assert!(io_err.contains("equal MariaDB server ids"), "{io_err}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "IO thread still {io}: {io_err}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
 
 /// Builds the fsync-delay shim (`crates/tools/shim`) into `dir`.
