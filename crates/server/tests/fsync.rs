@@ -152,23 +152,6 @@ fn fsyncs_per_commit() {
     srv.stop();
 }
 
-/// Builds the benchmark's fsync-delay shim (`crates/tools/shim`) into `dir`.
-fn build_shim(dir: &std::path::Path) -> Option<std::path::PathBuf> {
-    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/../tools/shim/fsync_delay.c");
-    let out = dir.join("fsync_delay.so");
-    let ok = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
-        .args(["-shared", "-fPIC", "-O2", "-o"])
-        .arg(&out)
-        .arg(src)
-        .arg("-ldl")
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        eprintln!("SKIP group_commit_under_slow_syncs: no C compiler to build the fsync shim");
-    }
-    ok.then_some(out)
-}
-
 /// With slow syncs (2 ms added to each by the shim) the committer's leader waits for the
 /// sessions that commit concurrently, and the one that completes the group leads it: two
 /// alternating clients share each sync, and 16 clients share about one sync per round.
@@ -177,7 +160,7 @@ fn build_shim(dir: &std::path::Path) -> Option<std::path::PathBuf> {
 #[test]
 fn group_commit_under_slow_syncs() {
     let tmp = tempfile::tempdir().unwrap();
-    let Some(shim) = build_shim(tmp.path()) else {
+    let Some(shim) = build_shim(tmp.path(), "group_commit_under_slow_syncs") else {
         return;
     };
     let shim = shim.display().to_string();

@@ -214,30 +214,13 @@ fn replica_with_the_primarys_server_id_is_refused() {
     }
 }
 
-/// Builds the fsync-delay shim (`crates/tools/shim`) into `dir`.
-fn build_shim(dir: &std::path::Path) -> Option<std::path::PathBuf> {
-    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/../tools/shim/fsync_delay.c");
-    let out = dir.join("fsync_delay.so");
-    let ok = std::process::Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
-        .args(["-shared", "-fPIC", "-O2", "-o"])
-        .arg(&out)
-        .arg(src)
-        .arg("-ldl")
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        eprintln!("SKIP: no C compiler to build the fsync shim");
-    }
-    ok.then_some(out)
-}
-
 /// With every sync taking 400 ms, a row reaches the replica only after the sync that makes
 /// it durable: with sync_binlog=1 not before the commit returns, and with sync_binlog=0
 /// (the commit returns at once) only after the dump thread's own sync.
 #[test]
 fn groups_reach_replicas_only_once_durable() {
     let tmp = tempfile::tempdir().unwrap();
-    let Some(shim) = build_shim(tmp.path()) else {
+    let Some(shim) = build_shim(tmp.path(), "groups_reach_replicas_only_once_durable") else {
         return;
     };
     let shim = shim.display().to_string();

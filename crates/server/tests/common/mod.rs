@@ -59,6 +59,24 @@ pub fn have_python_module(module: &str, test: &str) -> bool {
     ok
 }
 
+/// Builds the benchmark's fsync-delay shim (`crates/tools/shim`) into `dir`; None, with a
+/// notice naming `test`, without a C compiler.
+pub fn build_shim(dir: &Path, test: &str) -> Option<PathBuf> {
+    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/../tools/shim/fsync_delay.c");
+    let out = dir.join("fsync_delay.so");
+    let ok = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
+        .args(["-shared", "-fPIC", "-O2", "-o"])
+        .arg(&out)
+        .arg(src)
+        .arg("-ldl")
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        eprintln!("SKIP {test}: no C compiler to build the fsync shim");
+    }
+    ok.then_some(out)
+}
+
 /// A running `onelogd`.
 pub struct Server {
     pub dir: PathBuf,
