@@ -1,0 +1,1271 @@
+//! Binding DDL: column types and options, indexes, CREATE TABLE, ALTER TABLE and the
+//! other statements that become an engine `Ddl`.
+
+use super::*;
+
+/// Maps a declared SQL type to a column type.
+pub fn column_type(t: &sq::DataType, name: &str) -> Result<ColumnType, SqlError> {
+    use sq::DataType as D;
+    let int = |bytes, unsigned| ColumnType::Int { bytes, unsigned };
+    let ty = match t {
+        D::TinyInt(_) | D::Bool | D::Boolean => int(1, false),
+        D::TinyIntUnsigned(_) | D::UTinyInt => int(1, true),
+        D::SmallInt(_) | D::Int2(_) => int(2, false),
+        D::SmallIntUnsigned(_) | D::Int2Unsigned(_) | D::USmallInt => int(2, true),
+        D::MediumInt(_) => int(3, false),
+        D::MediumIntUnsigned(_) => int(3, true),
+        D::Int(_) | D::Integer(_) | D::Int4(_) => int(4, false),
+        D::IntUnsigned(_) | D::IntegerUnsigned(_) | D::Int4Unsigned(_) => int(4, true),
+        D::BigInt(_) | D::Int8(_) => int(8, false),
+        D::BigIntUnsigned(_) | D::Int8Unsigned(_) | D::UBigInt => int(8, true),
+        D::Float(info) => match info {
+            sq::ExactNumberInfo::Precision(p) if *p > 24 => ColumnType::Double,
+            _ => ColumnType::Float,
+        },
+        D::FloatUnsigned(_) => ColumnType::Float,
+        D::Real | D::Double(_) | D::DoublePrecision | D::DoubleUnsigned(_) | D::Float8 => {
+            ColumnType::Double
+        }
+        D::Decimal(info)
+        | D::Numeric(info)
+        | D::Dec(info)
+        | D::DecimalUnsigned(info)
+        | D::DecUnsigned(info) => {
+            let (p, s) = exact_info(info, 10, 0);
+            if p > Decimal::MAX_PRECISION {
+                return Err(err(
+                    1426,
+                    format!(
+                        "Too big precision {p} specified for '{name}'. Maximum is {}",
+                        Decimal::MAX_PRECISION
+                    ),
+                ));
+            }
+            if s > p || s > Decimal::MAX_SCALE {
+                return Err(err(
+                    1427,
+                    format!("For float(M,D), double(M,D) or decimal(M,D), M must be >= D (column '{name}')"),
+                ));
+            }
+            ColumnType::Decimal {
+                precision: p.max(1),
+                scale: s,
+            }
+        }
+        D::Char(l) | D::Character(l) => ColumnType::char(char_len(l, 1), Collation::DEFAULT),
+        D::Varchar(l) | D::CharacterVarying(l) | D::CharVarying(l) | D::Nvarchar(l) => {
+            if l.is_none() {
+                return Err(crate::parser::syntax_error("", 0));
+            }
+            ColumnType::varchar(char_len(l, 0), Collation::DEFAULT)
+        }
+        D::Binary(l) => ColumnType::char(l.unwrap_or(1) as u32, Collation::Binary),
+        D::Varbinary(l) => ColumnType::varchar(
+            match l {
+                Some(sq::BinaryLength::IntegerLength { length }) => *length as u32,
+                _ => 65535,
+            },
+            Collation::Binary,
+        ),
+        D::TinyText => ColumnType::text(1, Collation::DEFAULT),
+        D::Text => ColumnType::text(2, Collation::DEFAULT),
+        D::MediumText => ColumnType::text(3, Collation::DEFAULT),
+        D::LongText => ColumnType::text(4, Collation::DEFAULT),
+        D::TinyBlob => ColumnType::text(1, Collation::Binary),
+        D::Blob(_) => ColumnType::text(2, Collation::Binary),
+        D::MediumBlob => ColumnType::text(3, Collation::Binary),
+        D::LongBlob => ColumnType::text(4, Collation::Binary),
+        D::Date => ColumnType::Date,
+        D::Datetime(p) => ColumnType::DateTime {
+            fsp: p.unwrap_or(0).min(6) as u8,
+        },
+        D::Timestamp(p, _) => ColumnType::Timestamp {
+            fsp: p.unwrap_or(0).min(6) as u8,
+        },
+        D::Time(p, _) => ColumnType::Time {
+            fsp: p.unwrap_or(0).min(6) as u8,
+        },
+        other => return Err(unsupported(&format!("data type {other}"))),
+    };
+    if let ColumnType::Varchar { len, binary, .. } | ColumnType::Char { len, binary, .. } = ty {
+        let max = if matches!(ty, ColumnType::Char { .. }) {
+            255
+        } else if binary {
+            65532
+        } else {
+            16383
+        };
+        if len > max {
+            return Err(err(
+                1074,
+                format!(
+                    "Column length too big for column '{name}' (max = {max}); use BLOB or TEXT instead"
+                ),
+            ));
+        }
+    }
+    Ok(ty)
+}
+
+pub(super) fn default_value(
+    e: &sq::Expr,
+    col: &str,
+    ty: &ColumnType,
+) -> Result<(Option<Value>, bool), SqlError> {
+    let invalid = || {
+        err(
+            code::ER_INVALID_DEFAULT,
+            format!("Invalid default value for '{col}'"),
+        )
+    };
+    // CURRENT_TIMESTAMP / NOW()
+    if let sq::Expr::Function(f) = e {
+        let n = name_parts(&f.name).join(".").to_lowercase();
+        if matches!(
+            n.as_str(),
+            "current_timestamp" | "now" | "localtimestamp" | "localtime"
+        ) {
+            if !matches!(
+                ty,
+                ColumnType::DateTime { .. } | ColumnType::Timestamp { .. }
+            ) {
+                return Err(invalid());
+            }
+            return Ok((None, true));
+        }
+    }
+    let v = match e {
+        sq::Expr::Value(v) => match &v.value {
+            sq::Value::Number(n, _) => parse_number(n),
+            sq::Value::SingleQuotedString(s) | sq::Value::DoubleQuotedString(s) => {
+                Value::Bytes(crate::literal_bytes(s))
+            }
+            sq::Value::Null => Value::Null,
+            sq::Value::Boolean(b) => Value::Int(*b as i64),
+            sq::Value::HexStringLiteral(_) => return Err(unsupported("hex DEFAULT")),
+            _ => return Err(invalid()),
+        },
+        sq::Expr::UnaryOp {
+            op: sq::UnaryOperator::Minus,
+            expr,
+        } => match default_value(expr, col, &ColumnType::Double)? {
+            (Some(v), _) => expr::binary(BinOp::Sub, Value::Int(0), v)?,
+            _ => return Err(invalid()),
+        },
+        sq::Expr::Nested(inner) => return default_value(inner, col, ty),
+        _ => return Err(unsupported("expression DEFAULT values")),
+    };
+    if v.is_null() {
+        return Ok((Some(Value::Null), false));
+    }
+    match expr::convert_for_column(&v, ty) {
+        Ok(c) => Ok((Some(c), false)),
+        Err(_) => Err(invalid()),
+    }
+}
+
+/// A column definition bound to the engine's form, plus the keys declared inline.
+pub(super) struct BoundColumn {
+    def: ColumnDef,
+    primary: bool,
+    unique: bool,
+}
+
+/// The collation named by `CHARACTER SET cs` and/or `COLLATE name` (None when neither is
+/// given). `latin1`, `utf8mb3`/`utf8` and `ascii` are stored as utf8mb4: their `_ci`
+/// collations map to utf8mb4_general_ci and their `_bin`/`_cs` ones to utf8mb4_bin (see
+/// `onelog_types::collation`).
+pub fn charset_collation(
+    charset: Option<&str>,
+    collation: Option<&str>,
+) -> Result<Option<Collation>, SqlError> {
+    let cs = match charset {
+        Some(cs) => Some(Collation::charset_default(cs).ok_or_else(|| {
+            err(
+                crate::codes::ER_UNKNOWN_CHARACTER_SET,
+                format!("Unknown character set: '{cs}'"),
+            )
+        })?),
+        None => None,
+    };
+    let Some(name) = collation else {
+        return Ok(cs);
+    };
+    let c = Collation::from_name(name).ok_or_else(|| {
+        err(
+            crate::codes::ER_UNKNOWN_COLLATION,
+            format!("Unknown collation: '{name}'"),
+        )
+    })?;
+    if let Some(cs_name) = charset {
+        let of = Collation::charset_of_name(name);
+        let same = of.eq_ignore_ascii_case(cs_name)
+            || (matches!(of.as_str(), "utf8" | "utf8mb3")
+                && matches!(cs_name.to_ascii_lowercase().as_str(), "utf8" | "utf8mb3"));
+        if !same {
+            return Err(err(
+                crate::codes::ER_COLLATION_CHARSET_MISMATCH,
+                format!(
+                    "COLLATION '{name}' is not valid for CHARACTER SET '{}'",
+                    cs_name.to_lowercase()
+                ),
+            ));
+        }
+    }
+    Ok(Some(c))
+}
+
+/// Binds a column definition; text columns without CHARACTER SET / COLLATE get
+/// `table_coll`, the table's default collation.
+pub(super) fn bind_column(
+    c: &sq::ColumnDef,
+    table_coll: Collation,
+) -> Result<BoundColumn, SqlError> {
+    let name = c.name.value.clone();
+    if name.is_empty() || name.len() > 64 {
+        return Err(err(
+            code::ER_WRONG_COLUMN_NAME,
+            format!("Incorrect column name '{name}'"),
+        ));
+    }
+    let mut ty = column_type(&c.data_type, &name)?;
+    let mut charset = None;
+    let mut collation = None;
+    for o in &c.options {
+        match &o.option {
+            sq::ColumnOption::CharacterSet(n) => charset = Some(name_parts(n).join(".")),
+            sq::ColumnOption::Collation(n) => collation = Some(name_parts(n).join(".")),
+            _ => {}
+        }
+    }
+    if ty.is_string() && !ty.is_binary() {
+        let coll = charset_collation(charset.as_deref(), collation.as_deref())?;
+        ty = ty.with_collation(coll.unwrap_or(table_coll));
+    }
+    let mut def = ColumnDef {
+        name: name.clone(),
+        ty,
+        nullable: true,
+        default: None,
+        auto_increment: false,
+        default_now: false,
+        on_update_now: false,
+        comment: String::new(),
+    };
+    let mut primary = false;
+    let mut unique = false;
+    let mut explicit_null = false;
+    let mut default_null = false;
+    for o in &c.options {
+        match &o.option {
+            sq::ColumnOption::Null => {
+                def.nullable = true;
+                explicit_null = true;
+            }
+            sq::ColumnOption::NotNull => def.nullable = false,
+            sq::ColumnOption::Default(e) => {
+                let (v, now) = default_value(e, &name, &ty)?;
+                def.default_now = now;
+                if let Some(Value::Null) = v {
+                    default_null = true;
+                    def.default = None;
+                } else {
+                    def.default = v;
+                }
+            }
+            sq::ColumnOption::PrimaryKey(_) => primary = true,
+            sq::ColumnOption::Unique(_) => unique = true,
+            sq::ColumnOption::DialectSpecific(toks) => {
+                let s: String = toks
+                    .iter()
+                    .map(|t| t.to_string())
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                if s.eq_ignore_ascii_case("AUTO_INCREMENT") {
+                    def.auto_increment = true;
+                } else {
+                    return Err(unsupported(&format!("column option {s}")));
+                }
+            }
+            sq::ColumnOption::Comment(s) => def.comment = s.clone(),
+            sq::ColumnOption::CharacterSet(_) | sq::ColumnOption::Collation(_) => {}
+            sq::ColumnOption::OnUpdate(e) => {
+                let (_, now) = default_value(e, &name, &ty)?;
+                if !now {
+                    return Err(err(
+                        crate::codes::ER_INVALID_ON_UPDATE,
+                        format!("Invalid ON UPDATE clause for '{name}' column"),
+                    ));
+                }
+                def.on_update_now = true;
+            }
+            other => return Err(unsupported(&format!("column option {other}"))),
+        }
+    }
+    if primary {
+        def.nullable = false;
+    }
+    if default_null && !def.nullable {
+        return Err(err(
+            code::ER_INVALID_DEFAULT,
+            format!("Invalid default value for '{name}'"),
+        ));
+    }
+    let _ = explicit_null;
+    if def.auto_increment
+        && !matches!(
+            ty,
+            ColumnType::Int { .. } | ColumnType::Float | ColumnType::Double
+        )
+    {
+        return Err(err(
+            code::ER_WRONG_FIELD_SPEC,
+            format!("Incorrect column specifier for column '{name}'"),
+        ));
+    }
+    Ok(BoundColumn {
+        def,
+        primary,
+        unique,
+    })
+}
+
+/// Index columns: positions and prefix lengths.
+pub(super) fn index_columns(
+    cols: &[ColumnDef],
+    ics: &[sq::IndexColumn],
+) -> Result<(Vec<usize>, Vec<Option<u32>>), SqlError> {
+    let mut pos = Vec::new();
+    let mut prefix = Vec::new();
+    for ic in ics {
+        let (name, plen) = match &ic.column.expr {
+            sq::Expr::Identifier(i) => (i.value.clone(), None),
+            sq::Expr::Function(f) => {
+                // `c(10)` parses as a function call.
+                let n = name_parts(&f.name).pop().unwrap_or_default();
+                let len = match &f.args {
+                    sq::FunctionArguments::List(l) if l.args.len() == 1 => match &l.args[0] {
+                        sq::FunctionArg::Unnamed(sq::FunctionArgExpr::Expr(sq::Expr::Value(v))) => {
+                            match &v.value {
+                                sq::Value::Number(n, _) => n.parse::<u32>().ok(),
+                                _ => None,
+                            }
+                        }
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                (n, Some(len.ok_or_else(|| unsupported("functional index"))?))
+            }
+            other => return Err(unsupported(&format!("index on {other}"))),
+        };
+        let Some(i) = cols.iter().position(|c| ident_eq(&c.name, &name)) else {
+            return Err(err(
+                code::ER_KEY_COLUMN_DOES_NOT_EXIST,
+                format!("Key column '{name}' doesn't exist in table"),
+            ));
+        };
+        // TEXT/BLOB keys without a length get a 768-character prefix (MariaDB 10.11
+        // accepts them the same way for non-unique keys).
+        let plen = if plen.is_none() && matches!(cols[i].ty, ColumnType::Blob { .. }) {
+            Some(768)
+        } else {
+            plen
+        };
+        pos.push(i);
+        prefix.push(plen);
+    }
+    Ok((pos, prefix))
+}
+
+pub(super) fn unique_index_name(existing: &[IndexDef], base: &str) -> String {
+    if !existing.iter().any(|i| ident_eq(&i.name, base)) {
+        return base.to_string();
+    }
+    for n in 2.. {
+        let cand = format!("{base}_{n}");
+        if !existing.iter().any(|i| ident_eq(&i.name, &cand)) {
+            return cand;
+        }
+    }
+    unreachable!()
+}
+
+pub(super) fn make_index(
+    cols: &[ColumnDef],
+    existing: &[IndexDef],
+    name: Option<String>,
+    ics: &[sq::IndexColumn],
+    unique: bool,
+    primary: bool,
+) -> Result<IndexDef, SqlError> {
+    let (columns, prefix_lens) = index_columns(cols, ics)?;
+    let name = if primary {
+        "PRIMARY".to_string()
+    } else {
+        match name {
+            Some(n) => {
+                if ident_eq(&n, "PRIMARY") {
+                    return Err(err(1280, format!("Incorrect index name '{n}'")));
+                }
+                n
+            }
+            None => unique_index_name(existing, &cols[columns[0]].name),
+        }
+    };
+    Ok(IndexDef {
+        id: 0,
+        name,
+        columns,
+        prefix_lens,
+        unique: unique || primary,
+        primary,
+    })
+}
+
+/// Binds an index from a table constraint (PRIMARY KEY, UNIQUE, KEY/INDEX). Foreign keys
+/// and CHECK constraints yield None (accepted and not enforced).
+pub(super) fn constraint_index(
+    cols: &[ColumnDef],
+    existing: &[IndexDef],
+    c: &sq::TableConstraint,
+) -> Result<Option<IndexDef>, SqlError> {
+    Ok(Some(match c {
+        sq::TableConstraint::PrimaryKey(pk) => {
+            make_index(cols, existing, None, &pk.columns, true, true)?
+        }
+        sq::TableConstraint::Unique(u) => make_index(
+            cols,
+            existing,
+            u.index_name
+                .as_ref()
+                .or(u.name.as_ref())
+                .map(|i| i.value.clone()),
+            &u.columns,
+            true,
+            false,
+        )?,
+        sq::TableConstraint::Index(i) => make_index(
+            cols,
+            existing,
+            i.name.as_ref().map(|n| n.value.clone()),
+            &i.columns,
+            false,
+            false,
+        )?,
+        sq::TableConstraint::ForeignKey(_) | sq::TableConstraint::Check(_) => return Ok(None),
+        other => return Err(unsupported(&format!("constraint {other}"))),
+    }))
+}
+
+/// ENGINE, AUTO_INCREMENT, COMMENT and the default collation (DEFAULT CHARSET / COLLATE)
+/// of a table's options.
+pub(super) struct TableOptions {
+    engine: String,
+    auto_increment: Option<u64>,
+    comment: String,
+    collation: Collation,
+}
+
+pub(super) fn table_options(opts: &sq::CreateTableOptions) -> Result<TableOptions, SqlError> {
+    let list: &[sq::SqlOption] = match opts {
+        sq::CreateTableOptions::None => &[],
+        sq::CreateTableOptions::With(v)
+        | sq::CreateTableOptions::Options(v)
+        | sq::CreateTableOptions::Plain(v)
+        | sq::CreateTableOptions::TableProperties(v) => v,
+    };
+    let mut engine = "InnoDB".to_string();
+    let mut autoinc = None;
+    let mut comment = String::new();
+    let mut charset = None;
+    let mut collation = None;
+    for o in list {
+        match o {
+            sq::SqlOption::KeyValue { key, value } => {
+                let k = key.value.to_uppercase();
+                let v = value.to_string().trim_matches(['\'', '"']).to_string();
+                match k.as_str() {
+                    "AUTO_INCREMENT" => autoinc = v.parse().ok(),
+                    "COMMENT" => comment = v,
+                    "DEFAULT CHARSET" | "CHARSET" | "DEFAULT CHARACTER SET" | "CHARACTER SET" => {
+                        charset = Some(v)
+                    }
+                    "DEFAULT COLLATE" | "COLLATE" => collation = Some(v),
+                    _ => {}
+                }
+            }
+            sq::SqlOption::NamedParenthesizedList(l) => {
+                if l.key.value.eq_ignore_ascii_case("ENGINE") {
+                    if let Some(n) = &l.name {
+                        engine = n.value.clone();
+                    }
+                }
+            }
+            other => {
+                let s = other.to_string();
+                if let Some(rest) = s.strip_prefix("ENGINE") {
+                    engine = rest.trim_start_matches([' ', '=']).to_string();
+                }
+            }
+        }
+    }
+    let collation =
+        charset_collation(charset.as_deref(), collation.as_deref())?.unwrap_or(Collation::DEFAULT);
+    Ok(TableOptions {
+        engine,
+        auto_increment: autoinc,
+        comment,
+        collation,
+    })
+}
+
+/// Binds CREATE TABLE into the engine's table definition.
+pub fn bind_create_table(
+    b: &Binder,
+    ct: &sq::CreateTable,
+) -> Result<(Ddl, Vec<SqlError>), SqlError> {
+    if ct.temporary {
+        return Err(unsupported("CREATE TEMPORARY TABLE"));
+    }
+    if ct.query.is_some() {
+        return Err(unsupported("CREATE TABLE ... SELECT"));
+    }
+    let (db, name) = b.table_name(&ct.name)?;
+    if name.is_empty() || name.len() > 64 {
+        return Err(err(
+            code::ER_WRONG_TABLE_NAME,
+            format!("Incorrect table name '{name}'"),
+        ));
+    }
+    if let Some(like) = &ct.like {
+        let src_name = match like {
+            sq::CreateTableLikeKind::Parenthesized(l) | sq::CreateTableLikeKind::Plain(l) => {
+                &l.name
+            }
+        };
+        let (sdb, sname) = b.table_name(src_name)?;
+        let src = b.resolve_table(&sdb, &sname)?;
+        let mut def = (*src).clone();
+        def.id = 0;
+        def.db = db;
+        def.name = name;
+        if def.hidden_pk {
+            def.indexes.remove(0);
+            def.hidden_pk = false;
+        }
+        for i in &mut def.indexes {
+            i.id = 0;
+        }
+        return Ok((
+            Ddl::CreateTable {
+                def,
+                if_not_exists: ct.if_not_exists,
+            },
+            vec![],
+        ));
+    }
+    if ct.columns.is_empty() {
+        return Err(err(
+            code::ER_TABLE_MUST_HAVE_COLUMNS,
+            "A table must have at least 1 column",
+        ));
+    }
+    let opts = table_options(&ct.table_options)?;
+    let mut columns = Vec::new();
+    let mut inline_pk = Vec::new();
+    let mut inline_unique = Vec::new();
+    for c in &ct.columns {
+        let bc = bind_column(c, opts.collation)?;
+        if columns
+            .iter()
+            .any(|x: &ColumnDef| ident_eq(&x.name, &bc.def.name))
+        {
+            return Err(err(
+                code::ER_DUP_FIELDNAME,
+                format!("Duplicate column name '{}'", bc.def.name),
+            ));
+        }
+        if bc.primary {
+            inline_pk.push(columns.len());
+        }
+        if bc.unique {
+            inline_unique.push(columns.len());
+        }
+        columns.push(bc.def);
+    }
+    let mut warnings = Vec::new();
+    let mut indexes: Vec<IndexDef> = Vec::new();
+    if inline_pk.len() > 1 {
+        return Err(err(
+            code::ER_MULTIPLE_PRI_KEY,
+            "Multiple primary key defined",
+        ));
+    }
+    if let Some(&c) = inline_pk.first() {
+        indexes.push(IndexDef {
+            id: 0,
+            name: "PRIMARY".into(),
+            columns: vec![c],
+            prefix_lens: vec![None],
+            unique: true,
+            primary: true,
+        });
+    }
+    for c in &ct.constraints {
+        match constraint_index(&columns, &indexes, c)? {
+            Some(idx) => {
+                if idx.primary {
+                    if indexes.iter().any(|i| i.primary) {
+                        return Err(err(code::ER_MULTIPLE_PRI_KEY, "Multiple primary key defined"));
+                    }
+                    for &col in &idx.columns {
+                        columns[col].nullable = false;
+                        if columns[col].default.is_none() {
+                            // keep
+                        }
+                    }
+                    indexes.insert(0, idx);
+                } else {
+                    if indexes.iter().any(|i| ident_eq(&i.name, &idx.name)) {
+                        return Err(err(
+                            code::ER_DUP_KEYNAME,
+                            format!("Duplicate key name '{}'", idx.name),
+                        ));
+                    }
+                    indexes.push(idx);
+                }
+            }
+            None => warnings.push(crate::sql_err(
+                code::ER_NOT_SUPPORTED_YET,
+                "onelog does not enforce FOREIGN KEY and CHECK constraints; the constraint was ignored",
+            )),
+        }
+    }
+    for &c in &inline_unique {
+        let name = unique_index_name(&indexes, &columns[c].name);
+        indexes.push(IndexDef {
+            id: 0,
+            name,
+            columns: vec![c],
+            prefix_lens: vec![None],
+            unique: true,
+            primary: false,
+        });
+    }
+    check_auto_key(&columns, &indexes)?;
+    let def = TableDef {
+        id: 0,
+        db,
+        name,
+        columns,
+        indexes,
+        hidden_pk: false,
+        comment: opts.comment,
+        engine_name: opts.engine,
+        auto_increment_start: opts.auto_increment,
+        collation: opts.collation,
+    };
+    Ok((
+        Ddl::CreateTable {
+            def,
+            if_not_exists: ct.if_not_exists,
+        },
+        warnings,
+    ))
+}
+
+/// Binds ALTER TABLE operations (and CREATE/DROP INDEX) against the table's current
+/// definition.
+pub fn bind_alter(t: &TableDef, ops: &[sq::AlterTableOperation]) -> Result<Vec<AlterOp>, SqlError> {
+    let mut cols: Vec<ColumnDef> = t.columns.clone();
+    let mut idx: Vec<IndexDef> = t.indexes.clone();
+    if t.hidden_pk {
+        idx.remove(0);
+    }
+    let mut out = Vec::new();
+    for op in ops {
+        use sq::AlterTableOperation as A;
+        match op {
+            A::AddConstraint { constraint, .. } => {
+                let Some(i) = constraint_index(&cols, &idx, constraint)? else {
+                    continue;
+                };
+                if i.primary && idx.iter().any(|x| x.primary) {
+                    return Err(err(
+                        code::ER_MULTIPLE_PRI_KEY,
+                        "Multiple primary key defined",
+                    ));
+                }
+                if idx.iter().any(|x| ident_eq(&x.name, &i.name)) {
+                    return Err(err(
+                        code::ER_DUP_KEYNAME,
+                        format!("Duplicate key name '{}'", i.name),
+                    ));
+                }
+                idx.push(i.clone());
+                out.push(AlterOp::AddIndex(i));
+            }
+            A::AddColumn {
+                column_def,
+                column_position,
+                if_not_exists,
+                ..
+            } => {
+                let bc = bind_column(column_def, t.collation)?;
+                if cols.iter().any(|c| ident_eq(&c.name, &bc.def.name)) {
+                    if *if_not_exists {
+                        continue;
+                    }
+                    return Err(err(
+                        code::ER_DUP_FIELDNAME,
+                        format!("Duplicate column name '{}'", bc.def.name),
+                    ));
+                }
+                // Existing rows get the DEFAULT, else NULL, else (NOT NULL without DEFAULT)
+                // the type's zero value, as in MariaDB; an AUTO_INCREMENT column numbers
+                // them 1, 2, ... in primary key order.
+                let pos = match column_position {
+                    None => None,
+                    Some(sq::MySQLColumnPosition::First) => Some(0),
+                    Some(sq::MySQLColumnPosition::After(a)) => {
+                        match cols.iter().position(|c| ident_eq(&c.name, &a.value)) {
+                            Some(p) => Some(p + 1),
+                            None => {
+                                return Err(err(
+                                    code::ER_BAD_FIELD_ERROR,
+                                    format!("Unknown column '{}' in '{}'", a.value, t.name),
+                                ))
+                            }
+                        }
+                    }
+                };
+                let p = pos.unwrap_or(cols.len());
+                cols.insert(p, bc.def.clone());
+                for i in &mut idx {
+                    for c in &mut i.columns {
+                        if *c >= p {
+                            *c += 1;
+                        }
+                    }
+                }
+                out.push(AlterOp::AddColumn {
+                    def: bc.def.clone(),
+                    position: pos,
+                });
+                column_keys(&bc, p, &mut idx, &mut out)?;
+            }
+            A::DropColumn {
+                column_names,
+                if_exists,
+                ..
+            } => {
+                for n in column_names {
+                    let Some(p) = cols.iter().position(|c| ident_eq(&c.name, &n.value)) else {
+                        if *if_exists {
+                            continue;
+                        }
+                        return Err(err(
+                            code::ER_CANT_DROP_FIELD_OR_KEY,
+                            format!("Can't DROP COLUMN `{}`; check that it exists", n.value),
+                        ));
+                    };
+                    cols.remove(p);
+                    for i in &mut idx {
+                        i.columns.retain(|&c| c != p);
+                        for c in &mut i.columns {
+                            if *c > p {
+                                *c -= 1;
+                            }
+                        }
+                    }
+                    idx.retain(|i| !i.columns.is_empty());
+                    out.push(AlterOp::DropColumn(n.value.clone()));
+                }
+            }
+            A::DropIndex { name } => {
+                if !idx.iter().any(|i| ident_eq(&i.name, &name.value)) {
+                    return Err(err(
+                        code::ER_CANT_DROP_FIELD_OR_KEY,
+                        format!("Can't DROP INDEX `{}`; check that it exists", name.value),
+                    ));
+                }
+                idx.retain(|i| !ident_eq(&i.name, &name.value));
+                out.push(AlterOp::DropIndex(name.value.clone()));
+            }
+            A::DropPrimaryKey { .. } => {
+                if !idx.iter().any(|i| i.primary) {
+                    return Err(err(
+                        code::ER_CANT_DROP_FIELD_OR_KEY,
+                        "Can't DROP INDEX `PRIMARY`; check that it exists",
+                    ));
+                }
+                idx.retain(|i| !i.primary);
+                out.push(AlterOp::DropIndex("PRIMARY".into()));
+            }
+            A::ModifyColumn {
+                col_name,
+                data_type,
+                options,
+                column_position,
+            } => change_column(
+                t,
+                &mut cols,
+                &mut idx,
+                &mut out,
+                &col_name.value,
+                &sq::ColumnDef {
+                    name: col_name.clone(),
+                    data_type: data_type.clone(),
+                    options: column_options(options),
+                },
+                column_position.as_ref(),
+            )?,
+            A::ChangeColumn {
+                old_name,
+                new_name,
+                data_type,
+                options,
+                column_position,
+            } => change_column(
+                t,
+                &mut cols,
+                &mut idx,
+                &mut out,
+                &old_name.value,
+                &sq::ColumnDef {
+                    name: new_name.clone(),
+                    data_type: data_type.clone(),
+                    options: column_options(options),
+                },
+                column_position.as_ref(),
+            )?,
+            A::RenameColumn {
+                old_column_name,
+                new_column_name,
+            } => {
+                let pos = find_column(t, &cols, &old_column_name.value)?;
+                let to = &new_column_name.value;
+                check_new_column_name(&cols, pos, to)?;
+                let mut def = cols[pos].clone();
+                def.name = to.clone();
+                cols[pos] = def.clone();
+                out.push(AlterOp::ChangeColumn {
+                    name: old_column_name.value.clone(),
+                    def,
+                    position: None,
+                });
+            }
+            A::AlterColumn { column_name, op } => {
+                let pos = find_column(t, &cols, &column_name.value)?;
+                let mut def = cols[pos].clone();
+                match op {
+                    sq::AlterColumnOperation::SetDefault { value } => {
+                        let (v, now) = default_value(value, &def.name, &def.ty)?;
+                        match v {
+                            Some(Value::Null) if !def.nullable => {
+                                return Err(err(
+                                    code::ER_INVALID_DEFAULT,
+                                    format!("Invalid default value for '{}'", def.name),
+                                ))
+                            }
+                            Some(Value::Null) => def.default = None,
+                            v => def.default = v,
+                        }
+                        def.default_now = now;
+                    }
+                    sq::AlterColumnOperation::DropDefault => {
+                        def.default = None;
+                        def.default_now = false;
+                    }
+                    other => return Err(unsupported(&format!("ALTER COLUMN ... {other}"))),
+                }
+                cols[pos] = def.clone();
+                out.push(AlterOp::ChangeColumn {
+                    name: column_name.value.clone(),
+                    def,
+                    position: None,
+                });
+            }
+            // onelog picks its own algorithm and always holds an exclusive metadata lock.
+            A::Algorithm { .. } | A::Lock { .. } => {}
+            other => return Err(unsupported(&format!("ALTER TABLE {other}"))),
+        }
+    }
+    check_auto_key(&cols, &idx)?;
+    Ok(out)
+}
+
+/// AUTO_INCREMENT: one column at most, and it must lead a key (error 1075).
+pub(super) fn check_auto_key(columns: &[ColumnDef], indexes: &[IndexDef]) -> Result<(), SqlError> {
+    let autos: Vec<usize> = (0..columns.len())
+        .filter(|&i| columns[i].auto_increment)
+        .collect();
+    if autos.len() > 1
+        || autos
+            .first()
+            .is_some_and(|&a| !indexes.iter().any(|i| i.columns.first() == Some(&a)))
+    {
+        return Err(err(
+            code::ER_WRONG_AUTO_KEY,
+            "Incorrect table definition; there can be only one auto column and it must be defined as a key",
+        ));
+    }
+    Ok(())
+}
+
+/// Column options of MODIFY / CHANGE as CREATE TABLE has them.
+pub(super) fn column_options(options: &[sq::ColumnOption]) -> Vec<sq::ColumnOptionDef> {
+    options
+        .iter()
+        .map(|o| sq::ColumnOptionDef {
+            name: None,
+            option: o.clone(),
+        })
+        .collect()
+}
+
+/// The position of column `name` among `cols` (1054 if there is none).
+pub(super) fn find_column(t: &TableDef, cols: &[ColumnDef], name: &str) -> Result<usize, SqlError> {
+    cols.iter()
+        .position(|c| ident_eq(&c.name, name))
+        .ok_or_else(|| {
+            err(
+                code::ER_BAD_FIELD_ERROR,
+                format!("Unknown column '{name}' in '{}'", t.name),
+            )
+        })
+}
+
+/// 1060 if renaming the column at `pos` to `name` would duplicate another column.
+pub(super) fn check_new_column_name(
+    cols: &[ColumnDef],
+    pos: usize,
+    name: &str,
+) -> Result<(), SqlError> {
+    if name.is_empty() || name.len() > 64 {
+        return Err(err(
+            code::ER_WRONG_COLUMN_NAME,
+            format!("Incorrect column name '{name}'"),
+        ));
+    }
+    if cols
+        .iter()
+        .enumerate()
+        .any(|(i, c)| i != pos && ident_eq(&c.name, name))
+    {
+        return Err(err(
+            code::ER_DUP_FIELDNAME,
+            format!("Duplicate column name '{name}'"),
+        ));
+    }
+    Ok(())
+}
+
+/// MODIFY / CHANGE: replaces column `old` of the simulated table (`cols`, `idx`) by `new`,
+/// moved to `position`, and records the operations (plus the keys `new` declares).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn change_column(
+    t: &TableDef,
+    cols: &mut Vec<ColumnDef>,
+    idx: &mut Vec<IndexDef>,
+    out: &mut Vec<AlterOp>,
+    old: &str,
+    new: &sq::ColumnDef,
+    position: Option<&sq::MySQLColumnPosition>,
+) -> Result<(), SqlError> {
+    let pos = find_column(t, cols, old)?;
+    let mut bc = bind_column(new, t.collation)?;
+    check_new_column_name(cols, pos, &bc.def.name)?;
+    // Columns of the primary key are NOT NULL.
+    if idx.iter().any(|i| i.primary && i.columns.contains(&pos)) {
+        bc.def.nullable = false;
+    }
+    let mut rest: Vec<ColumnDef> = cols.clone();
+    rest.remove(pos);
+    let target = match position {
+        None => None,
+        Some(sq::MySQLColumnPosition::First) => Some(0),
+        Some(sq::MySQLColumnPosition::After(a)) => {
+            match rest.iter().position(|c| ident_eq(&c.name, &a.value)) {
+                Some(p) => Some(p + 1),
+                None => {
+                    return Err(err(
+                        code::ER_BAD_FIELD_ERROR,
+                        format!("Unknown column '{}' in '{}'", a.value, t.name),
+                    ))
+                }
+            }
+        }
+    };
+    let to = target.unwrap_or(pos);
+    rest.insert(to, bc.def.clone());
+    *cols = rest;
+    for i in idx.iter_mut() {
+        for c in &mut i.columns {
+            *c = if *c == pos {
+                to
+            } else {
+                let c1 = if *c > pos { *c - 1 } else { *c };
+                if c1 >= to {
+                    c1 + 1
+                } else {
+                    c1
+                }
+            };
+        }
+    }
+    out.push(AlterOp::ChangeColumn {
+        name: old.to_string(),
+        def: bc.def.clone(),
+        position: target,
+    });
+    column_keys(&bc, to, idx, out)?;
+    Ok(())
+}
+
+/// The keys a column definition of ADD / MODIFY / CHANGE declares (`PRIMARY KEY`,
+/// `UNIQUE`) on the column now at `pos`.
+pub(super) fn column_keys(
+    bc: &BoundColumn,
+    pos: usize,
+    idx: &mut Vec<IndexDef>,
+    out: &mut Vec<AlterOp>,
+) -> Result<(), SqlError> {
+    let to = pos;
+    if bc.primary {
+        if idx.iter().any(|i| i.primary) {
+            return Err(err(
+                code::ER_MULTIPLE_PRI_KEY,
+                "Multiple primary key defined",
+            ));
+        }
+        let i = IndexDef {
+            id: 0,
+            name: "PRIMARY".into(),
+            columns: vec![to],
+            prefix_lens: vec![None],
+            unique: true,
+            primary: true,
+        };
+        idx.insert(0, i.clone());
+        out.push(AlterOp::AddIndex(i));
+    }
+    if bc.unique {
+        let i = IndexDef {
+            id: 0,
+            name: unique_index_name(idx, &bc.def.name),
+            columns: vec![to],
+            prefix_lens: vec![None],
+            unique: true,
+            primary: false,
+        };
+        idx.push(i.clone());
+        out.push(AlterOp::AddIndex(i));
+    }
+    Ok(())
+}
+
+/// Binds a DDL statement into the engine's form; Ok(None) if `stmt` is not DDL.
+pub fn bind_ddl(
+    b: &Binder,
+    stmt: &sq::Statement,
+) -> Result<Option<(Ddl, Vec<SqlError>)>, SqlError> {
+    use sq::Statement as S;
+    let db_name = |n: &sq::ObjectName| -> Result<String, SqlError> {
+        let p = name_parts(n);
+        if p.len() != 1 || p[0].is_empty() || p[0].len() > 64 {
+            return Err(err(
+                code::ER_WRONG_DB_NAME,
+                format!("Incorrect database name '{n}'"),
+            ));
+        }
+        Ok(p[0].clone())
+    };
+    Ok(Some(match stmt {
+        S::CreateDatabase {
+            db_name: n,
+            if_not_exists,
+            ..
+        } => (
+            Ddl::CreateDatabase {
+                name: db_name(n)?,
+                if_not_exists: *if_not_exists,
+            },
+            vec![],
+        ),
+        S::CreateSchema {
+            schema_name,
+            if_not_exists,
+            ..
+        } => {
+            let sq::SchemaName::Simple(n) = schema_name else {
+                return Err(unsupported("CREATE SCHEMA AUTHORIZATION"));
+            };
+            (
+                Ddl::CreateDatabase {
+                    name: db_name(n)?,
+                    if_not_exists: *if_not_exists,
+                },
+                vec![],
+            )
+        }
+        S::Drop {
+            object_type,
+            if_exists,
+            names,
+            table,
+            temporary,
+            ..
+        } => {
+            if *temporary {
+                return Err(unsupported("DROP TEMPORARY TABLE"));
+            }
+            match object_type {
+                sq::ObjectType::Table => {
+                    let mut tables = Vec::new();
+                    for n in names {
+                        tables.push(b.table_name(n)?);
+                    }
+                    (
+                        Ddl::DropTables {
+                            tables,
+                            if_exists: *if_exists,
+                        },
+                        vec![],
+                    )
+                }
+                sq::ObjectType::Database | sq::ObjectType::Schema => {
+                    if names.len() != 1 {
+                        return Err(crate::parser::syntax_error("", 0));
+                    }
+                    (
+                        Ddl::DropDatabase {
+                            name: db_name(&names[0])?,
+                            if_exists: *if_exists,
+                        },
+                        vec![],
+                    )
+                }
+                sq::ObjectType::Index => {
+                    let Some(t) = table else {
+                        return Err(crate::parser::syntax_error("", 0));
+                    };
+                    let (db, tname) = b.table_name(t)?;
+                    let def = b.resolve_table(&db, &tname)?;
+                    let name = name_parts(&names[0]).pop().unwrap_or_default();
+                    let op = if ident_eq(&name, "PRIMARY") {
+                        sq::AlterTableOperation::DropPrimaryKey {
+                            drop_behavior: None,
+                        }
+                    } else {
+                        sq::AlterTableOperation::DropIndex {
+                            name: sq::Ident::new(name),
+                        }
+                    };
+                    let ops = bind_alter(&def, &[op])?;
+                    (
+                        Ddl::AlterTable {
+                            db,
+                            table: tname,
+                            ops,
+                            convert: None,
+                        },
+                        vec![],
+                    )
+                }
+                other => return Err(unsupported(&format!("DROP {other}"))),
+            }
+        }
+        S::CreateTable(ct) => bind_create_table(b, ct)?,
+        S::AlterTable(at) => {
+            let (db, tname) = b.table_name(&at.name)?;
+            let def = b.resolve_table(&db, &tname)?;
+            // ALTER TABLE t RENAME TO u
+            if let [sq::AlterTableOperation::RenameTable { table_name }] = at.operations.as_slice()
+            {
+                let n = match table_name {
+                    sq::RenameTableNameKind::As(n) | sq::RenameTableNameKind::To(n) => n,
+                };
+                let to = b.table_name(n)?;
+                return Ok(Some((
+                    Ddl::RenameTables {
+                        renames: vec![((db, tname), to)],
+                    },
+                    vec![],
+                )));
+            }
+            let ops = bind_alter(&def, &at.operations)?;
+            (
+                Ddl::AlterTable {
+                    db,
+                    table: tname,
+                    ops,
+                    convert: None,
+                },
+                vec![],
+            )
+        }
+        S::CreateIndex(ci) => {
+            let (db, tname) = b.table_name(&ci.table_name)?;
+            let def = b.resolve_table(&db, &tname)?;
+            let Some(name) = &ci.name else {
+                return Err(crate::parser::syntax_error("", 0));
+            };
+            let iname = name_parts(name).pop().unwrap_or_default();
+            let c = if ci.unique {
+                sq::TableConstraint::Unique(sq::UniqueConstraint {
+                    name: None,
+                    index_name: Some(sq::Ident::new(iname)),
+                    index_type_display: sq::KeyOrIndexDisplay::None,
+                    index_type: None,
+                    columns: ci.columns.clone(),
+                    include: vec![],
+                    index_options: vec![],
+                    characteristics: None,
+                    nulls_distinct: sq::NullsDistinctOption::None,
+                })
+            } else {
+                sq::TableConstraint::Index(sq::IndexConstraint {
+                    display_as_key: false,
+                    name: Some(sq::Ident::new(iname)),
+                    index_type: None,
+                    columns: ci.columns.clone(),
+                    index_options: vec![],
+                })
+            };
+            let ops = bind_alter(
+                &def,
+                &[sq::AlterTableOperation::AddConstraint {
+                    constraint: c,
+                    not_valid: false,
+                }],
+            )?;
+            (
+                Ddl::AlterTable {
+                    db,
+                    table: tname,
+                    ops,
+                    convert: None,
+                },
+                vec![],
+            )
+        }
+        S::Truncate(t) => {
+            if t.table_names.len() != 1 {
+                return Err(crate::parser::syntax_error("", 0));
+            }
+            let (db, tname) = b.table_name(&t.table_names[0].name)?;
+            b.resolve_table(&db, &tname)?;
+            (Ddl::TruncateTable { db, table: tname }, vec![])
+        }
+        S::RenameTable(rs) => {
+            let mut renames = Vec::new();
+            for r in rs {
+                renames.push((b.table_name(&r.old_name)?, b.table_name(&r.new_name)?));
+            }
+            (Ddl::RenameTables { renames }, vec![])
+        }
+        _ => return Ok(None),
+    }))
+}

@@ -1,0 +1,1225 @@
+//! Binding expressions: literals, columns, operators, row comparisons, subqueries,
+//! variables, function calls and date arithmetic, and the literal and CAST helpers they use.
+
+use super::*;
+
+impl<'a> Binder<'a> {
+    pub fn bind_value(&self, v: &sq::Value) -> Result<Value, SqlError> {
+        Ok(match v {
+            sq::Value::Number(n, _) => parse_number(n),
+            sq::Value::SingleQuotedString(s)
+            | sq::Value::DoubleQuotedString(s)
+            | sq::Value::NationalStringLiteral(s)
+            | sq::Value::EscapedStringLiteral(s)
+            | sq::Value::TripleSingleQuotedString(s)
+            | sq::Value::TripleDoubleQuotedString(s) => Value::Bytes(crate::literal_bytes(s)),
+            sq::Value::SingleQuotedByteStringLiteral(s)
+            | sq::Value::DoubleQuotedByteStringLiteral(s) => {
+                // b'0101'
+                let mut n: u64 = 0;
+                for c in s.chars() {
+                    n = (n << 1) | (c == '1') as u64;
+                }
+                Value::UInt(n)
+            }
+            sq::Value::HexStringLiteral(h) => {
+                let h = if h.len() % 2 == 1 {
+                    format!("0{h}")
+                } else {
+                    h.clone()
+                };
+                let mut out = Vec::with_capacity(h.len() / 2);
+                for i in (0..h.len()).step_by(2) {
+                    out.push(
+                        u8::from_str_radix(&h[i..i + 2], 16)
+                            .map_err(|_| crate::parser::syntax_error(&h, 0))?,
+                    );
+                }
+                Value::Bytes(out)
+            }
+            sq::Value::Boolean(b) => Value::Int(*b as i64),
+            sq::Value::Null => Value::Null,
+            sq::Value::Placeholder(p) => {
+                let i: usize = p.trim_start_matches('?').parse().unwrap_or(0);
+                self.env
+                    .params()
+                    .get(i.wrapping_sub(1))
+                    .cloned()
+                    .unwrap_or(Value::Null)
+            }
+            other => return Err(unsupported(&other.to_string())),
+        })
+    }
+
+    pub(super) fn sub(&mut self, e: &sq::Expr, clause: Clause) -> Result<Box<Expr>, SqlError> {
+        Ok(Box::new(self.bind_expr(e, clause)?))
+    }
+
+    pub(super) fn bind_subquery(&mut self, q: &sq::Query) -> Result<usize, SqlError> {
+        let mut sel = self.child().bind_query(q)?;
+        // The columns of this query the subquery (or one nested in it) reads.
+        let mut params = Vec::new();
+        visit_exprs(&sel, 0, &mut |e, depth| {
+            e.walk(&mut |x| {
+                if let Expr::Outer(d, p) = x {
+                    if *d == depth + 1 && !params.contains(p) {
+                        params.push(*p);
+                    }
+                }
+            })
+        });
+        params.sort_unstable();
+        sel.params = params;
+        self.subqueries.push(sel);
+        Ok(self.subqueries.len() - 1)
+    }
+
+    /// The collation comparing `a` with the one column of subquery `i`.
+    pub(super) fn subquery_coll(&self, a: &Expr, i: usize) -> Collation {
+        let sub = match self.subqueries[i].columns[0].ty.collation() {
+            Some(c) => (c, Derivation::Implicit),
+            None => (Collation::DEFAULT, Derivation::Numeric),
+        };
+        Collation::aggregate(self.coll_of(a), sub).0
+    }
+
+    /// A subquery used as a one-column operand (IN, ANY/ALL, scalar).
+    pub(super) fn bind_column_subquery(
+        &mut self,
+        q: &sq::Query,
+        with_limit: bool,
+    ) -> Result<usize, SqlError> {
+        if !with_limit && q.limit_clause.is_some() {
+            return Err(unsupported("LIMIT & IN/ALL/ANY/SOME subquery"));
+        }
+        let i = self.bind_subquery(q)?;
+        if self.subqueries[i].columns.len() != 1 {
+            return Err(err(
+                code::ER_OPERAND_COLUMNS,
+                "Operand should contain 1 column(s)",
+            ));
+        }
+        Ok(i)
+    }
+
+    pub fn bind_expr(&mut self, e: &sq::Expr, clause: Clause) -> Result<Expr, SqlError> {
+        stack::check()?;
+        if self.env.interrupted() {
+            return Err(err(
+                code::ER_QUERY_INTERRUPTED,
+                "Query execution was interrupted",
+            ));
+        }
+        use sq::Expr as E;
+        Ok(match e {
+            E::Identifier(id) => {
+                if id.quote_style.is_none() && id.value.starts_with('@') {
+                    return self.bind_variable(std::slice::from_ref(&id.value));
+                }
+                if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("DEFAULT") {
+                    return Err(unsupported("DEFAULT in this position"));
+                }
+                self.lookup_column(std::slice::from_ref(&id.value), clause)?
+            }
+            E::CompoundIdentifier(ids) => {
+                let parts: Vec<String> = ids.iter().map(|i| i.value.clone()).collect();
+                if ids[0].quote_style.is_none() && parts[0].starts_with('@') {
+                    return self.bind_variable(&parts);
+                }
+                self.lookup_column(&parts, clause)?
+            }
+            E::Value(v) => {
+                let lit = Expr::Lit(self.bind_value(&v.value)?);
+                if matches!(v.value, sq::Value::HexStringLiteral(_)) {
+                    // X'..' is a binary string.
+                    Expr::Collate(Box::new(lit), Collation::Binary, Derivation::Coercible)
+                } else {
+                    lit
+                }
+            }
+            E::Nested(inner) => self.bind_expr(inner, clause)?,
+            E::BinaryOp { left, op, right }
+                if matches!(left.as_ref(), E::Tuple(_))
+                    || matches!(right.as_ref(), E::Tuple(_)) =>
+            {
+                let Some(op) = comparison(op) else {
+                    return Err(err(
+                        code::ER_OPERAND_COLUMNS,
+                        "Operand should contain 1 column(s)",
+                    ));
+                };
+                self.bind_row_cmp(op, left, right, clause)?
+            }
+            // `date + INTERVAL n unit`, `INTERVAL n unit + date`, `date - INTERVAL n unit`.
+            E::BinaryOp {
+                left,
+                op: op @ (sq::BinaryOperator::Plus | sq::BinaryOperator::Minus),
+                right,
+            } if matches!(right.as_ref(), E::Interval(_))
+                || (matches!(left.as_ref(), E::Interval(_))
+                    && matches!(op, sq::BinaryOperator::Plus)) =>
+            {
+                let subtract = matches!(op, sq::BinaryOperator::Minus);
+                match (left.as_ref(), right.as_ref()) {
+                    (date, E::Interval(iv)) => {
+                        self.bind_add_interval(date, iv, subtract, clause)?
+                    }
+                    (E::Interval(iv), date) => self.bind_add_interval(date, iv, false, clause)?,
+                    _ => unreachable!("guarded above"),
+                }
+            }
+            E::BinaryOp { left, op, right } => {
+                let l = self.sub(left, clause)?;
+                let r = self.sub(right, clause)?;
+                use sq::BinaryOperator as O;
+                let o = match op {
+                    // Long chains arrive balanced (`syntax_depth`).
+                    O::And => return Ok(Expr::And(l, r)),
+                    O::Or | O::StringConcat => return Ok(Expr::Or(l, r)),
+                    O::Xor => return Ok(Expr::Xor(l, r)),
+                    O::Plus => BinOp::Add,
+                    O::Minus => BinOp::Sub,
+                    O::Multiply => BinOp::Mul,
+                    O::Divide => BinOp::Div,
+                    O::Modulo => BinOp::Mod,
+                    O::MyIntegerDivide | O::DuckIntegerDivide => BinOp::IntDiv,
+                    o if comparison(o).is_some() => comparison(o).expect("matched"),
+                    O::BitwiseAnd => BinOp::BitAnd,
+                    O::BitwiseOr => BinOp::BitOr,
+                    O::BitwiseXor => BinOp::BitXor,
+                    O::PGBitwiseShiftLeft => BinOp::Shl,
+                    O::PGBitwiseShiftRight => BinOp::Shr,
+                    O::Regexp => return Ok(Expr::Regexp(l, r, false)),
+                    other => return Err(unsupported(&format!("operator {other}"))),
+                };
+                let coll = self.agg_coll(&[&l, &r]);
+                Expr::Bin(o, l, r, coll)
+            }
+            E::UnaryOp { op, expr } => {
+                let a = self.sub(expr, clause)?;
+                match op {
+                    sq::UnaryOperator::Minus => match *a {
+                        Expr::Lit(v) => Expr::Lit(match v {
+                            Value::UInt(u) if u == 1u64 << 63 => Value::Int(i64::MIN),
+                            other => expr::eval(
+                                &Expr::Neg(Box::new(Expr::Lit(other))),
+                                &expr::Ctx::new(&[]),
+                            )?,
+                        }),
+                        other => Expr::Neg(Box::new(other)),
+                    },
+                    sq::UnaryOperator::Plus => *a,
+                    sq::UnaryOperator::Not | sq::UnaryOperator::BangNot => Expr::Not(a),
+                    sq::UnaryOperator::BitwiseNot => Expr::BitNot(a),
+                    other => return Err(unsupported(&format!("operator {other}"))),
+                }
+            }
+            E::IsNull(a) => Expr::IsNull(self.sub(a, clause)?, false),
+            E::IsNotNull(a) => Expr::IsNull(self.sub(a, clause)?, true),
+            E::IsTrue(a) => Expr::IsBool(self.sub(a, clause)?, true, false),
+            E::IsNotTrue(a) => Expr::IsBool(self.sub(a, clause)?, true, true),
+            E::IsFalse(a) => Expr::IsBool(self.sub(a, clause)?, false, false),
+            E::IsNotFalse(a) => Expr::IsBool(self.sub(a, clause)?, false, true),
+            E::IsUnknown(a) => Expr::IsNull(self.sub(a, clause)?, false),
+            E::IsNotUnknown(a) => Expr::IsNull(self.sub(a, clause)?, true),
+            E::Between {
+                expr,
+                negated,
+                low,
+                high,
+            } => {
+                let (a, l, h) = (
+                    self.sub(expr, clause)?,
+                    self.sub(low, clause)?,
+                    self.sub(high, clause)?,
+                );
+                let coll = self.agg_coll(&[&a, &l, &h]);
+                Expr::Between(a, l, h, *negated, coll)
+            }
+            E::InList {
+                expr,
+                list,
+                negated,
+            } if matches!(expr.as_ref(), E::Tuple(_)) => {
+                // (a, b) IN ((1, 2), (3, 4)): one row comparison per item.
+                let mut eqs = Vec::with_capacity(list.len());
+                for x in list {
+                    eqs.push(self.bind_row_cmp(BinOp::Eq, expr, x, clause)?);
+                }
+                let any = if eqs.is_empty() {
+                    Expr::Lit(expr::bool_val(false))
+                } else {
+                    Logic::Or.balanced(eqs)
+                };
+                if *negated {
+                    Expr::Not(Box::new(any))
+                } else {
+                    any
+                }
+            }
+            E::InSubquery {
+                expr,
+                subquery,
+                negated,
+            } if matches!(expr.as_ref(), E::Tuple(_)) => {
+                let E::Tuple(items) = expr.as_ref() else {
+                    unreachable!()
+                };
+                let mut xs = Vec::with_capacity(items.len());
+                for x in items {
+                    xs.push(self.bind_expr(x, clause)?);
+                }
+                let i = self.bind_subquery(subquery)?;
+                if self.subqueries[i].columns.len() != xs.len() {
+                    return Err(err(
+                        code::ER_OPERAND_COLUMNS,
+                        format!("Operand should contain {} column(s)", xs.len()),
+                    ));
+                }
+                let colls = xs
+                    .iter()
+                    .enumerate()
+                    .map(|(k, x)| {
+                        let sub = match self.subqueries[i].columns[k].ty.collation() {
+                            Some(c) => (c, Derivation::Implicit),
+                            None => (Collation::DEFAULT, Derivation::Numeric),
+                        };
+                        Collation::aggregate(self.coll_of(x), sub).0
+                    })
+                    .collect();
+                Expr::RowInSubquery(xs, i, *negated, colls)
+            }
+            E::InList {
+                expr,
+                list,
+                negated,
+            } => {
+                let a = self.sub(expr, clause)?;
+                let mut l = Vec::with_capacity(list.len());
+                for x in list {
+                    l.push(self.bind_expr(x, clause)?);
+                }
+                let coll = self.agg_coll(&std::iter::once(&*a).chain(&l).collect::<Vec<_>>());
+                match sorted_list(&l, coll) {
+                    Some(list) => Expr::InSorted(a, Arc::new(list), *negated),
+                    None => Expr::InList(a, l, *negated, coll),
+                }
+            }
+            E::InSubquery {
+                expr,
+                subquery,
+                negated,
+            } => {
+                let a = self.sub(expr, clause)?;
+                let i = self.bind_column_subquery(subquery, false)?;
+                let coll = self.subquery_coll(&a, i);
+                Expr::InSubquery(a, i, *negated, coll)
+            }
+            E::AnyOp {
+                left,
+                compare_op,
+                right,
+                ..
+            }
+            | E::AllOp {
+                left,
+                compare_op,
+                right,
+            } => {
+                let all = matches!(e, E::AllOp { .. });
+                let sq::Expr::Subquery(q) = right.as_ref() else {
+                    return Err(unsupported("ANY/ALL over a list"));
+                };
+                use sq::BinaryOperator as O;
+                let op = match compare_op {
+                    O::Eq => BinOp::Eq,
+                    O::NotEq => BinOp::Ne,
+                    O::Lt => BinOp::Lt,
+                    O::LtEq => BinOp::Le,
+                    O::Gt => BinOp::Gt,
+                    O::GtEq => BinOp::Ge,
+                    other => return Err(unsupported(&format!("operator {other} with ANY/ALL"))),
+                };
+                let a = self.sub(left, clause)?;
+                let i = self.bind_column_subquery(q, false)?;
+                let coll = self.subquery_coll(&a, i);
+                Expr::Quantified(a, op, i, all, coll)
+            }
+            E::Subquery(q) => {
+                let i = self.bind_column_subquery(q, true)?;
+                Expr::Subquery(i)
+            }
+            E::Exists { subquery, negated } => {
+                let i = self.bind_subquery(subquery)?;
+                Expr::Exists(i, *negated)
+            }
+            E::Like {
+                negated,
+                any,
+                expr,
+                pattern,
+                escape_char,
+            } => {
+                if *any {
+                    return Err(unsupported("LIKE ANY"));
+                }
+                let esc = match escape_char.as_deref() {
+                    Some(sq::Expr::Value(v)) => match &v.value {
+                        sq::Value::SingleQuotedString(s) if s.len() == 1 => Some(s.as_bytes()[0]),
+                        _ => {
+                            return Err(err(
+                                code::ER_WRONG_ARGUMENTS,
+                                "Incorrect arguments to ESCAPE",
+                            ))
+                        }
+                    },
+                    Some(_) => {
+                        return Err(err(
+                            code::ER_WRONG_ARGUMENTS,
+                            "Incorrect arguments to ESCAPE",
+                        ))
+                    }
+                    None => None,
+                };
+                let (a, p) = (self.sub(expr, clause)?, self.sub(pattern, clause)?);
+                let coll = self.agg_coll(&[&a, &p]);
+                Expr::Like(a, p, esc, *negated, coll)
+            }
+            E::ILike {
+                negated,
+                expr,
+                pattern,
+                ..
+            } => {
+                let (a, p) = (self.sub(expr, clause)?, self.sub(pattern, clause)?);
+                Expr::Like(a, p, None, *negated, Collation::Utf8mb4GeneralCi)
+            }
+            E::RLike {
+                negated,
+                expr,
+                pattern,
+                ..
+            } => Expr::Regexp(
+                self.sub(expr, clause)?,
+                self.sub(pattern, clause)?,
+                *negated,
+            ),
+            E::Case {
+                operand,
+                conditions,
+                else_result,
+                ..
+            } => {
+                let op = match operand {
+                    Some(o) => Some(self.sub(o, clause)?),
+                    None => None,
+                };
+                let mut whens = Vec::new();
+                for c in conditions {
+                    whens.push((
+                        self.bind_expr(&c.condition, clause)?,
+                        self.bind_expr(&c.result, clause)?,
+                    ));
+                }
+                let els = match else_result {
+                    Some(e) => Some(self.sub(e, clause)?),
+                    None => None,
+                };
+                let coll = match &op {
+                    Some(o) => self.agg_coll(
+                        &std::iter::once(&**o)
+                            .chain(whens.iter().map(|(w, _)| w))
+                            .collect::<Vec<_>>(),
+                    ),
+                    None => Collation::DEFAULT,
+                };
+                Expr::Case(op, whens, els, coll)
+            }
+            E::Cast {
+                expr, data_type, ..
+            } => {
+                // `BINARY a = b` is `(BINARY a) = b` in MariaDB, not `BINARY (a = b)`.
+                if matches!(data_type, sq::DataType::Binary(None))
+                    && self.after_binary_keyword(expr)
+                {
+                    let mut fixed = (**expr).clone();
+                    if binary_onto_leftmost(&mut fixed) {
+                        return self.bind_expr(&fixed, clause);
+                    }
+                }
+                Expr::Cast(self.sub(expr, clause)?, cast_type(data_type, expr)?)
+            }
+            E::Convert {
+                expr, data_type, ..
+            } => match data_type {
+                Some(t) => Expr::Cast(self.sub(expr, clause)?, cast_type(t, expr)?),
+                None => self.bind_expr(expr, clause)?,
+            },
+            E::Collate { expr, collation } => {
+                let name = name_parts(collation).join(".");
+                let Some(c) = Collation::from_name(&name) else {
+                    return Err(err(
+                        crate::codes::ER_UNKNOWN_COLLATION,
+                        format!("Unknown collation: '{name}'"),
+                    ));
+                };
+                Expr::Collate(self.sub(expr, clause)?, c, Derivation::Explicit)
+            }
+            E::Prefixed { prefix, value } => {
+                let v = self.sub(value, clause)?;
+                // `_binary 'x'`: a binary string literal; other introducers name text
+                // charsets stored as utf8mb4.
+                if prefix.value.eq_ignore_ascii_case("_binary") {
+                    Expr::Collate(v, Collation::Binary, Derivation::Coercible)
+                } else {
+                    *v
+                }
+            }
+            E::Extract { field, expr, .. } => {
+                let unit = single_unit(field).ok_or_else(|| {
+                    crate::parser::syntax_error(&format!("{field} FROM {expr})"), 0)
+                })?;
+                let f = Func::Cal(dates::CalFn::Extract(unit));
+                Expr::Func(f, vec![self.bind_expr(expr, clause)?])
+            }
+            E::TypedString(ts) => {
+                let v = self.bind_value(&ts.value.value)?;
+                // TIME '...' and TIMESTAMP '...' have the precision their text shows.
+                let digits = match &v {
+                    Value::Bytes(b) => {
+                        let s = String::from_utf8_lossy(b);
+                        // The fraction follows the seconds (dots may separate date parts).
+                        let s = &s[s.rfind(':').unwrap_or(0)..];
+                        s.find('.').map_or(0, |dot| {
+                            s[dot + 1..]
+                                .bytes()
+                                .take_while(u8::is_ascii_digit)
+                                .count()
+                                .min(6)
+                        }) as u8
+                    }
+                    _ => 0,
+                };
+                let ty = match cast_type(&ts.data_type, e)? {
+                    CastType::DateTime(_) => CastType::DateTime(digits),
+                    CastType::Time(_) => CastType::Time(digits),
+                    other => other,
+                };
+                Expr::Cast(Box::new(Expr::Lit(v)), ty)
+            }
+            E::Substring {
+                expr,
+                substring_from,
+                substring_for,
+                ..
+            } => {
+                let mut args = vec![self.bind_expr(expr, clause)?];
+                args.push(match substring_from {
+                    Some(f) => self.bind_expr(f, clause)?,
+                    None => Expr::Lit(Value::Int(1)),
+                });
+                if let Some(f) = substring_for {
+                    args.push(self.bind_expr(f, clause)?);
+                }
+                Expr::Func(Func::Substring, args)
+            }
+            E::Trim {
+                expr,
+                trim_where,
+                trim_what,
+                ..
+            } => {
+                if trim_what.is_some() {
+                    return Err(unsupported("TRIM(... FROM ...)"));
+                }
+                let f = match trim_where {
+                    Some(sq::TrimWhereField::Leading) => Func::LTrim,
+                    Some(sq::TrimWhereField::Trailing) => Func::RTrim,
+                    _ => Func::Trim,
+                };
+                Expr::Func(f, vec![self.bind_expr(expr, clause)?])
+            }
+            E::Ceil { expr, .. } => Expr::Func(Func::Ceil, vec![self.bind_expr(expr, clause)?]),
+            E::Floor { expr, .. } => Expr::Func(Func::Floor, vec![self.bind_expr(expr, clause)?]),
+            E::Position { expr, r#in } => Expr::Func(
+                Func::Instr,
+                vec![self.bind_expr(r#in, clause)?, self.bind_expr(expr, clause)?],
+            ),
+            E::Function(f) => self.bind_function(f, clause)?,
+            E::Tuple(_) => {
+                return Err(err(
+                    code::ER_OPERAND_COLUMNS,
+                    "Operand should contain 1 column(s)",
+                ))
+            }
+            other => return Err(unsupported(&format!("expression {other}"))),
+        })
+    }
+
+    /// A comparison of two row constructors (`(a, b) = (1, 2)`), expanded into comparisons
+    /// of their elements: `=` and `<=>` hold when every pair does, `<>` is NOT `=`, and the
+    /// orderings compare lexicographically (the first unequal pair decides; a NULL pair
+    /// before it makes the result NULL), as MariaDB compares rows.
+    pub(super) fn bind_row_cmp(
+        &mut self,
+        op: BinOp,
+        l: &sq::Expr,
+        r: &sq::Expr,
+        clause: Clause,
+    ) -> Result<Expr, SqlError> {
+        let width = |e: &sq::Expr| match e {
+            sq::Expr::Tuple(v) => v.len(),
+            _ => 1,
+        };
+        let (sq::Expr::Tuple(a), sq::Expr::Tuple(b)) = (l, r) else {
+            if matches!(l, sq::Expr::Subquery(_)) || matches!(r, sq::Expr::Subquery(_)) {
+                return Err(unsupported("row constructors compared with a subquery"));
+            }
+            if width(l) != width(r) {
+                // A row against a scalar: MariaDB's type error.
+                let (row_left, scalar) = if width(l) > 1 { (true, r) } else { (false, l) };
+                let t = self.bind_expr(scalar, clause)?;
+                let name = match self.type_of(&t).0 {
+                    ColumnType::Int { bytes: 8, .. } => "bigint",
+                    ColumnType::Int { .. } => "int",
+                    ColumnType::Decimal { .. } => "decimal",
+                    ColumnType::Float => "float",
+                    ColumnType::Double => "double",
+                    ColumnType::Date => "date",
+                    ColumnType::DateTime { .. } => "datetime",
+                    ColumnType::Timestamp { .. } => "timestamp",
+                    ColumnType::Time { .. } => "time",
+                    _ => "varchar",
+                };
+                let (a, b) = if row_left {
+                    ("row", name)
+                } else {
+                    (name, "row")
+                };
+                return Err(err(
+                    code::ER_ILLEGAL_PARAMETER_DATA_TYPES2_FOR_OPERATION,
+                    format!(
+                        "Illegal parameter data types {a} and {b} for operation '{}'",
+                        match op {
+                            BinOp::Eq => "=",
+                            BinOp::Ne => "<>",
+                            BinOp::Lt => "<",
+                            BinOp::Le => "<=",
+                            BinOp::Gt => ">",
+                            BinOp::Ge => ">=",
+                            _ => "<=>",
+                        }
+                    ),
+                ));
+            }
+            let x = self.sub(l, clause)?;
+            let y = self.sub(r, clause)?;
+            let coll = self.agg_coll(&[&x, &y]);
+            return Ok(Expr::Bin(op, x, y, coll));
+        };
+        if a.len() != b.len() || a.is_empty() {
+            return Err(err(
+                code::ER_OPERAND_COLUMNS,
+                format!("Operand should contain {} column(s)", a.len()),
+            ));
+        }
+        let and = |x: Expr, y: Expr| Expr::And(Box::new(x), Box::new(y));
+        Ok(match op {
+            BinOp::Eq | BinOp::NullSafeEq => {
+                let mut eqs = Vec::with_capacity(a.len());
+                for (x, y) in a.iter().zip(b) {
+                    eqs.push(self.bind_row_cmp(op, x, y, clause)?);
+                }
+                Logic::And.balanced(eqs)
+            }
+            BinOp::Ne => Expr::Not(Box::new(self.bind_row_cmp(BinOp::Eq, l, r, clause)?)),
+            _ => {
+                let strict = match op {
+                    BinOp::Le => BinOp::Lt,
+                    BinOp::Ge => BinOp::Gt,
+                    o => o,
+                };
+                let n = a.len();
+                // The comparison nests two levels per column.
+                stack::check_room(n * 2 * ROW_CMP_BYTES_PER_LEVEL)?;
+                let mut acc = self.bind_row_cmp(op, &a[n - 1], &b[n - 1], clause)?;
+                for i in (0..n - 1).rev() {
+                    let lt = self.bind_row_cmp(strict, &a[i], &b[i], clause)?;
+                    let eq = self.bind_row_cmp(BinOp::Eq, &a[i], &b[i], clause)?;
+                    acc = Expr::Or(Box::new(lt), Box::new(and(eq, acc)));
+                }
+                acc
+            }
+        })
+    }
+
+    pub(super) fn bind_variable(&mut self, parts: &[String]) -> Result<Expr, SqlError> {
+        let first = &parts[0];
+        if let Some(rest) = first.strip_prefix("@@") {
+            let (scope, name) = if parts.len() == 2 {
+                let s = match rest.to_lowercase().as_str() {
+                    "global" => Some(VarScope::Global),
+                    "session" | "local" => Some(VarScope::Session),
+                    _ => {
+                        return Err(err(
+                            code::ER_UNKNOWN_SYSTEM_VARIABLE,
+                            format!("Unknown system variable '{rest}'"),
+                        ))
+                    }
+                };
+                (s, parts[1].clone())
+            } else {
+                (None, rest.to_string())
+            };
+            return Ok(Expr::Lit(self.env.sys_var(scope, &name.to_lowercase())?));
+        }
+        let name = first.trim_start_matches('@');
+        Ok(Expr::Lit(self.env.user_var(&name.to_lowercase())))
+    }
+
+    pub(super) fn fn_args(
+        &mut self,
+        f: &sq::Function,
+        clause: Clause,
+    ) -> Result<(Vec<Expr>, bool, bool), SqlError> {
+        // (args, star, distinct)
+        match &f.args {
+            sq::FunctionArguments::None => Ok((vec![], false, false)),
+            sq::FunctionArguments::Subquery(_) => Err(unsupported("subquery as function argument")),
+            sq::FunctionArguments::List(l) => {
+                let distinct = matches!(
+                    l.duplicate_treatment,
+                    Some(sq::DuplicateTreatment::Distinct)
+                );
+                let mut out = Vec::new();
+                let mut star = false;
+                for a in &l.args {
+                    match a {
+                        sq::FunctionArg::Unnamed(sq::FunctionArgExpr::Expr(e)) => {
+                            out.push(self.bind_expr(e, clause)?)
+                        }
+                        sq::FunctionArg::Unnamed(sq::FunctionArgExpr::Wildcard) => star = true,
+                        _ => return Err(unsupported("named function arguments")),
+                    }
+                }
+                Ok((out, star, distinct))
+            }
+        }
+    }
+
+    /// `GROUP_CONCAT(... [ORDER BY e [ASC|DESC], ...] [SEPARATOR 'str'])`: an ORDER BY
+    /// position names an argument (MariaDB).
+    pub(super) fn group_concat_clauses(
+        &mut self,
+        f: &sq::Function,
+        args: &[Expr],
+        clause: Clause,
+    ) -> Result<(AggOrder, Vec<u8>), SqlError> {
+        let mut order = Vec::new();
+        let mut separator = DEFAULT_SEPARATOR.to_vec();
+        let sq::FunctionArguments::List(l) = &f.args else {
+            return Ok((order, separator));
+        };
+        for c in &l.clauses {
+            match c {
+                sq::FunctionArgumentClause::OrderBy(items) => {
+                    for o in items {
+                        let desc = matches!(o.options.sort, Some(sq::OrderBySort::Desc));
+                        let e = match positional(&o.expr, args, "ORDER BY") {
+                            Some(e) => e?,
+                            None => self.bind_expr(&o.expr, clause)?,
+                        };
+                        let coll = self.coll_of(&e).0;
+                        order.push((e, desc, coll));
+                    }
+                }
+                sq::FunctionArgumentClause::Separator(v) => {
+                    separator = match self.bind_value(&v.value)? {
+                        Value::Bytes(b) => b,
+                        other => crate::expr::to_bytes(&other),
+                    };
+                }
+                other => return Err(unsupported(&format!("{other} in GROUP_CONCAT"))),
+            }
+        }
+        Ok((order, separator))
+    }
+
+    pub(super) fn bind_function(
+        &mut self,
+        f: &sq::Function,
+        clause: Clause,
+    ) -> Result<Expr, SqlError> {
+        // Window functions are not there yet: refuse rather than compute something else
+        // (`SUM(v) OVER (...)` is not `SUM(v)`).
+        if f.over.is_some() {
+            return Err(unsupported("window functions (OVER)"));
+        }
+        if f.filter.is_some() || !f.within_group.is_empty() || f.null_treatment.is_some() {
+            return Err(crate::parser::syntax_error(&f.to_string(), 0));
+        }
+        let parts = name_parts(&f.name);
+        let name = parts.last().cloned().unwrap_or_default().to_lowercase();
+        if parts.len() > 1 {
+            return Err(err(
+                code::ER_FUNCTION_NOT_DEFINED,
+                format!("FUNCTION {} does not exist", parts.join(".")),
+            ));
+        }
+        // Aggregates.
+        let agg = match name.as_str() {
+            "count" => Some(AggKind::Count),
+            "sum" => Some(AggKind::Sum),
+            "min" => Some(AggKind::Min),
+            "max" => Some(AggKind::Max),
+            "avg" => Some(AggKind::Avg),
+            "group_concat" => Some(AggKind::GroupConcat),
+            "bit_and" => Some(AggKind::BitAnd),
+            "bit_or" => Some(AggKind::BitOr),
+            "bit_xor" => Some(AggKind::BitXor),
+            "std" | "stddev" | "stddev_pop" => Some(AggKind::StdPop),
+            "stddev_samp" => Some(AggKind::StdSamp),
+            "variance" | "var_pop" => Some(AggKind::VarPop),
+            "var_samp" => Some(AggKind::VarSamp),
+            "json_arrayagg" => Some(AggKind::JsonArrayAgg),
+            _ => None,
+        };
+        if let Some(mut kind) = agg {
+            if !self.allow_agg || matches!(clause, Clause::Where | Clause::On | Clause::Group) {
+                return Err(err(1111, "Invalid use of group function"));
+            }
+            // Aggregate arguments are evaluated per row: no nested aggregates.
+            self.allow_agg = false;
+            let r = self.fn_args(f, clause).and_then(|(args, star, distinct)| {
+                let concat = matches!(kind, AggKind::GroupConcat | AggKind::JsonArrayAgg);
+                let clauses = if concat && !star {
+                    self.group_concat_clauses(f, &args, clause)?
+                } else {
+                    (Vec::new(), DEFAULT_SEPARATOR.to_vec())
+                };
+                Ok((args, star, distinct, clauses))
+            });
+            self.allow_agg = true;
+            let (args, star, distinct, (order, separator)) = r?;
+            if star {
+                if kind != AggKind::Count {
+                    return Err(crate::parser::syntax_error("*)", 0));
+                }
+                kind = AggKind::CountStar;
+            } else if args.len() != 1 && kind != AggKind::GroupConcat {
+                return Err(err(
+                    code::ER_WRONG_PARAMCOUNT_TO_NATIVE_FCT,
+                    format!("Incorrect parameter count in the call to native function '{name}'"),
+                ));
+            }
+            let mut arg = if kind == AggKind::GroupConcat && args.len() > 1 {
+                Expr::Func(Func::Concat, args)
+            } else {
+                args.into_iter().next().unwrap_or(Expr::Lit(Value::Int(1)))
+            };
+            let mut separator = separator;
+            if kind == AggKind::JsonArrayAgg {
+                // Each value as JSON text (NULL as `null`), joined by `,`.
+                let json = matches!(&arg, Expr::Func(Func::Json(g), _) if g.gives_json());
+                arg = Expr::Func(Func::Json(functions::JsonFn::Element(json)), vec![arg]);
+                separator = b",".to_vec();
+            }
+            let arg_type = self.type_of(&arg).0;
+            self.aggs.push(AggCall {
+                kind,
+                arg,
+                distinct,
+                arg_type,
+                order,
+                separator,
+            });
+            return Ok(Expr::Agg(self.aggs.len() - 1));
+        }
+        // VALUES(col) in ON DUPLICATE KEY UPDATE.
+        if name == "values" || name == "value" {
+            if let Some(off) = self.values_offset {
+                let (args, _, _) = self.fn_args(f, clause)?;
+                if let [Expr::Col(p)] = args.as_slice() {
+                    return Ok(Expr::Col(off + p));
+                }
+            }
+        }
+        if let Some(e) = self.bind_date_arith(&name, f, clause)? {
+            return Ok(e);
+        }
+        if name == "mod" {
+            // MOD(a, b) is `a % b`.
+            let (mut args, _, _) = self.fn_args(f, clause)?;
+            if args.len() != 2 {
+                return Err(err(
+                    code::ER_WRONG_PARAMCOUNT_TO_NATIVE_FCT,
+                    "Incorrect parameter count in the call to native function 'mod'",
+                ));
+            }
+            let (b, a) = (args.pop().unwrap(), args.pop().unwrap());
+            let coll = self.agg_coll(&[&a, &b]);
+            return Ok(Expr::Bin(BinOp::Mod, Box::new(a), Box::new(b), coll));
+        }
+        let (args, _, _) = self.fn_args(f, clause)?;
+        let now = self.env.now();
+        let nargs = args.len();
+        let folded = match name.as_str() {
+            // NOW() has no fraction, NOW(p) p digits of it (MariaDB: DATETIME(p)); CURTIME
+            // likewise (TIME(p)).
+            "now" | "current_timestamp" | "localtime" | "localtimestamp" | "sysdate"
+            | "utc_timestamp" | "curtime" | "current_time" | "utc_time" => {
+                let p = match args.first() {
+                    Some(Expr::Lit(v)) => expr::to_i64(v),
+                    _ => 0,
+                };
+                if !(0..=6).contains(&p) {
+                    // MariaDB names NOW and its synonyms by their SQL-standard name.
+                    let what = match name.as_str() {
+                        "now" | "localtime" | "localtimestamp" => "current_timestamp",
+                        "curtime" => "current_time",
+                        other => other,
+                    };
+                    return Err(err(
+                        code::ER_TOO_BIG_PRECISION,
+                        format!("Too big precision specified for '{what}'. Maximum is 6"),
+                    ));
+                }
+                let micro = now.micro - now.micro % 10u32.pow(6 - p as u32);
+                let (v, ty) = if matches!(name.as_str(), "curtime" | "current_time" | "utc_time") {
+                    let t = onelog_types::Time {
+                        negative: false,
+                        hours: now.hour as u32,
+                        minute: now.minute,
+                        second: now.second,
+                        micro,
+                    };
+                    (Value::Time(t), CastType::Time(p as u8))
+                } else {
+                    let dt = onelog_types::DateTime { micro, ..now };
+                    (Value::DateTime(dt), CastType::DateTime(p as u8))
+                };
+                if p > 0 {
+                    // Typed with p digits, so it shows them.
+                    return Ok(Expr::Cast(Box::new(Expr::Lit(v)), ty));
+                }
+                Some(v)
+            }
+            "curdate" | "current_date" | "utc_date" => Some(Value::Date(now.date)),
+            "unix_timestamp" if nargs == 0 => Some(Value::Int(now.unix_seconds())),
+            "database" | "schema" => Some(match self.env.current_db() {
+                Some(d) => Value::str(d),
+                None => Value::Null,
+            }),
+            "version" => Some(Value::str(&self.env.version())),
+            "connection_id" => Some(Value::UInt(self.env.connection_id() as u64)),
+            "last_insert_id" if nargs == 0 => Some(Value::UInt(self.env.last_insert_id())),
+            "row_count" => Some(Value::Int(self.env.row_count())),
+            "found_rows" => Some(Value::Int(0)),
+            "user" | "session_user" | "system_user" => Some(Value::str(&self.env.user())),
+            "current_user" => Some(Value::str(&self.env.current_user())),
+            "pi" => Some(Value::Double(std::f64::consts::PI)),
+            _ => None,
+        };
+        if let Some(v) = folded {
+            return Ok(Expr::Lit(v));
+        }
+        let Some((func, min, max)) = functions::lookup(&name) else {
+            // MariaDB names the current database, if any.
+            let written = parts.last().cloned().unwrap_or_default();
+            let qualified = match self.env.current_db() {
+                Some(db) => format!("{db}.{written}"),
+                None => written,
+            };
+            return Err(err(
+                code::ER_FUNCTION_NOT_DEFINED,
+                format!("FUNCTION {qualified} does not exist"),
+            ));
+        };
+        if nargs < min || nargs > max {
+            return Err(err(
+                code::ER_WRONG_PARAMCOUNT_TO_NATIVE_FCT,
+                format!("Incorrect parameter count in the call to native function '{name}'"),
+            ));
+        }
+        // STR_TO_DATE's type follows its format, when that is a constant.
+        let func = match (func, args.get(1)) {
+            (Func::Cal(dates::CalFn::StrToDate(_)), Some(Expr::Lit(f))) if !f.is_null() => {
+                Func::Cal(dates::CalFn::StrToDate(dates::parts_of_format(
+                    &expr::to_string(f),
+                )))
+            }
+            // JSON_OBJECT, JSON_ARRAY, JSON_SET, ... embed the results of JSON functions as
+            // JSON.
+            (Func::Json(j), _) if j.with_json_args(0).is_some() => {
+                let mut mask = 0u64;
+                for (i, a) in args.iter().enumerate().take(64) {
+                    if matches!(a, Expr::Func(Func::Json(g), _) if g.gives_json()) {
+                        mask |= 1 << i;
+                    }
+                }
+                Func::Json(j.with_json_args(mask).unwrap_or(j))
+            }
+            (f, _) => f,
+        };
+        Ok(Expr::Func(func, args))
+    }
+
+    /// `date ± INTERVAL amount unit` as a call of [`Func::AddInterval`].
+    pub(super) fn bind_add_interval(
+        &mut self,
+        date: &sq::Expr,
+        iv: &sq::Interval,
+        subtract: bool,
+        clause: Clause,
+    ) -> Result<Expr, SqlError> {
+        let unit = interval_unit(iv)?;
+        let d = self.bind_expr(date, clause)?;
+        let n = self.bind_expr(&iv.value, clause)?;
+        Ok(self.add_interval_call(unit, subtract, d, n))
+    }
+
+    pub(super) fn add_interval_call(
+        &self,
+        unit: dates::Unit,
+        subtract: bool,
+        d: Expr,
+        n: Expr,
+    ) -> Expr {
+        let six = !matches!(d, Expr::Lit(_)) && self.type_of(&d).0.is_string();
+        let op = dates::AddOp {
+            unit,
+            subtract,
+            six,
+        };
+        Expr::Func(Func::AddInterval(op), vec![d, n])
+    }
+
+    /// The date functions whose arguments are not plain expressions: DATE_ADD/DATE_SUB
+    /// (an INTERVAL), ADDDATE/SUBDATE (an INTERVAL or a number of days),
+    /// TIMESTAMPADD/TIMESTAMPDIFF (a unit name first). None for any other function.
+    pub(super) fn bind_date_arith(
+        &mut self,
+        name: &str,
+        f: &sq::Function,
+        clause: Clause,
+    ) -> Result<Option<Expr>, SqlError> {
+        if !matches!(
+            name,
+            "date_add" | "date_sub" | "adddate" | "subdate" | "timestampadd" | "timestampdiff"
+        ) {
+            return Ok(None);
+        }
+        let mut raw: Vec<&sq::Expr> = Vec::new();
+        if let sq::FunctionArguments::List(l) = &f.args {
+            for a in &l.args {
+                match a {
+                    sq::FunctionArg::Unnamed(sq::FunctionArgExpr::Expr(e)) => raw.push(e),
+                    _ => return Err(crate::parser::syntax_error(&f.to_string(), 0)),
+                }
+            }
+        }
+        // Part of MariaDB's grammar: a wrong argument count is a syntax error.
+        let want = if name.starts_with("timestamp") { 3 } else { 2 };
+        if raw.len() != want {
+            return Err(crate::parser::syntax_error(&f.to_string(), 0));
+        }
+        let subtract = name.contains("sub");
+        Ok(Some(match name {
+            "timestampadd" | "timestampdiff" => {
+                let unit = match raw[0] {
+                    sq::Expr::Identifier(id) if id.quote_style.is_none() => {
+                        dates::Unit::single(&id.value)
+                    }
+                    _ => None,
+                }
+                .ok_or_else(|| crate::parser::syntax_error(&raw[0].to_string(), 0))?;
+                let a = self.bind_expr(raw[1], clause)?;
+                let b = self.bind_expr(raw[2], clause)?;
+                if name == "timestampadd" {
+                    self.add_interval_call(unit, false, b, a)
+                } else {
+                    Expr::Func(Func::TimestampDiff(unit), vec![a, b])
+                }
+            }
+            _ => match raw[1] {
+                sq::Expr::Interval(iv) => self.bind_add_interval(raw[0], iv, subtract, clause)?,
+                // ADDDATE(d, n) / SUBDATE(d, n): n days.
+                days if name.ends_with("date") => {
+                    let d = self.bind_expr(raw[0], clause)?;
+                    let n = self.bind_expr(days, clause)?;
+                    self.add_interval_call(dates::Unit::Day, subtract, d, n)
+                }
+                other => return Err(crate::parser::syntax_error(&other.to_string(), 0)),
+            },
+        }))
+    }
+}
+
+pub fn parse_number(n: &str) -> Value {
+    if n.contains(['e', 'E']) {
+        return Value::Double(n.parse().unwrap_or(0.0));
+    }
+    if n.contains('.') {
+        return match n.parse::<Decimal>() {
+            Ok(d) => Value::Decimal(d),
+            Err(_) => Value::Double(n.parse().unwrap_or(0.0)),
+        };
+    }
+    if let Ok(i) = n.parse::<i64>() {
+        return Value::Int(i);
+    }
+    if let Ok(u) = n.parse::<u64>() {
+        return Value::UInt(u);
+    }
+    match n.parse::<Decimal>() {
+        Ok(d) => Value::Decimal(d),
+        Err(_) => Value::Double(n.parse().unwrap_or(0.0)),
+    }
+}
+
+/// The type of `CAST(what AS t)`.
+pub(super) fn cast_type(t: &sq::DataType, what: &sq::Expr) -> Result<CastType, SqlError> {
+    let fsp_of = |p: Option<u64>| fsp_of(p, what);
+    use sq::DataType as D;
+    Ok(match t {
+        D::Signed | D::SignedInteger | D::Int(_) | D::Integer(_) | D::BigInt(_) => CastType::Signed,
+        D::Unsigned | D::UnsignedInteger | D::IntUnsigned(_) | D::BigIntUnsigned(_) => {
+            CastType::Unsigned
+        }
+        D::Char(len) | D::Varchar(len) | D::Nvarchar(len) | D::Character(len) => {
+            CastType::Char(match len {
+                Some(sq::CharacterLength::IntegerLength { length, .. }) => {
+                    Some((*length).min(u32::MAX as u64) as u32)
+                }
+                _ => None,
+            })
+        }
+        D::Text => CastType::Char(None),
+        D::Binary(_) | D::Varbinary(_) | D::Blob(_) => CastType::Binary,
+        D::Double(_) | D::DoublePrecision | D::Float(_) | D::Real => CastType::Double,
+        D::Decimal(info) | D::Numeric(info) | D::Dec(info) => {
+            let (p, s) = exact_info(info, 10, 0);
+            CastType::Decimal(p, s)
+        }
+        D::Date => CastType::Date,
+        D::Datetime(p) | D::Timestamp(p, _) => CastType::DateTime(fsp_of(*p)?),
+        D::Time(p, _) => CastType::Time(fsp_of(*p)?),
+        other => return Err(unsupported(&format!("CAST AS {other}"))),
+    })
+}
+
+/// A fractional-seconds precision, 0-6 (MariaDB: error 1426 above 6, naming the value).
+pub(super) fn fsp_of(p: Option<u64>, what: &sq::Expr) -> Result<u8, SqlError> {
+    match p {
+        None => Ok(0),
+        Some(p) if p <= 6 => Ok(p as u8),
+        Some(_) => {
+            let name = match what {
+                sq::Expr::Value(v) => match &v.value {
+                    sq::Value::SingleQuotedString(t) | sq::Value::DoubleQuotedString(t) => {
+                        t.clone()
+                    }
+                    other => other.to_string(),
+                },
+                other => other.to_string(),
+            };
+            Err(err(
+                code::ER_TOO_BIG_PRECISION,
+                format!("Too big precision specified for '{name}'. Maximum is 6"),
+            ))
+        }
+    }
+}
+
+pub(super) fn exact_info(info: &sq::ExactNumberInfo, dp: u8, ds: u8) -> (u8, u8) {
+    match info {
+        sq::ExactNumberInfo::None => (dp, ds),
+        sq::ExactNumberInfo::Precision(p) => (*p as u8, 0),
+        sq::ExactNumberInfo::PrecisionAndScale(p, s) => (*p as u8, (*s).max(0) as u8),
+    }
+}
+
+// ---------------------------------------------------------------- DDL
+
+pub(super) fn char_len(l: &Option<sq::CharacterLength>, default: u32) -> u32 {
+    match l {
+        Some(sq::CharacterLength::IntegerLength { length, .. }) => *length as u32,
+        Some(sq::CharacterLength::Max) => 65535,
+        None => default,
+    }
+}
+
+/// Moves a `BINARY` cast onto the leftmost operand of `e` (see the binder's `E::Cast`
+/// arm); false when `e` has no operand to descend into.
+pub(super) fn binary_onto_leftmost(e: &mut sq::Expr) -> bool {
+    use sq::Expr as E;
+    let inner = match e {
+        E::BinaryOp { left, .. } => left,
+        E::Like { expr, .. }
+        | E::ILike { expr, .. }
+        | E::RLike { expr, .. }
+        | E::InList { expr, .. }
+        | E::InSubquery { expr, .. }
+        | E::Between { expr, .. }
+        | E::IsNull(expr)
+        | E::IsNotNull(expr) => expr,
+        _ => return false,
+    };
+    if !binary_onto_leftmost(inner) {
+        let leaf = (**inner).clone();
+        **inner = E::Cast {
+            kind: sq::CastKind::Cast,
+            expr: Box::new(leaf),
+            data_type: sq::DataType::Binary(None),
+            format: None,
+        };
+    }
+    true
+}
+
+/// A single unit (of INTERVAL or EXTRACT).
+pub(super) fn single_unit(f: &sq::DateTimeField) -> Option<dates::Unit> {
+    use dates::Unit as U;
+    use sq::DateTimeField as F;
+    Some(match f {
+        F::Microsecond => U::Microsecond,
+        F::Second => U::Second,
+        F::Minute => U::Minute,
+        F::Hour => U::Hour,
+        F::Day => U::Day,
+        F::Week(None) => U::Week,
+        F::Month => U::Month,
+        F::Quarter => U::Quarter,
+        F::Year => U::Year,
+        _ => return None,
+    })
+}
+
+/// The unit of an INTERVAL as sqlparser gives it: one field, or a range `a TO b` for
+/// MariaDB's composite units (which the parser rewrites into that form; see parser.rs,
+/// `rewrite_interval_units`).
+pub(super) fn interval_unit(iv: &sq::Interval) -> Result<dates::Unit, SqlError> {
+    use dates::Unit as U;
+    use sq::DateTimeField as F;
+    let unit = match (&iv.leading_field, &iv.last_field) {
+        _ if iv.leading_precision.is_some() || iv.fractional_seconds_precision.is_some() => None,
+        (Some(f), None) => single_unit(f),
+        (Some(a), Some(b)) => match (a, b) {
+            // SECOND_MICROSECOND (sqlparser reads `SECOND TO ...` as something else).
+            (F::Millisecond, F::Microsecond) => Some(U::SecondMicrosecond),
+            (F::Minute, F::Microsecond) => Some(U::MinuteMicrosecond),
+            (F::Minute, F::Second) => Some(U::MinuteSecond),
+            (F::Hour, F::Microsecond) => Some(U::HourMicrosecond),
+            (F::Hour, F::Second) => Some(U::HourSecond),
+            (F::Hour, F::Minute) => Some(U::HourMinute),
+            (F::Day, F::Microsecond) => Some(U::DayMicrosecond),
+            (F::Day, F::Second) => Some(U::DaySecond),
+            (F::Day, F::Minute) => Some(U::DayMinute),
+            (F::Day, F::Hour) => Some(U::DayHour),
+            (F::Year, F::Month) => Some(U::YearMonth),
+            _ => None,
+        },
+        _ => None,
+    };
+    unit.ok_or_else(|| crate::parser::syntax_error(&iv.to_string(), 0))
+}
