@@ -1,5 +1,5 @@
-//! onelog-protocol: the MariaDB client/server protocol, server side, over any blocking
-//! `Read + Write` stream.
+//! onelog-protocol: the MariaDB client/server protocol, server side (and the client side a
+//! replica needs, [`Client`]), over any blocking `Read + Write` stream.
 //!
 //! - [`PacketStream`]: framing, sequence ids, split/join of 16 MiB packets,
 //!   `max_allowed_packet`, buffered writes with explicit flush, stream switch for TLS.
@@ -9,9 +9,11 @@
 //! - `response`: OK, ERR and EOF packets, status flags.
 //! - `resultset`: column definitions, text and binary rows, the prepare response.
 //! - `command`: client commands and COM_STMT_EXECUTE parameters.
+//! - `client`: log in, text queries, COM_REGISTER_SLAVE, COM_BINLOG_DUMP and its stream.
 //!
 //! Classic EOF packets are used throughout (CLIENT_DEPRECATE_EOF is never announced).
 
+mod client;
 mod codec;
 mod command;
 mod error;
@@ -24,6 +26,7 @@ mod resultset;
 #[cfg(test)]
 mod testutil;
 
+pub use client::{decode_err, Client, ClientError, ClientResult, DumpPacket, Rows};
 pub use codec::{
     lenenc_int_len, put_lenenc_bytes, put_lenenc_int, put_null_str, put_u16, put_u24, put_u32,
     put_u64, Reader,

@@ -577,3 +577,69 @@ fn bad_dump_and_register_requests_get_mariadb_errors() {
     assert!(primary.is_running());
     primary.assert_no_panic();
 }
+
+/// onelog's own protocol client (what a onelog replica connects with) logs in, queries,
+/// registers and reads a whole non-blocking dump, from onelogd and from a real MariaDB.
+#[test]
+fn protocol_client_reads_dumps_from_onelogd_and_mariadb() {
+    use onelog_protocol::{Client, DumpPacket};
+    let primary = Server::start(&["--server-id=1"]);
+    add_repl_user(&primary);
+    primary.conn(None).query_drop("CREATE DATABASE cl").unwrap();
+    let port = free_port();
+    let Some(m) = MariaDb::start_with(
+        "protocol_client_reads_dumps_from_onelogd_and_mariadb",
+        &[
+            format!("--port={port}"),
+            "--server-id=3".into(),
+            "--log-bin=mb".into(),
+            "--binlog-format=ROW".into(),
+        ],
+    ) else {
+        return;
+    };
+    let mut mc = m.conn(None);
+    mc.query_drop("CREATE USER repl@'%' IDENTIFIED BY 'pw'")
+        .unwrap();
+    mc.query_drop("GRANT REPLICATION SLAVE ON *.* TO repl@'%'")
+        .unwrap();
+    mc.query_drop("CREATE DATABASE cl").unwrap();
+    for (port, server_id) in [(primary.port, "1"), (port, "3")] {
+        let mut c = Client::connect("127.0.0.1", port, "repl", "pw", Duration::from_secs(10))
+            .unwrap_or_else(|e| panic!("connect to {port}: {e}"));
+        assert!(c.server_version.contains("MariaDB"), "{}", c.server_version);
+        assert_eq!(
+            c.query_value("SELECT @@server_id").unwrap().as_deref(),
+            Some(server_id)
+        );
+        let err = c.query("SELECT * FROM no_such_db.t").unwrap_err();
+        assert!(
+            err.to_string().contains("no_such_db") || err.to_string().contains("denied"),
+            "{err}"
+        );
+        c.query("SET @master_binlog_checksum = @@global.binlog_checksum")
+            .unwrap();
+        c.query("SET @mariadb_slave_capability = 4").unwrap();
+        c.query("SET @slave_connect_state = ''").unwrap();
+        c.register_slave(42, "", 0).unwrap();
+        c.binlog_dump(4, 1, 42, "").unwrap();
+        let mut types = Vec::new();
+        loop {
+            match c.read_dump().unwrap() {
+                DumpPacket::Event(ev) => types.push(ev[4]),
+                DumpPacket::Eof => break,
+            }
+        }
+        // fake ROTATE, FORMAT_DESCRIPTION, GTID_LIST, and the CREATE DATABASE's GTID + QUERY.
+        assert_eq!(&types[..2], &[4, 15], "{port}: {types:?}");
+        assert!(
+            types.contains(&162) && types.contains(&2),
+            "{port}: {types:?}"
+        );
+        // A wrong password.
+        let e = Client::connect("127.0.0.1", port, "repl", "bad", Duration::from_secs(10))
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("Access denied"), "{e}");
+    }
+}

@@ -23,7 +23,8 @@ impl MariaDb {
     }
 
     /// [`MariaDb::start`] with other options (`--skip-grant-tables` is not implied: root
-    /// logs in over the socket without a password).
+    /// logs in over the socket without a password). With a `--port=N` option it also
+    /// listens on 127.0.0.1:N.
     pub fn start_with(test: &str, args: &[String]) -> Option<MariaDb> {
         if !Path::new(MARIADBD).exists() {
             eprintln!("SKIPPED {test}: {MARIADBD} is not installed");
@@ -53,7 +54,11 @@ impl MariaDb {
             .arg("--user=root")
             .arg(format!("--datadir={}", data.display()))
             .arg(format!("--socket={}", socket.display()))
-            .arg("--skip-networking")
+            .args(if args.iter().any(|a| a.starts_with("--port=")) {
+                &["--bind-address=127.0.0.1"][..]
+            } else {
+                &["--skip-networking"][..]
+            })
             .args(args)
             .arg("--innodb-buffer-pool-size=32M")
             .arg("--innodb-log-file-size=16M")
