@@ -624,11 +624,8 @@ fn protocol_client_reads_dumps_from_onelogd_and_mariadb() {
         c.register_slave(42, "", 0).unwrap();
         c.binlog_dump(4, 1, 42, "").unwrap();
         let mut types = Vec::new();
-        loop {
-            match c.read_dump().unwrap() {
-                DumpPacket::Event(ev) => types.push(ev[4]),
-                DumpPacket::Eof => break,
-            }
+        while let DumpPacket::Event(ev) = c.read_dump().unwrap() {
+            types.push(ev[4]);
         }
         // fake ROTATE, FORMAT_DESCRIPTION, GTID_LIST, and the CREATE DATABASE's GTID + QUERY.
         assert_eq!(&types[..2], &[4, 15], "{port}: {types:?}");
