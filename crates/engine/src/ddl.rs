@@ -254,10 +254,11 @@ pub(crate) fn run(
     sql: &str,
     ddl: Ddl,
     replay: bool,
+    gtid: Option<onelog_binlog::Gtid>,
 ) -> Result<DdlOutcome> {
     let lock_owner = engine.next_txn.fetch_add(1, Ordering::Relaxed);
     let mut held = Vec::new();
-    let result = run_holding(engine, db, sql, ddl, replay, lock_owner, &mut held);
+    let result = run_holding(engine, db, sql, ddl, (replay, gtid), lock_owner, &mut held);
     engine.locks.release_all(lock_owner, &held);
     result
 }
@@ -305,15 +306,18 @@ fn lock_tables<'e>(
     }
 }
 
+/// `log`: (replaying from the binlog, the GTID to log the statement under instead of the
+/// next one of this server).
 fn run_holding(
     engine: &Engine,
     db: &str,
     sql: &str,
     ddl: Ddl,
-    replay: bool,
+    log: (bool, Option<onelog_binlog::Gtid>),
     owner: u64,
     held: &mut Vec<Vec<u8>>,
 ) -> Result<DdlOutcome> {
+    let (replay, gtid) = log;
     let mut serial = lock_tables(engine, &ddl, replay, owner, held)?;
     let change = |engine: &Engine| Change {
         cat: (*engine.catalog()).clone(),
@@ -371,7 +375,7 @@ fn run_holding(
         }
         engine.write_direct(batch)?;
     } else {
-        let group = engine.wal.ddl_group(db, sql)?;
+        let group = engine.wal.ddl_group(db, sql, gtid)?;
         let xid = engine.wal.next_xid();
         engine.committer.submit(Some(ch.batch), group, xid)?;
     }

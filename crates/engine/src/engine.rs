@@ -416,12 +416,24 @@ impl Engine {
     /// Runs a DDL statement: waits for the metadata locks, logs `sql` as a QUERY event in
     /// database `db`, and changes the catalog and data atomically with it.
     pub fn ddl(&self, db: &str, sql: &str, ddl: Ddl) -> Result<DdlOutcome> {
-        crate::ddl::run(self, db, sql, ddl, false)
+        crate::ddl::run(self, db, sql, ddl, false, None)
+    }
+
+    /// [`ddl`](Self::ddl) logged under a given GTID (a statement applied by replication
+    /// keeps its primary's GTID).
+    pub fn ddl_as(
+        &self,
+        db: &str,
+        sql: &str,
+        ddl: Ddl,
+        gtid: Option<onelog_binlog::Gtid>,
+    ) -> Result<DdlOutcome> {
+        crate::ddl::run(self, db, sql, ddl, false, gtid)
     }
 
     /// Applies a DDL statement during recovery (no logging: the event is already in the log).
     pub fn ddl_replay(&self, db: &str, sql: &str, ddl: Ddl) -> Result<()> {
-        crate::ddl::run(self, db, sql, ddl, true).map(|_| ())
+        crate::ddl::run(self, db, sql, ddl, true, None).map(|_| ())
     }
 
     pub fn status(&self) -> EngineStatus {

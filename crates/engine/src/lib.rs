@@ -34,6 +34,7 @@ mod engine;
 mod layout;
 mod priority;
 mod recovery;
+mod replicate;
 mod scan;
 mod txn;
 pub mod wait;
@@ -44,6 +45,6 @@ pub use catalog::{Catalog, ColumnDef, DatabaseDef, IndexDef, IndexId, TableDef, 
 pub use ddl::{AlterOp, ColumnConverter, Converter, Ddl, DdlOutcome};
 pub use engine::{BinlogFs, DdlReplayer, Engine, EngineOptions, EngineStatus, LogMode};
 pub use error::{EngineError, Result};
-pub use onelog_binlog::Preallocate;
+pub use onelog_binlog::{Gtid, Preallocate};
 pub use scan::{KeyRange, RowCursor, ScanOptions};
 pub use txn::{CommitInfo, Isolation, LockMode, Row, Txn};

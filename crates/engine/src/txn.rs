@@ -141,6 +141,8 @@ pub struct Txn {
     pub(crate) ahead: Option<crate::wal::Ahead>,
     lock_timeout: std::time::Duration,
     interrupt: Option<Arc<std::sync::atomic::AtomicBool>>,
+    /// Logged under this GTID instead of the next one of this server (replication).
+    pub(crate) gtid: Option<onelog_binlog::Gtid>,
 }
 
 fn lock_name(kind: u8, key: &[u8]) -> Vec<u8> {
@@ -176,6 +178,7 @@ impl Txn {
             named: Vec::new(),
             undo: Vec::new(),
             finished: false,
+            gtid: None,
             ahead: None,
             lock_timeout: engine_timeout,
             interrupt: None,
@@ -690,10 +693,16 @@ impl Txn {
         !self.changes.is_empty()
     }
 
+    /// Logs the transaction under `gtid` (a replicated transaction keeps its primary's
+    /// GTID); it is then logged even without changes, so the GTID position moves on.
+    pub fn set_gtid(&mut self, gtid: Option<onelog_binlog::Gtid>) {
+        self.gtid = gtid;
+    }
+
     /// Commits: durable (per `sync_binlog`) and visible when this returns Ok.
     pub fn commit(mut self) -> Result<CommitInfo> {
         self.finished = true;
-        let result = if self.changes.is_empty() {
+        let result = if self.changes.is_empty() && self.gtid.is_none() {
             Ok(CommitInfo::default())
         } else {
             crate::commit::commit_txn(&mut self)

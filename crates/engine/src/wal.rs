@@ -318,31 +318,37 @@ impl Wal {
         let Some(b) = &self.binlog else {
             return Ok(None);
         };
-        let (mut g, from) = match ahead {
-            Some(a) => (a.group, a.statements),
-            None => {
-                let mut g = binlog::EventGroup::transaction(b.options().server_id, now());
+        let (mut g, from) = match (ahead, txn.gtid) {
+            (Some(a), None) => (a.group, a.statements),
+            // A replicated transaction: every event carries its primary's server id.
+            (_, gtid) => {
+                let server = gtid.map_or(b.options().server_id, |g| g.server);
+                let mut g = binlog::EventGroup::transaction(server, now());
                 g.reserve(estimated_group_len(txn));
                 (g, 0)
             }
         };
         Self::encode_statements(&mut g, txn, from)?;
+        g.set_gtid(txn.gtid);
         g.commit(xid).map_err(berr)?;
         Ok(Some(g))
     }
 
-    /// The event group of a DDL statement (None when the binlog is off).
-    pub fn ddl_group(&self, db: &str, sql: &str) -> Result<Option<Group>> {
+    /// The event group of a DDL statement (None when the binlog is off), under `gtid` when
+    /// given (a replicated statement keeps its primary's GTID and server id).
+    pub fn ddl_group(
+        &self,
+        db: &str,
+        sql: &str,
+        gtid: Option<binlog::Gtid>,
+    ) -> Result<Option<Group>> {
         let Some(b) = &self.binlog else {
             return Ok(None);
         };
-        Ok(Some(binlog::EventGroup::ddl(
-            b.options().server_id,
-            now(),
-            0,
-            db,
-            sql,
-        )))
+        let server = gtid.map_or(b.options().server_id, |g| g.server);
+        let mut g = binlog::EventGroup::ddl(server, now(), 0, db, sql);
+        g.set_gtid(gtid);
+        Ok(Some(g))
     }
 
     fn first_pos(b: &binlog::Binlog) -> binlog::LogPos {

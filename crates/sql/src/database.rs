@@ -340,8 +340,9 @@ impl Database {
         self.engine.shutdown().map_err(engine_sql_err)
     }
 
-    /// A session for internal work (bootstrap, account changes): root, no process entry.
-    pub(crate) fn system_session(self: &Arc<Self>) -> Session {
+    /// A session for internal work (bootstrap, account changes, the replica's applier):
+    /// no privilege checks, no process entry.
+    pub fn system_session(self: &Arc<Self>) -> Session {
         Session::new_internal(self.clone())
     }
 

@@ -72,7 +72,8 @@ mod watchdog;
 
 pub use conn_stats::ConnStats;
 pub use database::{Database, ProcessInfo};
-pub use replication::{DumpVars, ReplicaHost, Replicas};
+pub use parser::ReplicaStmt;
+pub use replication::{DumpVars, ReplicaControl, ReplicaHost, Replicas};
 pub use session::{PreparedInfo, Session};
 pub use ssl_require::{CertNames, PeerTls, SslRequire};
 pub use users::Account;

@@ -19,8 +19,10 @@ use crate::ssl_require::RequireClause;
 use crate::syntax_depth;
 
 mod accounts;
+mod replica;
 mod rewrite;
 use accounts::{priv_level, priv_list, require_clause, user_name, user_spec};
+pub use replica::ReplicaStmt;
 use rewrite::{
     rewrite_interval_units, rewrite_lock_in_share_mode, rewrite_mod_operator, rewrite_multi_table,
 };
@@ -150,6 +152,7 @@ pub enum Admin {
     ShowBinaryLogs,
     ShowMasterStatus,
     ShowSlaveHosts,
+    Replica(ReplicaStmt),
     ShowBinlogEvents {
         file: Option<String>,
         from: u64,
@@ -848,6 +851,9 @@ fn parse_show(p: &mut Parser) -> Result<Admin, ParserError> {
     if words(p, &["SLAVE", "HOSTS"]) || words(p, &["REPLICA", "HOSTS"]) {
         return Ok(Admin::ShowSlaveHosts);
     }
+    if replica::parse_show(p) {
+        return Ok(Admin::Replica(ReplicaStmt::ShowStatus));
+    }
     if words(p, &["BINLOG", "EVENTS"]) {
         let file = if p.parse_keyword(Keyword::IN) {
             Some(p.parse_literal_string()?)
@@ -899,6 +905,9 @@ fn parse_admin(p: &mut Parser) -> Result<Option<Admin>, ParserError> {
     let Some(first) = peek_word(p, 0) else {
         return Ok(None);
     };
+    if let Some(a) = replica::parse(p, &first)? {
+        return Ok(Some(a));
+    }
     let second = peek_word(p, 1);
     let a = match first.as_str() {
         "SHOW" => {

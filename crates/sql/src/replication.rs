@@ -1,6 +1,8 @@
 //! The primary side of replication in the SQL layer: what a binlog dump asks for (the user
 //! variables a replica sets before COM_BINLOG_DUMP), the replicas that registered with
-//! COM_REGISTER_SLAVE (SHOW SLAVE HOSTS), and one dump per replica server id.
+//! COM_REGISTER_SLAVE (SHOW SLAVE HOSTS), and one dump per replica server id. The replica
+//! side: the replica statements (run by the server's [`ReplicaControl`]) and what its applier
+//! needs of a session (apply row changes, commit under the primary's GTID).
 
 use std::collections::BTreeMap;
 
@@ -25,6 +27,7 @@ pub struct Replicas {
     hosts: Mutex<BTreeMap<u32, ReplicaHost>>,
     /// Running dumps: connection id -> the client's server id.
     dumps: Mutex<BTreeMap<u32, u32>>,
+    control: parking_lot::RwLock<Option<std::sync::Arc<dyn ReplicaControl>>>,
 }
 
 impl Replicas {
@@ -164,5 +167,120 @@ impl Session {
             heartbeat_ns: number(&self.user_variable("master_heartbeat_period")),
             capability: number(&self.user_variable("mariadb_slave_capability")),
         })
+    }
+}
+
+/// The replica (implemented by the server, which has the network client): what the replica
+/// statements act on.
+pub trait ReplicaControl: Send + Sync {
+    /// CHANGE MASTER TO (upper-cased option names, values as written).
+    fn change_master(&self, opts: &[(String, String)]) -> Result<(), SqlError>;
+    /// START SLAVE.
+    fn start(&self) -> Result<(), SqlError>;
+    /// STOP SLAVE.
+    fn stop(&self) -> Result<(), SqlError>;
+    /// RESET SLAVE [ALL].
+    fn reset(&self, all: bool) -> Result<(), SqlError>;
+    /// SHOW SLAVE STATUS: (column, value) in MariaDB's order; None when not configured.
+    fn status(&self) -> Option<Vec<(&'static str, Value)>>;
+}
+
+impl Replicas {
+    /// Installs the replica the replica statements act on.
+    pub fn set_control(&self, c: std::sync::Arc<dyn ReplicaControl>) {
+        *self.control.write() = Some(c);
+    }
+
+    fn control(&self) -> Result<std::sync::Arc<dyn ReplicaControl>, SqlError> {
+        self.control.read().clone().ok_or_else(|| {
+            SqlError::from_code(
+                code::ER_NOT_SUPPORTED_YET,
+                "This version of MariaDB doesn't yet support 'replication in this embedding'",
+            )
+        })
+    }
+}
+
+/// Runs CHANGE MASTER, START/STOP/RESET SLAVE and SHOW SLAVE STATUS (they need SUPER, which
+/// stands for REPLICATION SLAVE ADMIN here).
+pub(crate) fn run_replica_stmt(
+    s: &mut Session,
+    r: &crate::parser::ReplicaStmt,
+) -> Result<crate::QueryResult, SqlError> {
+    use crate::parser::ReplicaStmt as R;
+    let c = s.db.replicas().control()?;
+    if let R::ShowStatus = r {
+        s.require_global(Priv::REPL_CLIENT)
+            .or_else(|_| s.require_global(Priv::SUPER))?;
+        let status = c.status();
+        let names: Vec<&str> = match &status {
+            Some(cols) => cols.iter().map(|c| c.0).collect(),
+            None => Vec::new(),
+        };
+        let rows = status
+            .map(|cols| vec![cols.into_iter().map(|c| c.1).collect()])
+            .unwrap_or_default();
+        return crate::show::result(s, &names, &[], rows, &None);
+    }
+    s.require_global(Priv::SUPER)?;
+    match r {
+        R::ChangeMaster(opts) => c.change_master(opts)?,
+        R::Start => c.start()?,
+        R::Stop => c.stop()?,
+        R::Reset { all } => c.reset(*all)?,
+        R::ShowStatus => unreachable!(),
+    }
+    Ok(crate::QueryResult::ok())
+}
+
+impl Session {
+    /// Logs the next commit (or DDL statement) under `gtid` instead of the next GTID of
+    /// this server: a replicated transaction keeps its primary's GTID, in the same group as
+    /// its rows.
+    pub fn set_next_gtid(&mut self, gtid: Option<onelog_engine::Gtid>) {
+        self.next_gtid = gtid;
+    }
+
+    /// Applies one row change of a binlog rows event to `db.table` in the session's
+    /// transaction (begun if none is open).
+    pub fn apply_row_change(
+        &mut self,
+        db: &str,
+        table: &str,
+        before: Option<Vec<Value>>,
+        after: Option<Vec<Value>>,
+    ) -> Result<(), SqlError> {
+        let t = self
+            .db
+            .engine()
+            .catalog()
+            .table(db, table)
+            .cloned()
+            .ok_or_else(|| {
+                SqlError::from_code(
+                    code::ER_NO_SUCH_TABLE,
+                    format!("Table '{db}.{table}' doesn't exist"),
+                )
+            })?;
+        self.ensure_txn()
+            .apply_logged_change(&t, before, after)
+            .map_err(crate::executor::engine_err)
+    }
+
+    /// Commits a replicated transaction under the GTID set with [`set_next_gtid`]
+    /// (logged even when it changed nothing, so the replica's position moves on).
+    ///
+    /// [`set_next_gtid`]: Session::set_next_gtid
+    pub fn commit_replicated(&mut self) -> Result<(), SqlError> {
+        if self.next_gtid.is_some() {
+            self.ensure_txn();
+        }
+        self.commit_txn()
+    }
+
+    /// Rolls back whatever a replicated group left open (a failed or cut group).
+    pub fn rollback_replicated(&mut self) {
+        self.next_gtid = None;
+        let _ = self.execute("ROLLBACK");
     }
 }

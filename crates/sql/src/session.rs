@@ -90,6 +90,9 @@ pub struct Session {
     txn: Option<Txn>,
     in_explicit: bool,
     read_only_txn: bool,
+    /// The GTID the next commit or DDL is logged under (replication applies keep their
+    /// primary's GTIDs).
+    pub(crate) next_gtid: Option<onelog_engine::Gtid>,
     pub(crate) vars: HashMap<String, Value>,
     pub(crate) user_vars: HashMap<String, Value>,
     pub(crate) warnings: Vec<SqlError>,
@@ -225,6 +228,7 @@ impl Session {
             txn: None,
             in_explicit: false,
             read_only_txn: false,
+            next_gtid: None,
             vars: HashMap::new(),
             user_vars: HashMap::new(),
             warnings: Vec::new(),
@@ -257,6 +261,7 @@ impl Session {
             txn: None,
             in_explicit: false,
             read_only_txn: false,
+            next_gtid: None,
             vars: HashMap::new(),
             user_vars: HashMap::new(),
             warnings: Vec::new(),
@@ -481,6 +486,7 @@ impl Session {
                     Value::str("")
                 }
             }
+            "gtid_slave_pos" => Value::str(&e.gtid_slave_pos()),
             "gtid_binlog_state" => {
                 if binlog_on {
                     Value::str(&e.gtid_binlog_state())
@@ -673,10 +679,11 @@ impl Session {
 
     // -------------------------------------------------------------- transactions
 
-    fn commit_txn(&mut self) -> Result<(), SqlError> {
+    pub(crate) fn commit_txn(&mut self) -> Result<(), SqlError> {
         self.in_explicit = false;
         self.read_only_txn = false;
-        if let Some(t) = self.txn.take() {
+        if let Some(mut t) = self.txn.take() {
+            t.set_gtid(self.next_gtid.take());
             t.commit().map_err(engine_err)?;
         }
         Ok(())
@@ -690,7 +697,7 @@ impl Session {
         }
     }
 
-    fn ensure_txn(&mut self) -> &mut Txn {
+    pub(crate) fn ensure_txn(&mut self) -> &mut Txn {
         if self.txn.is_none() {
             let iso = self
                 .next_isolation
@@ -1335,7 +1342,7 @@ impl Session {
             _ => None,
         };
         let db = self.current_db.clone().unwrap_or_default();
-        let out = self.db.engine.ddl(&db, text, ddl);
+        let out = self.db.engine.ddl_as(&db, text, ddl, self.next_gtid.take());
         if let Some(c) = &converter {
             self.warnings.extend(c.take_warnings());
         }
@@ -1549,6 +1556,7 @@ impl Session {
                 self.db.engine.reset_master().map_err(engine_err)?;
                 Ok(QueryResult::ok())
             }
+            Admin::Replica(r) => crate::replication::run_replica_stmt(self, r),
             Admin::CreateUser { .. }
             | Admin::DropUser { .. }
             | Admin::AlterUser { .. }

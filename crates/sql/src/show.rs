@@ -29,7 +29,7 @@ fn opt_s(v: Option<&str>) -> Value {
 
 /// A SHOW result: text columns (except the listed numeric ones), filtered by LIKE on the
 /// first column or by WHERE over the columns.
-fn result(
+pub(crate) fn result(
     sess: &Session,
     names: &[&str],
     numeric: &[&str],

@@ -1,0 +1,169 @@
+//! The replica's applier: the primary's events, in order, through one session.
+//!
+//! A transactional group (`GTID` ... `XID` or `COMMIT`) runs as one transaction: row events
+//! become row changes (`Session::apply_row_change`), statement events run as SQL. It commits
+//! under the primary's GTID (`Session::set_next_gtid`), so onelog's own binlog holds the
+//! GTID in the same group as the rows: `@@gtid_slave_pos` is read back from there, exact
+//! after any crash. A standalone group (DDL, account statements) runs its one statement
+//! under the GTID; a group that changes nothing is logged empty, so the position moves on.
+
+use std::collections::HashMap;
+
+use onelog_binlog::event::{Event, TableMap};
+use onelog_binlog::rows::{decode_rows, RowChange};
+use onelog_binlog::{EventHeader, Gtid};
+use onelog_sql::Session;
+use onelog_types::{code, SqlError};
+
+/// What applying one event did.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Applied {
+    /// Nothing that ends a group.
+    Event,
+    /// A group ended and is committed (durable) under this GTID.
+    Group(Gtid),
+}
+
+pub struct Applier {
+    session: Session,
+    maps: HashMap<u64, TableMap>,
+    /// The open group: its GTID and whether it is standalone.
+    group: Option<(Gtid, bool)>,
+}
+
+fn sql_error(code: u16, msg: String) -> SqlError {
+    SqlError::from_code(code, msg)
+}
+
+impl Applier {
+    pub fn new(session: Session) -> Applier {
+        Applier {
+            session,
+            maps: HashMap::new(),
+            group: None,
+        }
+    }
+
+    /// Whether a group is open (partly applied).
+    pub fn in_group(&self) -> bool {
+        self.group.is_some()
+    }
+
+    /// Drops a partly applied group (the connection broke inside it): nothing of it is
+    /// committed, and the primary sends it again.
+    pub fn abandon(&mut self) {
+        if self.group.take().is_some() {
+            self.session.rollback_replicated();
+        }
+        self.maps.clear();
+    }
+
+    fn run(&mut self, sql: &str) -> Result<(), SqlError> {
+        for r in self.session.execute(sql) {
+            r?;
+        }
+        Ok(())
+    }
+
+    fn end_group(&mut self) -> Result<Applied, SqlError> {
+        let Some((gtid, _)) = self.group.take() else {
+            return Ok(Applied::Event);
+        };
+        // Still set when the group logged nothing itself (a statement that changed nothing).
+        self.session.commit_replicated()?;
+        self.maps.clear();
+        Ok(Applied::Group(gtid))
+    }
+
+    /// Applies one event of the primary's stream.
+    pub fn apply(&mut self, h: &EventHeader, ev: &Event) -> Result<Applied, SqlError> {
+        match ev {
+            Event::Gtid(g) => {
+                if self.group.is_some() {
+                    self.abandon();
+                }
+                let gtid = g.gtid(h.server_id);
+                let standalone = g.is_standalone();
+                self.group = Some((gtid, standalone));
+                self.session.set_next_gtid(Some(gtid));
+                if !standalone {
+                    self.run("BEGIN")?;
+                }
+                Ok(Applied::Event)
+            }
+            Event::Query(q) => {
+                let text = String::from_utf8_lossy(&q.query).into_owned();
+                let t = text.trim();
+                if t.eq_ignore_ascii_case("BEGIN") {
+                    return Ok(Applied::Event);
+                }
+                if t.eq_ignore_ascii_case("COMMIT") {
+                    return self.end_group();
+                }
+                if t.eq_ignore_ascii_case("ROLLBACK") {
+                    self.abandon();
+                    return Ok(Applied::Event);
+                }
+                if !q.db.is_empty() {
+                    // The statement's database; it may not exist yet (CREATE DATABASE).
+                    let _ = self.session.use_database(&q.db);
+                }
+                self.run(&text).map_err(|e| {
+                    sql_error(
+                        e.code,
+                        format!(
+                            "Error '{}' on query. Default database: '{}'. Query: '{}'",
+                            e.message, q.db, text
+                        ),
+                    )
+                })?;
+                match self.group {
+                    Some((_, true)) => self.end_group(),
+                    _ => Ok(Applied::Event),
+                }
+            }
+            Event::TableMap(m) => {
+                self.maps.insert(m.table_id, m.clone());
+                Ok(Applied::Event)
+            }
+            Event::Rows(r) => {
+                let m = self.maps.get(&r.table_id).ok_or_else(|| {
+                    sql_error(
+                        code::ER_UNKNOWN_ERROR,
+                        format!("a rows event for table id {} without its table map", r.table_id),
+                    )
+                })?;
+                let (db, table) = (m.db.clone(), m.table.clone());
+                let changes = decode_rows(r, &m.column_specs()).map_err(|e| {
+                    sql_error(
+                        code::ER_UNKNOWN_ERROR,
+                        format!("cannot decode a rows event of `{db}`.`{table}`: {e}"),
+                    )
+                })?;
+                for c in changes {
+                    let (before, after) = match c {
+                        RowChange::Insert(a) => (None, Some(a)),
+                        RowChange::Update { before, after } => (Some(before), Some(after)),
+                        RowChange::Delete(b) => (Some(b), None),
+                    };
+                    self.session
+                        .apply_row_change(&db, &table, before, after)
+                        .map_err(|e| {
+                            sql_error(
+                                e.code,
+                                format!(
+                                    "Could not execute a rows event on table {db}.{table}; {}",
+                                    e.message
+                                ),
+                            )
+                        })?;
+                }
+                Ok(Applied::Event)
+            }
+            Event::Xid(_) => self.end_group(),
+            // FORMAT_DESCRIPTION, ROTATE, GTID_LIST, ANNOTATE_ROWS, BINLOG_CHECKPOINT,
+            // HEARTBEAT, STOP and ignorable events change no data.
+            _ => Ok(Applied::Event),
+        }
+    }
+}
