@@ -15,11 +15,11 @@ use sqlparser::keywords::Keyword;
 use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::{Location, Span, Token, TokenWithSpan, Tokenizer, Whitespace};
 
-use crate::ssl_require::RequireClause;
 use crate::syntax_depth;
 
 mod accounts;
-use accounts::{priv_level, priv_list, require_clause, user_name, user_spec};
+use accounts::user_name;
+pub use accounts::{AccountStmt, PrivLevel, UserName, UserSpec};
 
 /// Deepest nesting sqlparser's recursive descent accepts (deeper input is a syntax error,
 /// as MariaDB's parser reports it). Its recursion grows its stack on the heap as needed;
@@ -62,25 +62,6 @@ pub enum SetTarget {
     User(String),
     /// `[GLOBAL|SESSION] name`, `@@[global.|session.]name`
     System(Scope, String),
-}
-
-#[derive(Debug, Clone)]
-pub struct UserSpec {
-    pub user: String,
-    pub host: String,
-    /// `IDENTIFIED BY 'pw'` (clear text) or `IDENTIFIED BY PASSWORD '*HEX'` (hash).
-    pub password: Option<String>,
-    pub password_is_hash: bool,
-}
-
-#[derive(Debug, Clone)]
-pub enum PrivLevel {
-    /// `*.*`
-    Global,
-    /// `db.*` (or `*` with a current database)
-    Db(Option<String>),
-    /// `db.table`
-    Table(Option<String>, String),
 }
 
 #[derive(Debug, Clone)]
@@ -159,11 +140,6 @@ pub enum Admin {
         isolation: Option<String>,
         read_only: Option<bool>,
     },
-    SetPassword {
-        user: Option<(String, String)>,
-        password: String,
-        is_hash: bool,
-    },
     Use(String),
     Begin {
         read_only: bool,
@@ -199,31 +175,8 @@ pub enum Admin {
     PurgeTo(String),
     PurgeBefore(Expr),
     ResetMaster,
-    CreateUser {
-        if_not_exists: bool,
-        users: Vec<UserSpec>,
-        require: Option<RequireClause>,
-    },
-    DropUser {
-        if_exists: bool,
-        users: Vec<(String, String)>,
-    },
-    AlterUser {
-        users: Vec<UserSpec>,
-        require: Option<RequireClause>,
-    },
-    Grant {
-        privs: Vec<String>,
-        level: PrivLevel,
-        users: Vec<UserSpec>,
-        require: Option<RequireClause>,
-        grant_option: bool,
-    },
-    Revoke {
-        privs: Vec<String>,
-        level: PrivLevel,
-        users: Vec<(String, String)>,
-    },
+    /// CREATE/DROP/RENAME/ALTER USER, GRANT, REVOKE, SET PASSWORD.
+    Account(AccountStmt),
     Describe {
         db: Option<String>,
         table: String,
@@ -866,18 +819,18 @@ fn parse_set(p: &mut Parser) -> Result<Admin, ParserError> {
             p.expect_token(&Token::LParen)?;
             let pw = p.parse_literal_string()?;
             p.expect_token(&Token::RParen)?;
-            return Ok(Admin::SetPassword {
+            return Ok(Admin::Account(AccountStmt::SetPassword {
                 user,
                 password: pw,
                 is_hash: false,
-            });
+            }));
         }
         let pw = p.parse_literal_string()?;
-        return Ok(Admin::SetPassword {
+        return Ok(Admin::Account(AccountStmt::SetPassword {
             user,
             password: pw,
             is_hash: true,
-        });
+        }));
     }
     let mut items = Vec::new();
     let mut default = Scope::Session;
@@ -1089,6 +1042,9 @@ fn parse_admin(p: &mut Parser) -> Result<Option<Admin>, ParserError> {
         return Ok(None);
     };
     let second = peek_word(p, 1);
+    if let Some(a) = accounts::parse_account(p, &first, second.as_deref())? {
+        return Ok(Some(Admin::Account(a)));
+    }
     let a = match first.as_str() {
         "SHOW" => {
             p.next_token();
@@ -1241,89 +1197,6 @@ fn parse_admin(p: &mut Parser) -> Result<Option<Admin>, ParserError> {
             p.next_token();
             Admin::ResetMaster
         }
-        "CREATE" if second.as_deref() == Some("USER") => {
-            p.next_token();
-            p.next_token();
-            let if_not_exists = words(p, &["IF", "NOT", "EXISTS"]);
-            let mut users = vec![user_spec(p)?];
-            while p.consume_token(&Token::Comma) {
-                users.push(user_spec(p)?);
-            }
-            Admin::CreateUser {
-                if_not_exists,
-                users,
-                require: require_clause(p)?,
-            }
-        }
-        "ALTER" if second.as_deref() == Some("USER") => {
-            p.next_token();
-            p.next_token();
-            let _ = words(p, &["IF", "EXISTS"]);
-            let mut users = vec![user_spec(p)?];
-            while p.consume_token(&Token::Comma) {
-                users.push(user_spec(p)?);
-            }
-            Admin::AlterUser {
-                users,
-                require: require_clause(p)?,
-            }
-        }
-        "DROP" if second.as_deref() == Some("USER") => {
-            p.next_token();
-            p.next_token();
-            let if_exists = words(p, &["IF", "EXISTS"]);
-            let mut users = Vec::new();
-            loop {
-                let u = user_name(p)?
-                    .ok_or_else(|| ParserError::ParserError("CURRENT_USER in DROP USER".into()))?;
-                users.push(u);
-                if !p.consume_token(&Token::Comma) {
-                    break;
-                }
-            }
-            Admin::DropUser { if_exists, users }
-        }
-        "GRANT" => {
-            p.next_token();
-            let privs = priv_list(p)?;
-            p.expect_keyword(Keyword::ON)?;
-            let level = priv_level(p)?;
-            p.expect_keyword(Keyword::TO)?;
-            let mut users = vec![user_spec(p)?];
-            while p.consume_token(&Token::Comma) {
-                users.push(user_spec(p)?);
-            }
-            let require = require_clause(p)?;
-            let grant_option = words(p, &["WITH", "GRANT", "OPTION"]);
-            Admin::Grant {
-                privs,
-                level,
-                users,
-                require,
-                grant_option,
-            }
-        }
-        "REVOKE" => {
-            p.next_token();
-            let privs = priv_list(p)?;
-            p.expect_keyword(Keyword::ON)?;
-            let level = priv_level(p)?;
-            p.expect_keyword(Keyword::FROM)?;
-            let mut users = Vec::new();
-            loop {
-                let u = user_name(p)?
-                    .ok_or_else(|| ParserError::ParserError("CURRENT_USER in REVOKE".into()))?;
-                users.push(u);
-                if !p.consume_token(&Token::Comma) {
-                    break;
-                }
-            }
-            Admin::Revoke {
-                privs,
-                level,
-                users,
-            }
-        }
         "DESCRIBE" | "DESC" => {
             p.next_token();
             let (db, table) = qualified(p)?;
@@ -1425,9 +1298,9 @@ mod tests {
 
     #[test]
     fn require_clauses() {
-        use crate::ssl_require::RequireItem as I;
+        use crate::ssl_require::{RequireClause, RequireItem as I};
         let req = |s: &str| match parse_one(s).map(|p| p.stmt) {
-            Ok(Stmt::Admin(Admin::CreateUser { require, .. })) => Ok(require),
+            Ok(Stmt::Admin(Admin::Account(AccountStmt::CreateUser { require, .. }))) => Ok(require),
             Ok(other) => panic!("{s}: {other:?}"),
             Err(e) => Err(e.code),
         };
