@@ -15,7 +15,7 @@ use std::path::Path;
 use onelog_types::{type_code, DateTime, Value};
 
 use crate::error::{BinlogError, Result};
-use crate::event::{gtid_flags, rows_flags, Event, RowsKind, TableMap};
+use crate::event::{gtid_flags, rows_flags, Event, RowsEvent, RowsKind, TableMap};
 use crate::file_log::{FileEvents, ReadEvent};
 use crate::fs::FileSystem;
 use crate::gtid::format_gtid_list;
@@ -192,45 +192,26 @@ impl<W: Write> Dumper<W> {
                     text.push_str(" flags: STMT_END_F");
                 }
                 text.push('\n');
-                match self.maps.get(&r.table_id) {
-                    None => text.push_str("### (no table map for this table id)\n"),
-                    Some(tm) => {
-                        let table = format!("`{}`.`{}`", tm.db, tm.table);
-                        let specs = tm.column_specs();
-                        let image = |text: &mut String, vals: &[Value]| {
-                            for (i, (v, s)) in vals.iter().zip(&specs).enumerate() {
-                                text.push_str(&format!(
-                                    "###   @{}={}\n",
-                                    i + 1,
-                                    format_value(v, s)
-                                ));
-                            }
-                        };
-                        let changes = decode_rows(r, &specs)?;
-                        for ch in &changes {
-                            match ch {
-                                RowChange::Insert(v) => {
-                                    text.push_str(&format!("### INSERT INTO {table}\n### SET\n"));
-                                    image(&mut text, v);
-                                }
-                                RowChange::Delete(v) => {
-                                    text.push_str(&format!("### DELETE FROM {table}\n### WHERE\n"));
-                                    image(&mut text, v);
-                                }
-                                RowChange::Update { before, after } => {
-                                    text.push_str(&format!("### UPDATE {table}\n### WHERE\n"));
-                                    image(&mut text, before);
-                                    text.push_str("### SET\n");
-                                    image(&mut text, after);
-                                }
-                            }
+                self.rows(r, &mut text)?;
+            }
+            // As mariadb-binlog shows an event it skips as ignorable; then the row changes
+            // it holds, as for rows events.
+            Event::RowRedo(redo) => {
+                text.push_str(&format!(
+                    "Ignorable\n# Ignorable event type {} (Unknown)\n# onelog row redo, xid {}\n",
+                    h.type_code, redo.xid
+                ));
+                let mut maps = std::mem::take(&mut self.maps);
+                for ev in redo.events()? {
+                    match ev {
+                        Event::TableMap(t) => {
+                            self.maps.insert(t.table_id, t);
                         }
-                        text.push_str(&format!("# Number of rows: {}\n", changes.len()));
+                        Event::Rows(r) => self.rows(&r, &mut text)?,
+                        _ => {}
                     }
                 }
-                if r.flags & rows_flags::STMT_END != 0 {
-                    self.maps.clear();
-                }
+                std::mem::swap(&mut self.maps, &mut maps);
             }
             Event::Xid(x) => text.push_str(&format!("Xid = {x}\nCOMMIT/*!*/;\n")),
             Event::Rotate(r) => {
@@ -244,6 +225,48 @@ impl<W: Write> Dumper<W> {
             )),
         }
         self.out.write_all(text.as_bytes()).map_err(Self::io)
+    }
+}
+
+impl<W: Write> Dumper<W> {
+    /// The `###` lines of a rows event's changes (`mariadb-binlog -v`).
+    fn rows(&mut self, r: &RowsEvent, text: &mut String) -> Result<()> {
+        match self.maps.get(&r.table_id) {
+            None => text.push_str("### (no table map for this table id)\n"),
+            Some(tm) => {
+                let table = format!("`{}`.`{}`", tm.db, tm.table);
+                let specs = tm.column_specs();
+                let image = |text: &mut String, vals: &[Value]| {
+                    for (i, (v, s)) in vals.iter().zip(&specs).enumerate() {
+                        text.push_str(&format!("###   @{}={}\n", i + 1, format_value(v, s)));
+                    }
+                };
+                let changes = decode_rows(r, &specs)?;
+                for ch in &changes {
+                    match ch {
+                        RowChange::Insert(v) => {
+                            text.push_str(&format!("### INSERT INTO {table}\n### SET\n"));
+                            image(text, v);
+                        }
+                        RowChange::Delete(v) => {
+                            text.push_str(&format!("### DELETE FROM {table}\n### WHERE\n"));
+                            image(text, v);
+                        }
+                        RowChange::Update { before, after } => {
+                            text.push_str(&format!("### UPDATE {table}\n### WHERE\n"));
+                            image(text, before);
+                            text.push_str("### SET\n");
+                            image(text, after);
+                        }
+                    }
+                }
+                text.push_str(&format!("# Number of rows: {}\n", changes.len()));
+            }
+        }
+        if r.flags & rows_flags::STMT_END != 0 {
+            self.maps.clear();
+        }
+        Ok(())
     }
 }
 

@@ -40,6 +40,8 @@ pub mod event_type {
     pub const BINLOG_CHECKPOINT: u8 = 161;
     pub const GTID: u8 = 162;
     pub const GTID_LIST: u8 = 163;
+    /// onelog's private row redo (see [`crate::redo`]).
+    pub const ROW_REDO: u8 = crate::redo::ROW_REDO;
 }
 
 /// Common-header flags.
@@ -49,6 +51,8 @@ pub mod header_flags {
     pub const SUPPRESS_USE: u16 = 0x8;
     pub const ARTIFICIAL: u16 = 0x20;
     pub const RELAY_LOG: u16 = 0x40;
+    /// Readers that do not know the event's type skip it (`LOG_EVENT_IGNORABLE_F`).
+    pub const IGNORABLE: u16 = crate::redo::IGNORABLE;
     pub const SKIP_REPLICATION: u16 = 0x8000;
 }
 
@@ -205,6 +209,10 @@ pub struct QueryStatus {
     pub sql_mode: u64,
     /// Q_CHARSET_CODE (4): character_set_client, collation_connection, collation_server.
     pub charset: (u16, u16, u16),
+    /// Q_INVOKER (11): the account (user, host) that ran the statement, which MariaDB
+    /// logs for statements whose effect depends on it (GRANT, REVOKE, SET PASSWORD for
+    /// the current user).
+    pub invoker: Option<(String, String)>,
 }
 
 /// MariaDB 10.11's default sql_mode (STRICT_TRANS_TABLES, ERROR_FOR_DIVISION_BY_ZERO,
@@ -221,13 +229,16 @@ impl Default for QueryStatus {
             flags2: DEFAULT_FLAGS2,
             sql_mode: DEFAULT_SQL_MODE,
             charset: (45, 45, 45),
+            invoker: None,
         }
     }
 }
 
 impl QueryStatus {
     // Format: { code u8 | value }*: Q_FLAGS2 (0) u32 | Q_SQL_MODE (1) u64 |
-    //         Q_CATALOG_NZ (6) len u8 + "std" | Q_CHARSET (4) 3 x u16
+    //         Q_CATALOG_NZ (6) len u8 + "std" | Q_CHARSET (4) 3 x u16 |
+    //         [Q_INVOKER (11) user_len u8 + user | host_len u8 + host]
+    // (the order MariaDB 10.11 writes them in)
     pub fn encode(&self) -> Vec<u8> {
         let mut v = Vec::with_capacity(26);
         v.push(0);
@@ -241,6 +252,14 @@ impl QueryStatus {
         for c in [self.charset.0, self.charset.1, self.charset.2] {
             v.extend_from_slice(&c.to_le_bytes());
         }
+        if let Some((user, host)) = &self.invoker {
+            v.push(11);
+            for part in [user, host] {
+                let b = &part.as_bytes()[..part.len().min(255)];
+                v.push(b.len() as u8);
+                v.extend_from_slice(b);
+            }
+        }
         v
     }
 }
@@ -248,11 +267,23 @@ impl QueryStatus {
 impl Query {
     /// A QUERY event as onelog logs DDL.
     pub fn new(db: &str, sql: &str, thread_id: u32) -> Query {
+        Query::with_status(db, sql, thread_id, &QueryStatus::default(), 0)
+    }
+
+    /// A QUERY event with these status variables and the error the statement ended with
+    /// (a replica expects the same error when it runs the statement).
+    pub fn with_status(
+        db: &str,
+        sql: &str,
+        thread_id: u32,
+        status: &QueryStatus,
+        error_code: u16,
+    ) -> Query {
         Query {
             thread_id,
             exec_time: 0,
-            error_code: 0,
-            status_vars: QueryStatus::default().encode(),
+            error_code,
+            status_vars: status.encode(),
             db: db.to_string(),
             query: sql.as_bytes().to_vec(),
         }
@@ -363,6 +394,7 @@ pub enum Event {
     Gtid(GtidEvent),
     GtidList(GtidList),
     Heartbeat(String),
+    RowRedo(crate::redo::RowRedo),
     Stop,
     Unknown { type_code: u8, body: Vec<u8> },
 }
@@ -382,6 +414,7 @@ impl Event {
             Event::Gtid(_) => GTID,
             Event::GtidList(_) => GTID_LIST,
             Event::Heartbeat(_) => HEARTBEAT,
+            Event::RowRedo(_) => ROW_REDO,
             Event::Stop => STOP,
             Event::Unknown { type_code, .. } => *type_code,
         }
@@ -405,6 +438,8 @@ impl Event {
             Event::Gtid(_) => "Gtid",
             Event::GtidList(_) => "Gtid_list",
             Event::Heartbeat(_) => "Heartbeat",
+            // What MariaDB shows for an event it skips as ignorable.
+            Event::RowRedo(_) => "Ignorable log event",
             Event::Stop => "Stop",
             Event::Unknown { .. } => "Unknown",
         }
@@ -503,6 +538,9 @@ impl Event {
             }
             // Format: current file name
             Event::Heartbeat(name) => out.extend_from_slice(name.as_bytes()),
+            // Format (see `crate::redo`): magic "onelog" [6] | version u8 = 1 | xid u64 |
+            //         { type u8 | body_len u32 | TABLE_MAP or rows event body }*
+            Event::RowRedo(r) => r.encode_body(out),
             Event::Stop => {}
             Event::Unknown { body, .. } => out.extend_from_slice(body),
         }
@@ -632,6 +670,13 @@ impl Event {
                 })
             }
             HEARTBEAT => Event::Heartbeat(String::from_utf8_lossy(c.rest()).into_owned()),
+            ROW_REDO => match crate::redo::RowRedo::decode_body(body) {
+                Some(r) => Event::RowRedo(r),
+                None => Event::Unknown {
+                    type_code,
+                    body: body.to_vec(),
+                },
+            },
             STOP => Event::Stop,
             _ => Event::Unknown {
                 type_code,

@@ -8,6 +8,9 @@
 //! Format (transactional DML): `GTID(TRANSACTIONAL) { [ANNOTATE_ROWS] TABLE_MAP+ ROWS+ }*
 //! XID`, the last rows event of each statement flagged STMT_END_F.
 //! Format (DDL): `GTID(STANDALONE|DDL) QUERY`.
+//! Format (a statement replicas execute while onelog redoes its rows, e.g. CREATE USER):
+//! `ROW_REDO GTID(STANDALONE|DDL) QUERY`, the private row-redo event (see [`crate::redo`])
+//! *before* the GTID event: it holds the transaction's TABLE_MAP and rows events.
 
 use std::collections::HashMap;
 
@@ -15,10 +18,11 @@ use onelog_types::Value;
 
 use crate::error::{BinlogError, Result};
 use crate::event::{
-    gtid_flags, rows_flags, seal_event, write_event_unsealed, Event, GtidEvent, Query, RowsEvent,
-    RowsKind, TableMap, HEADER_LEN,
+    event_type, gtid_flags, header_flags, rows_flags, seal_event, write_event_unsealed, Event,
+    GtidEvent, Query, RowsEvent, RowsKind, TableMap, CHECKSUM_LEN, HEADER_LEN,
 };
 use crate::gtid::Gtid;
+use crate::redo::RowRedo;
 use crate::rows::{pack_row, ColumnSpec, TableDef};
 
 /// MariaDB's default `binlog_row_event_max_size`: rows events are cut at about this size
@@ -32,6 +36,9 @@ pub enum GroupKind {
     Transaction,
     /// A standalone DDL statement: one QUERY event.
     Ddl,
+    /// A standalone statement replicas execute (QUERY), preceded by onelog's row redo of
+    /// its changes.
+    Statement,
 }
 
 struct PendingRows {
@@ -47,6 +54,9 @@ pub struct EventGroup {
     server_id: u32,
     timestamp: u32,
     explicit_gtid: Option<Gtid>,
+    /// Encoded events before the GTID event (the row redo of a `Statement` group): log_pos
+    /// 0, CRC placeholder.
+    lead: Vec<u8>,
     /// Encoded events after the GTID event: log_pos 0, CRC placeholder.
     buf: Vec<u8>,
     closed: bool,
@@ -68,6 +78,7 @@ impl EventGroup {
             server_id,
             timestamp,
             explicit_gtid: None,
+            lead: Vec::new(),
             buf: Vec::new(),
             closed: false,
             rows_event_max_size: DEFAULT_ROWS_EVENT_MAX_SIZE,
@@ -128,7 +139,7 @@ impl EventGroup {
 
     /// Encoded size without the GTID event.
     pub fn body_len(&self) -> usize {
-        self.buf.len()
+        self.lead.len() + self.buf.len()
     }
 
     fn check_open(&self) -> Result<()> {
@@ -287,10 +298,40 @@ impl EventGroup {
         Ok(())
     }
 
+    /// Ends the transaction as one statement that replicas execute: its row changes go
+    /// into a row-redo event placed before the GTID event, then comes `query` (MariaDB logs
+    /// account statements so, with the GTID flags of DDL). The statements' ANNOTATE_ROWS
+    /// events are left out.
+    pub fn commit_statement(&mut self, xid: u64, query: Query) -> Result<()> {
+        self.end_statement()?;
+        let mut redo = RowRedo::new(xid);
+        let mut i = 0;
+        while i < self.buf.len() {
+            let len = u32::from_le_bytes(self.buf[i + 9..i + 13].try_into().unwrap()) as usize;
+            let ty = self.buf[i + 4];
+            if ty != event_type::ANNOTATE_ROWS {
+                redo.push(ty, &self.buf[i + HEADER_LEN..i + len - CHECKSUM_LEN]);
+            }
+            i += len;
+        }
+        let (ts, sid) = (self.timestamp, self.server_id);
+        self.lead.clear();
+        let redo = Event::RowRedo(redo);
+        write_event_unsealed(&mut self.lead, ts, sid, header_flags::IGNORABLE, &redo);
+        self.buf.clear();
+        write_event_unsealed(&mut self.buf, ts, sid, 0, &Event::Query(query));
+        self.kind = GroupKind::Statement;
+        self.closed = true;
+        Ok(())
+    }
+
     fn gtid_event(&self, gtid: Gtid, commit_id: Option<u64>) -> Event {
         let flags2 = match self.kind {
             GroupKind::Transaction => gtid_flags::TRANSACTIONAL | gtid_flags::ALLOW_PARALLEL,
-            GroupKind::Ddl => gtid_flags::STANDALONE | gtid_flags::ALLOW_PARALLEL | gtid_flags::DDL,
+            // MariaDB 10.11 flags account statements (CREATE USER, GRANT, ...) like DDL.
+            GroupKind::Ddl | GroupKind::Statement => {
+                gtid_flags::STANDALONE | gtid_flags::ALLOW_PARALLEL | gtid_flags::DDL
+            }
         };
         Event::Gtid(GtidEvent {
             seq: gtid.seq,
@@ -304,12 +345,13 @@ impl EventGroup {
     pub fn finalized_len(&self, with_commit_id: bool) -> usize {
         // GTID body: 19 bytes, or 21 with a commit id; plus header and CRC.
         let gtid_len = HEADER_LEN + if with_commit_id { 21 } else { 19 } + 4;
-        gtid_len + self.buf.len()
+        self.lead.len() + gtid_len + self.buf.len()
     }
 
     /// [`finalize_into`](Self::finalize_into) without copying the body: appends only the
-    /// GTID event to `out` and seals the group's own events in place for a write straight
-    /// from [`body`](Self::body). Sealing again (a retried append) just overwrites.
+    /// events up to the GTID event to `out` and seals the group's own events in place for a
+    /// write straight from [`body`](Self::body). Sealing again (a retried append) just
+    /// overwrites.
     pub(crate) fn finalize_in_place(
         &mut self,
         gtid: Gtid,
@@ -330,8 +372,9 @@ impl EventGroup {
         Ok(end)
     }
 
-    /// Appends the sealed GTID event of the group placed at file offset `start`; returns
-    /// the offset after it.
+    /// Appends the sealed events up to the GTID event (the row redo of a `Statement`
+    /// group, then the GTID event) of the group placed at file offset `start`; returns the
+    /// offset after them.
     fn put_gtid_event(
         &self,
         gtid: Gtid,
@@ -339,6 +382,9 @@ impl EventGroup {
         start: u64,
         out: &mut Vec<u8>,
     ) -> u64 {
+        let lead = out.len();
+        out.extend_from_slice(&self.lead);
+        let start = seal_events(&mut out[lead..], start);
         let first = out.len();
         let n = write_event_unsealed(
             out,
@@ -358,9 +404,10 @@ impl EventGroup {
         &self.buf
     }
 
-    /// Appends the placed group to `out`: the GTID event, then every event with its
-    /// `log_pos` (end offset in the file, the group starting at file offset `start`) and
-    /// CRC32. Returns the file offset just past the group.
+    /// Appends the placed group to `out`: the row redo of a `Statement` group, the GTID
+    /// event, then every event with its `log_pos` (end offset in the file, the group
+    /// starting at file offset `start`) and CRC32. Returns the file offset just past the
+    /// group.
     ///
     /// Ordering: log_pos values must be set before the CRC is computed (the CRC covers the
     /// header), which `seal_event` does per event.
@@ -526,6 +573,76 @@ mod tests {
         let Event::Query(q) = &evs[1].1 else { panic!() };
         assert_eq!(q.query, b"CREATE TABLE t (a INT)");
         assert_eq!(out.len(), g.finalized_len(true));
+    }
+
+    #[test]
+    fn statement_layout_puts_the_row_redo_before_the_gtid() {
+        let t = table();
+        let mut g = EventGroup::transaction(4, 77);
+        g.annotate("INSERT INTO mysql.onelog_user ...").unwrap();
+        g.map_table(7, &t).unwrap();
+        g.insert(7, &[Value::Int(1), Value::str("a")]).unwrap();
+        g.end_statement().unwrap();
+        g.map_table(7, &t).unwrap();
+        g.delete(7, &[Value::Int(2), Value::Null]).unwrap();
+        let status = crate::event::QueryStatus {
+            invoker: Some(("root".into(), "localhost".into())),
+            ..Default::default()
+        };
+        let q = Query::with_status("d", "GRANT SELECT ON d.* TO u", 12, &status, 0);
+        g.commit_statement(99, q.clone()).unwrap();
+        assert!(g.is_closed());
+        assert_eq!(g.kind(), GroupKind::Statement);
+        for cid in [None, Some(5)] {
+            let mut out = vec![0u8; 100];
+            let end = g
+                .finalize_into(Gtid::new(0, 4, 8), cid, 100, &mut out)
+                .unwrap();
+            assert_eq!(end as usize, out.len());
+            assert_eq!(out.len() - 100, g.finalized_len(cid.is_some()));
+            let evs = events(&out[100..]);
+            let types: Vec<u8> = evs.iter().map(|(h, _)| h.type_code).collect();
+            use event_type::*;
+            assert_eq!(types, [ROW_REDO, GTID, QUERY]);
+            let mut pos = 100;
+            for (h, _) in &evs {
+                pos += h.event_len;
+                assert_eq!(h.log_pos, pos);
+                assert_eq!(h.server_id, 4);
+            }
+            assert_eq!(evs[0].0.flags, header_flags::IGNORABLE);
+            let Event::RowRedo(r) = &evs[0].1 else {
+                panic!()
+            };
+            assert_eq!(r.xid, 99);
+            let nested = r.events().unwrap();
+            let kinds: Vec<u8> = nested.iter().map(Event::type_code).collect();
+            assert_eq!(kinds, [TABLE_MAP, WRITE_ROWS_V1, TABLE_MAP, DELETE_ROWS_V1]);
+            let Event::Rows(del) = &nested[3] else {
+                panic!()
+            };
+            assert_eq!(
+                decode_rows(del, &t.specs()).unwrap(),
+                vec![RowChange::Delete(vec![Value::Int(2), Value::Null])]
+            );
+            let Event::Gtid(ge) = &evs[1].1 else { panic!() };
+            assert_eq!(
+                ge.flags2 & !gtid_flags::GROUP_COMMIT_ID,
+                gtid_flags::STANDALONE | gtid_flags::ALLOW_PARALLEL | gtid_flags::DDL
+            );
+            assert_eq!(evs[2].1, Event::Query(q.clone()));
+        }
+        // In place: the redo and GTID events go to `out`, the QUERY stays in the body.
+        let mut out = Vec::new();
+        let end = g
+            .finalize_in_place(Gtid::new(0, 4, 8), None, 4, &mut out)
+            .unwrap();
+        let mut whole = vec![0u8; 4];
+        g.finalize_into(Gtid::new(0, 4, 8), None, 4, &mut whole)
+            .unwrap();
+        out.extend_from_slice(g.body());
+        assert_eq!(out, whole[4..]);
+        assert_eq!(end as usize, whole.len());
     }
 
     #[test]

@@ -4,6 +4,8 @@
 //! - [`rows`]: the binary row format of rows events.
 //! - [`gtid`]: GTIDs and the binlog's GTID state.
 //! - [`group`]: building one transaction's event group before it is placed in the log.
+//! - [`redo`]: onelog's private row-redo event (row changes of statements replicas get
+//!   as QUERY events).
 //! - [`fs`]: the file layer (real files, and a simulated disk for power-loss tests).
 //! - `file_log`: the set of binlog files, [`Binlog`]: append, sync, rotate, purge, read,
 //!   recover.
@@ -19,6 +21,7 @@ mod file_log;
 pub mod fs;
 pub mod group;
 pub mod gtid;
+pub mod redo;
 pub mod rows;
 pub mod stream;
 
@@ -32,4 +35,5 @@ pub use file_log::{
 pub use fs::{FileSystem, LogFile, OpenMode, RealFs, SimFs};
 pub use group::{EventGroup, GroupKind};
 pub use gtid::{format_gtid_list, parse_gtid_list, Gtid, GtidState};
+pub use redo::RowRedo;
 pub use rows::{ColumnDef, ColumnSpec, RowChange, TableDef};

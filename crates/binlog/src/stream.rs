@@ -16,7 +16,8 @@
 //! CRC32, later ones when the previous file's FORMAT_DESCRIPTION says CRC32. Events are
 //! sent as stored (CRC32 included). Groups come only once durable ([`Follower`]).
 //! ANNOTATE_ROWS events are left out unless asked for (the client places later events by
-//! their `log_pos`).
+//! their `log_pos`), and so is the ROW_REDO event that leads an account statement's group
+//! (onelog's own redo; the group's QUERY is what replicas run).
 //!
 //! A dump from a GTID position (`@slave_connect_state`) starts at the newest file whose
 //! starting GTID_LIST the position covers. In each domain of the position, groups are left
@@ -268,6 +269,13 @@ impl<'a> DumpStream<'a> {
                 let g = g.gtid(e.header.server_id);
                 self.saw(g);
                 self.skipping = self.skip_group(g);
+            }
+            if let Event::RowRedo(_) = &e.event {
+                // onelog's own redo of an account statement (before its GTID): replicas
+                // run the statement's QUERY instead, and a MariaDB replica refuses a group
+                // that does not start with its GTID.
+                self.groups.feed(&e.header, &e.event);
+                continue;
             }
             let send = !self.skipping
                 && (self.annotate || e.header.type_code != event_type::ANNOTATE_ROWS);

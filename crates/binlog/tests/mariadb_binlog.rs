@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 
+use onelog_binlog::event::{Query, QueryStatus};
 use onelog_binlog::export::export_dir;
 use onelog_binlog::{
     Binlog, BinlogOptions, ColumnDef, EventGroup, LogPos, Naming, Preallocate, RealFs, TableDef,
@@ -252,6 +253,23 @@ fn write_workload(b: &Binlog) {
         "DROP TABLE every_type",
     )])
     .unwrap();
+    // A statement logged for replicas, its rows as onelog's private row redo (an
+    // ignorable event) before its GTID event.
+    let mut acct = EventGroup::transaction(1, 1_700_000_005);
+    acct.map_table(43, &t).unwrap();
+    acct.insert(43, &row(50, "redo")).unwrap();
+    acct.update(43, &row(50, "redo"), &row(50, "again"))
+        .unwrap();
+    let status = QueryStatus {
+        invoker: Some(("root".into(), "localhost".into())),
+        ..QueryStatus::default()
+    };
+    let q = Query::with_status("shop", "GRANT SELECT ON shop.* TO 'u'@'%'", 4, &status, 0);
+    acct.commit_statement(300, q).unwrap();
+    let failed = Query::with_status("", "CREATE USER 'a'@'%', 'b'@'%'", 4, &status, 1396);
+    let mut partial = EventGroup::transaction(1, 1_700_000_006);
+    partial.commit_statement(301, failed).unwrap();
+    b.append(&mut [acct, partial]).unwrap();
     b.sync().unwrap();
 }
 
@@ -317,6 +335,12 @@ fn check_output(out: &str) {
         "GTID 0-1-34 cid=5 trans",
         "GTID 0-1-35 ddl",
         "DROP TABLE every_type",
+        "Ignorable\n# Ignorable event type 111 (Unknown)\n",
+        "GTID 0-1-36 ddl",
+        "GRANT SELECT ON shop.* TO 'u'@'%'",
+        "GTID 0-1-37 ddl",
+        "error_code=1396",
+        "CREATE USER 'a'@'%', 'b'@'%'",
     ] {
         assert!(
             out.contains(needle),
@@ -394,13 +418,18 @@ fn mariadb_binlog_reads_classic_files_directly() {
         "### UPDATE `shop`.`every_type`",
         "Xid = 100",
         "Query\tthread_id=4",
+        "Ignorable\n# Ignorable event type 111 (Unknown)\n# onelog row redo, xid 300\n\
+         ### INSERT INTO `shop`.`every_type`\n### SET\n###   @1=50\n",
+        "###   @12='again'",
+        "GRANT SELECT ON shop.* TO 'u'@'%'",
+        "# onelog row redo, xid 301\n# at ",
     ] {
-        assert!(dump.contains(needle), "dump lacks {needle:?}");
+        assert!(dump.contains(needle), "dump lacks {needle:?}:\n{dump}");
     }
     // Reading back the groups through the binlog API.
     let groups: Vec<_> = b
         .read_groups(LogPos::new(1, 0))
         .map(|g| g.unwrap())
         .collect();
-    assert_eq!(groups.len(), 35);
+    assert_eq!(groups.len(), 37);
 }

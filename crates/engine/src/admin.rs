@@ -279,6 +279,8 @@ fn event_info(ev: &onelog_binlog::ReadEvent) -> String {
         }
         Event::Rotate(r) => format!("{};pos={}", r.next_file, r.position),
         Event::BinlogCheckpoint(f) => f.clone(),
+        // As MariaDB shows an event it skips as ignorable.
+        Event::RowRedo(_) => format!("# Ignorable event type {} (Unknown)", ev.header.type_code),
         _ => String::new(),
     }
 }

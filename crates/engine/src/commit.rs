@@ -46,7 +46,7 @@ use crate::engine::{write_opts, Counters, LogMode};
 use crate::error::{EngineError, Result};
 use crate::keys;
 use crate::priority::{CommitPriority, Raised};
-use crate::txn::{CommitInfo, Snap, Txn};
+use crate::txn::{CommitInfo, LoggedStatement, Snap, Txn};
 use crate::wal::{Appended, Chunk, Group, LogPos, Wal};
 
 /// Whether the active memtable has reached `switch_at` (0: RocksDB switches on its own).
@@ -943,8 +943,9 @@ impl Writer {
     }
 }
 
-/// Commits a transaction that wrote: encode (in the caller's thread), queue, wait.
-pub(crate) fn commit_txn(txn: &mut Txn) -> Result<CommitInfo> {
+/// Commits a transaction that wrote (or that is logged as `stmt`): encode (in the caller's
+/// thread), queue, wait.
+pub(crate) fn commit_txn(txn: &mut Txn, stmt: Option<&LoggedStatement>) -> Result<CommitInfo> {
     let engine = txn.engine().clone();
     if let Some(why) = engine.committer.failure() {
         return Err(EngineError::LogFailed(why));
@@ -952,7 +953,10 @@ pub(crate) fn commit_txn(txn: &mut Txn) -> Result<CommitInfo> {
     let batch = txn.overlay_batch();
     let xid = engine.wal.next_xid();
     let ahead = txn.ahead.take();
-    let group = engine.wal.txn_group(txn, ahead, xid)?;
+    let group = match stmt {
+        None => engine.wal.txn_group(txn, ahead, xid)?,
+        Some(s) => engine.wal.statement_group(txn, ahead, xid, s)?,
+    };
     engine.committer.submit(Some(batch), group, xid)
 }
 

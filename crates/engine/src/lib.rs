@@ -47,4 +47,4 @@ pub use engine::{BinlogFs, DdlReplayer, Engine, EngineOptions, EngineStatus, Log
 pub use error::{EngineError, Result};
 pub use onelog_binlog::{Gtid, Preallocate};
 pub use scan::{KeyRange, RowCursor, ScanOptions};
-pub use txn::{CommitInfo, Isolation, LockMode, Row, Txn};
+pub use txn::{CommitInfo, Isolation, LockMode, LoggedStatement, Row, Txn};

@@ -5,8 +5,9 @@
 //!   memtable flush persists a prefix of the groups, position included). The binlog was
 //!   already cut back to its last complete group when it was opened. Every group after the
 //!   applied position is replayed: row events through a transaction (full row images make
-//!   them exact redo), DDL through the SQL layer's [`DdlReplayer`]. Afterwards the tables
-//!   equal a replay of the whole binlog.
+//!   them exact redo), and likewise the rows events nested in a row-redo event (a statement
+//!   logged for replicas, whose QUERY is not run again), DDL through the SQL layer's
+//!   [`DdlReplayer`]. Afterwards the tables equal a replay of the whole binlog.
 //! - `file` mode: RocksDB recovered itself from its WAL. Each prepared record `P xid` is
 //!   committed if the binlog holds its XID event and discarded otherwise.
 //! - `off`: nothing to do beyond RocksDB's own WAL recovery.
@@ -171,4 +172,63 @@ fn recover_file(engine: &Arc<Engine>) -> Result<()> {
         "onelog: recovery committed {committed} and rolled back {rolled_back} prepared transactions"
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::EngineOptions;
+    use crate::txn::LoggedStatement;
+
+    struct NoDdl;
+
+    impl DdlReplayer for NoDdl {
+        fn replay(&self, _: &Engine, _: &str, sql: &str) -> Result<()> {
+            Err(EngineError::Other(format!("no DDL expected: {sql}")))
+        }
+    }
+
+    /// File mode: a prepared transaction whose XID is only in a row-redo event (a logged
+    /// statement has no XID event) is committed at recovery, one whose XID is nowhere in
+    /// the binlog is rolled back.
+    #[test]
+    fn file_mode_finds_xids_in_row_redo_events() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = EngineOptions {
+            datadir: dir.path().to_path_buf(),
+            mode: LogMode::File,
+            ..Default::default()
+        };
+        let e = Engine::open(opts.clone(), &NoDdl).unwrap();
+        let t = e.begin(Isolation::RepeatableRead);
+        t.commit_logged(&LoggedStatement {
+            sql: "CREATE USER u".into(),
+            ..Default::default()
+        })
+        .unwrap();
+        let b = e.wal.binlog.as_ref().unwrap();
+        let first = b.file_no(&b.list_files()[0].0).unwrap();
+        let xid = b
+            .read_events(onelog_binlog::LogPos::new(first, 0))
+            .find_map(|ev| match ev.unwrap().event {
+                onelog_binlog::Event::RowRedo(r) => Some(r.xid),
+                _ => None,
+            })
+            .expect("a row redo event");
+        assert!(e.wal.logged_xids().unwrap().contains(&xid));
+        // What a crash between the binlog write and the commit leaves: prepared records.
+        let mut kept = WriteBatch::default();
+        kept.put(b"Zkept", b"1");
+        let mut gone = WriteBatch::default();
+        gone.put(b"Zgone", b"1");
+        e.db.put(keys::prepared_key(xid), kept.data()).unwrap();
+        e.db.put(keys::prepared_key(xid ^ (1 << 62)), gone.data())
+            .unwrap();
+        e.db.flush_wal(true).unwrap();
+        drop(e);
+        let e = Engine::open(opts, &NoDdl).unwrap();
+        assert_eq!(e.db.get(b"Zkept").unwrap().as_deref(), Some(&b"1"[..]));
+        assert_eq!(e.db.get(b"Zgone").unwrap(), None);
+        e.shutdown().unwrap();
+    }
 }

@@ -61,6 +61,26 @@ pub struct CommitInfo {
     pub gtid: Option<String>,
 }
 
+/// How a transaction is logged when replicas get it as a statement rather than as row
+/// events (account statements: MariaDB replicas keep their accounts in their own tables):
+/// `ROW_REDO GTID QUERY`, the QUERY event built from this, its row changes nested in
+/// onelog's private row-redo event, which recovery replays exactly like rows events and
+/// replicas skip.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LoggedStatement {
+    /// The session's current database ("" for none): the QUERY event's db.
+    pub db: String,
+    /// The statement as replicas execute it.
+    pub sql: String,
+    /// The session's connection id (the QUERY event's thread id).
+    pub thread_id: u32,
+    /// The error the statement ended with (0: none): a replica expects the same one.
+    pub error_code: u16,
+    /// Q_INVOKER: the account (user, host) that ran the statement, for statements whose
+    /// effect depends on it.
+    pub invoker: Option<(String, String)>,
+}
+
 /// A RocksDB snapshot kept alive with the database it belongs to.
 pub(crate) struct Snap {
     // Declared before `_db`: dropped first.
@@ -700,12 +720,22 @@ impl Txn {
     }
 
     /// Commits: durable (per `sync_binlog`) and visible when this returns Ok.
-    pub fn commit(mut self) -> Result<CommitInfo> {
+    pub fn commit(self) -> Result<CommitInfo> {
+        self.finish(None)
+    }
+
+    /// Commits, logging the transaction as the statement `stmt` that replicas execute (see
+    /// [`LoggedStatement`]); logged even when it changed no rows.
+    pub fn commit_logged(self, stmt: &LoggedStatement) -> Result<CommitInfo> {
+        self.finish(Some(stmt))
+    }
+
+    fn finish(mut self, stmt: Option<&LoggedStatement>) -> Result<CommitInfo> {
         self.finished = true;
-        let result = if self.changes.is_empty() && self.gtid.is_none() {
+        let result = if self.changes.is_empty() && stmt.is_none() && self.gtid.is_none() {
             Ok(CommitInfo::default())
         } else {
-            crate::commit::commit_txn(&mut self)
+            crate::commit::commit_txn(&mut self, stmt)
         };
         self.release();
         match &result {

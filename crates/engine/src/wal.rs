@@ -3,7 +3,10 @@
 //!
 //! This is also where a transaction's row changes become a MariaDB event group:
 //! `[ANNOTATE_ROWS] TABLE_MAP... WRITE/UPDATE/DELETE_ROWS... XID` (the GTID event is added
-//! by the binlog when it places the group, in commit order), and DDL a `QUERY` event.
+//! by the binlog when it places the group, in commit order), DDL a `QUERY` event, and a
+//! transaction committed as a [`LoggedStatement`] (account statements) its statement as a
+//! `QUERY` event, preceded by its TABLE_MAP and rows events nested in onelog's private
+//! row-redo event (`onelog_binlog::redo`), which recovery replays like rows events.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -16,7 +19,7 @@ use crate::catalog::TableDef;
 use crate::engine::{EngineOptions, LogMode};
 use crate::error::{EngineError, Result};
 use crate::keys;
-use crate::txn::{ChangeKind, Row, Txn};
+use crate::txn::{ChangeKind, LoggedStatement, Row, Txn};
 
 pub(crate) type Group = binlog::EventGroup;
 
@@ -312,9 +315,9 @@ impl Wal {
         Ok(Some(a))
     }
 
-    /// The event group of a transaction's row changes, continuing what was encoded ahead
-    /// (None when the binlog is off).
-    pub fn txn_group(&self, txn: &Txn, ahead: Option<Ahead>, xid: u64) -> Result<Option<Group>> {
+    /// The events of a transaction's row changes, continuing what was encoded ahead (None
+    /// when the binlog is off).
+    fn rows_group(&self, txn: &Txn, ahead: Option<Ahead>) -> Result<Option<Group>> {
         let Some(b) = &self.binlog else {
             return Ok(None);
         };
@@ -330,7 +333,44 @@ impl Wal {
         };
         Self::encode_statements(&mut g, txn, from)?;
         g.set_gtid(txn.gtid);
+        Ok(Some(g))
+    }
+
+    /// The event group of a transaction's row changes, continuing what was encoded ahead
+    /// (None when the binlog is off).
+    pub fn txn_group(&self, txn: &Txn, ahead: Option<Ahead>, xid: u64) -> Result<Option<Group>> {
+        let Some(mut g) = self.rows_group(txn, ahead)? else {
+            return Ok(None);
+        };
         g.commit(xid).map_err(berr)?;
+        Ok(Some(g))
+    }
+
+    /// The event group of a transaction committed as a statement that replicas execute:
+    /// `ROW_REDO GTID QUERY`, the row changes nested in the row-redo event (None when the
+    /// binlog is off).
+    pub fn statement_group(
+        &self,
+        txn: &Txn,
+        ahead: Option<Ahead>,
+        xid: u64,
+        stmt: &LoggedStatement,
+    ) -> Result<Option<Group>> {
+        let Some(mut g) = self.rows_group(txn, ahead)? else {
+            return Ok(None);
+        };
+        let status = binlog::event::QueryStatus {
+            invoker: stmt.invoker.clone(),
+            ..Default::default()
+        };
+        let q = binlog::event::Query::with_status(
+            &stmt.db,
+            &stmt.sql,
+            stmt.thread_id,
+            &status,
+            stmt.error_code,
+        );
+        g.commit_statement(xid, q).map_err(berr)?;
         Ok(Some(g))
     }
 
@@ -376,6 +416,8 @@ impl Wal {
             let mut maps: HashMap<u64, binlog::event::TableMap> = HashMap::new();
             let mut changes = Vec::new();
             let mut ddl = None;
+            // A row-redo event holds the group's row changes; its QUERY is for replicas.
+            let mut redo = false;
             for ev in g.events {
                 match ev.event {
                     Event::Query(q) => {
@@ -384,38 +426,17 @@ impl Wal {
                             ddl = Some((q.db.clone(), sql));
                         }
                     }
-                    Event::TableMap(tm) => {
-                        maps.insert(tm.table_id, tm);
-                    }
-                    Event::Rows(r) => {
-                        let tm = maps.get(&r.table_id).ok_or_else(|| {
-                            EngineError::Corrupt(format!(
-                                "rows event at {} without its table map",
-                                ev.pos
-                            ))
-                        })?;
-                        for rc in binlog::rows::decode_rows(&r, &tm.column_specs()).map_err(berr)? {
-                            let (kind, before, after) = match rc {
-                                binlog::RowChange::Insert(a) => (ChangeKind::Insert, None, Some(a)),
-                                binlog::RowChange::Update { before, after } => {
-                                    (ChangeKind::Update, Some(before), Some(after))
-                                }
-                                binlog::RowChange::Delete(b) => (ChangeKind::Delete, Some(b), None),
-                            };
-                            changes.push(ReplayChange {
-                                db: tm.db.clone(),
-                                table: tm.table.clone(),
-                                kind,
-                                before,
-                                after,
-                            });
+                    Event::RowRedo(r) => {
+                        redo = true;
+                        for nested in r.events().map_err(berr)? {
+                            collect_rows(nested, &mut maps, &mut changes, ev.pos)?;
                         }
                     }
-                    _ => {}
+                    other => collect_rows(other, &mut maps, &mut changes, ev.pos)?,
                 }
             }
             let rg = match ddl {
-                Some((db, sql)) if changes.is_empty() => ReplayGroup::Ddl { db, sql, end },
+                Some((db, sql)) if changes.is_empty() && !redo => ReplayGroup::Ddl { db, sql, end },
                 _ => ReplayGroup::Rows { changes, end },
             };
             f(rg)?;
@@ -438,8 +459,14 @@ impl Wal {
             .and_then(|(n, _)| b.file_no(n))
             .map_or_else(|| Self::first_pos(b), |no| binlog::LogPos::new(no, 0));
         for ev in b.read_events(from) {
-            if let Event::Xid(x) = ev.map_err(berr)?.event {
-                out.insert(x);
+            match ev.map_err(berr)?.event {
+                Event::Xid(x) => {
+                    out.insert(x);
+                }
+                Event::RowRedo(r) => {
+                    out.insert(r.xid);
+                }
+                _ => {}
             }
         }
         Ok(out)
@@ -523,6 +550,44 @@ fn restore_tail(b: &binlog::Binlog, fs: &dyn binlog::FileSystem, db: &DB) -> Res
     }
     db.write_opt(batch, &crate::engine::write_opts(LogMode::Engine))?;
     Ok(changed)
+}
+
+/// Collects a TABLE_MAP (remembered for the rows events after it) or the row changes of a
+/// rows event (at `pos` in the log).
+fn collect_rows(
+    ev: Event,
+    maps: &mut HashMap<u64, binlog::event::TableMap>,
+    changes: &mut Vec<ReplayChange>,
+    pos: binlog::LogPos,
+) -> Result<()> {
+    match ev {
+        Event::TableMap(tm) => {
+            maps.insert(tm.table_id, tm);
+        }
+        Event::Rows(r) => {
+            let tm = maps.get(&r.table_id).ok_or_else(|| {
+                EngineError::Corrupt(format!("rows event at {pos} without its table map"))
+            })?;
+            for rc in binlog::rows::decode_rows(&r, &tm.column_specs()).map_err(berr)? {
+                let (kind, before, after) = match rc {
+                    binlog::RowChange::Insert(a) => (ChangeKind::Insert, None, Some(a)),
+                    binlog::RowChange::Update { before, after } => {
+                        (ChangeKind::Update, Some(before), Some(after))
+                    }
+                    binlog::RowChange::Delete(b) => (ChangeKind::Delete, Some(b), None),
+                };
+                changes.push(ReplayChange {
+                    db: tm.db.clone(),
+                    table: tm.table.clone(),
+                    kind,
+                    before,
+                    after,
+                });
+            }
+        }
+        _ => {}
+    }
+    Ok(())
 }
 
 /// The table map of a table (db, name, column types, nullability, names).

@@ -1057,3 +1057,106 @@ fn applied_position_of_older_data_directories_moves() {
     assert!(db.get(b"Aapplied").unwrap().is_some());
     assert!(db.get(b"Mapplied").unwrap().is_none());
 }
+
+/// A transaction committed as a logged statement (account statements) is logged as
+/// `ROW_REDO GTID QUERY`, its rows only inside the row redo; recovery (after a close
+/// without flush, and from the binlog alone) replays the row redo exactly, never the QUERY.
+#[test]
+fn logged_statements_replay_their_row_redo() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = open(dir.path(), LogMode::Engine);
+    setup(&e);
+    let mut t = e.begin(Isolation::RepeatableRead);
+    stmt(&mut t, |t, d| {
+        for i in 1..=3 {
+            t.insert(d, row(i, "plain", i)).unwrap();
+        }
+    });
+    t.commit().unwrap();
+    let logged = |sql: &str, invoker: bool, error_code: u16| LoggedStatement {
+        db: "test".into(),
+        sql: sql.into(),
+        thread_id: 7,
+        error_code,
+        invoker: invoker.then(|| ("root".into(), "localhost".into())),
+    };
+    // Changes of several statements, one of them rolled back.
+    let mut t = e.begin(Isolation::RepeatableRead);
+    stmt(&mut t, |t, d| t.insert(d, row(10, "redo", 10)).unwrap());
+    stmt(&mut t, |t, d| {
+        let old = t
+            .get(d, &[Value::Int(1)], LockMode::Exclusive)
+            .unwrap()
+            .unwrap();
+        t.update(d, &old, row(1, "redo", 100)).unwrap();
+        let old = t
+            .get(d, &[Value::Int(2)], LockMode::Exclusive)
+            .unwrap()
+            .unwrap();
+        t.delete(d, &old).unwrap();
+    });
+    t.statement_begin();
+    let d = t.open_table("test", "accounts").unwrap();
+    t.insert(&d, row(11, "gone", 11)).unwrap();
+    t.statement_rollback();
+    t.statement_end(None);
+    t.commit_logged(&logged("GRANT SELECT ON test.* TO u", true, 0))
+        .unwrap();
+    // No row changes: still logged (replicas run the statement).
+    let t = e.begin(Isolation::RepeatableRead);
+    t.commit_logged(&logged("DROP USER IF EXISTS nobody", false, 0))
+        .unwrap();
+    // Large: its statements are encoded ahead of the commit.
+    let mut t = e.begin(Isolation::RepeatableRead);
+    stmt(&mut t, |t, d| {
+        for i in 1000..2500 {
+            t.insert(d, row(i, "bulk", i)).unwrap();
+        }
+    });
+    stmt(&mut t, |t, d| t.insert(d, row(20, "last", 20)).unwrap());
+    t.commit_logged(&logged("CREATE USER a, b", false, 1396))
+        .unwrap();
+    let rows = all_rows(&e);
+    assert_eq!(rows.len(), 3 + 1 - 1 + 1500 + 1);
+    assert_eq!(rows[0], row(1, "redo", 100));
+
+    let events = e.binlog_events(None, 0, 0, None).unwrap();
+    let kinds: Vec<(&str, &str)> = events
+        .iter()
+        .map(|r| (r.event_type.as_str(), r.info.as_str()))
+        .collect();
+    for sql in [
+        "use `test`; GRANT SELECT ON test.* TO u",
+        "use `test`; DROP USER IF EXISTS nobody",
+        "use `test`; CREATE USER a, b",
+    ] {
+        let at = kinds
+            .iter()
+            .position(|k| *k == ("Query", sql))
+            .unwrap_or_else(|| panic!("{sql} not in {kinds:?}"));
+        assert_eq!(
+            kinds[at - 2],
+            (
+                "Ignorable log event",
+                "# Ignorable event type 111 (Unknown)"
+            )
+        );
+        assert_eq!(kinds[at - 1].0, "Gtid");
+        assert!(kinds[at - 1].1.starts_with("GTID 0-1-"), "{kinds:?}");
+    }
+    // Only the first, plain transaction has rows events.
+    assert_eq!(
+        kinds.iter().filter(|k| k.0 == "Table_map").count(),
+        1,
+        "{kinds:?}"
+    );
+    // Closed without a flush: the memtables are lost, recovery replays the binlog.
+    drop(e);
+    let e = open(dir.path(), LogMode::Engine);
+    assert_eq!(all_rows(&e), rows, "after reopening");
+    e.shutdown().unwrap();
+    let replay = tempfile::tempdir().unwrap();
+    let r = replay_binlog(dir.path(), replay.path());
+    assert_eq!(all_rows(&r), rows, "replayed from the binlog");
+    r.shutdown().unwrap();
+}

@@ -180,9 +180,23 @@ fn mariadb_replica_follows_mixed_workload() {
     c.query_drop("CREATE TABLE shop.gone (a INT PRIMARY KEY)")
         .unwrap();
     c.query_drop("DROP TABLE shop.gone").unwrap();
+    // Account statements reach the replica as the statements MariaDB logs.
+    c.query_drop("CREATE USER app@'%' IDENTIFIED BY 'secret'")
+        .unwrap();
+    c.query_drop("GRANT SELECT, INSERT ON shop.* TO app@'%'")
+        .unwrap();
+    c.query_drop("SET PASSWORD FOR app@'%' = PASSWORD('other')")
+        .unwrap();
     replica.wait_for(&primary, Duration::from_secs(30));
     let mut rc = replica.db.conn(None);
     assert_eq!(primary.dump_tables(), dump_tables(&mut rc));
+    let grants =
+        |c: &mut mysql::Conn| -> Vec<String> { c.query("SHOW GRANTS FOR app@'%'").unwrap() };
+    assert_eq!(grants(&mut c), grants(&mut rc));
+    let n: Option<i64> = rc
+        .query_first("SELECT COUNT(*) FROM mysql.user WHERE User IN ('repl', 'app')")
+        .unwrap();
+    assert_eq!(n, Some(2));
     // The primary lists its replica.
     let hosts: Vec<(u32, String, u32, u32)> = c.query("SHOW SLAVE HOSTS").unwrap();
     assert_eq!(hosts.len(), 1, "{hosts:?}");

@@ -43,12 +43,14 @@
 //!   (every ALTER holds an exclusive metadata lock); a unique key on a TEXT column is
 //!   unique on its first 768 characters (MariaDB uses a hash of the whole value); notes
 //!   such as 1292 for trailing spaces show in SHOW WARNINGS with level Warning.
-//! - Accounts live in `mysql.onelog_user` and `mysql.onelog_db` (ordinary tables, so they
-//!   are logged and crash-safe like any data).
+//! - Accounts live in `mysql.onelog_user` and `mysql.onelog_db`; account statements are
+//!   logged as MariaDB 10.11 logs them, their row changes as onelog's private row redo
+//!   beside the statement, and are crash-safe like any data (`account_stmt.rs`).
 
 pub mod parser;
 
 mod access;
+mod account_stmt;
 mod alter;
 mod binder;
 mod conn_stats;

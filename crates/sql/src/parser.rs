@@ -15,13 +15,13 @@ use sqlparser::keywords::Keyword;
 use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::{Location, Token, TokenWithSpan, Tokenizer};
 
-use crate::ssl_require::RequireClause;
 use crate::syntax_depth;
 
 mod accounts;
 mod replica;
 mod rewrite;
-use accounts::{priv_level, priv_list, require_clause, user_name, user_spec};
+use accounts::user_name;
+pub use accounts::{AccountStmt, PrivLevel, UserName, UserSpec};
 pub use replica::ReplicaStmt;
 use rewrite::{
     rewrite_interval_units, rewrite_lock_in_share_mode, rewrite_mod_operator, rewrite_multi_table,
@@ -68,25 +68,6 @@ pub enum SetTarget {
     User(String),
     /// `[GLOBAL|SESSION] name`, `@@[global.|session.]name`
     System(Scope, String),
-}
-
-#[derive(Debug, Clone)]
-pub struct UserSpec {
-    pub user: String,
-    pub host: String,
-    /// `IDENTIFIED BY 'pw'` (clear text) or `IDENTIFIED BY PASSWORD '*HEX'` (hash).
-    pub password: Option<String>,
-    pub password_is_hash: bool,
-}
-
-#[derive(Debug, Clone)]
-pub enum PrivLevel {
-    /// `*.*`
-    Global,
-    /// `db.*` (or `*` with a current database)
-    Db(Option<String>),
-    /// `db.table`
-    Table(Option<String>, String),
 }
 
 #[derive(Debug, Clone)]
@@ -167,11 +148,6 @@ pub enum Admin {
         isolation: Option<String>,
         read_only: Option<bool>,
     },
-    SetPassword {
-        user: Option<(String, String)>,
-        password: String,
-        is_hash: bool,
-    },
     Use(String),
     Begin {
         read_only: bool,
@@ -207,31 +183,8 @@ pub enum Admin {
     PurgeTo(String),
     PurgeBefore(Expr),
     ResetMaster,
-    CreateUser {
-        if_not_exists: bool,
-        users: Vec<UserSpec>,
-        require: Option<RequireClause>,
-    },
-    DropUser {
-        if_exists: bool,
-        users: Vec<(String, String)>,
-    },
-    AlterUser {
-        users: Vec<UserSpec>,
-        require: Option<RequireClause>,
-    },
-    Grant {
-        privs: Vec<String>,
-        level: PrivLevel,
-        users: Vec<UserSpec>,
-        require: Option<RequireClause>,
-        grant_option: bool,
-    },
-    Revoke {
-        privs: Vec<String>,
-        level: PrivLevel,
-        users: Vec<(String, String)>,
-    },
+    /// CREATE/DROP/RENAME/ALTER USER, GRANT, REVOKE, SET PASSWORD.
+    Account(AccountStmt),
     Describe {
         db: Option<String>,
         table: String,
@@ -677,18 +630,18 @@ fn parse_set(p: &mut Parser) -> Result<Admin, ParserError> {
             p.expect_token(&Token::LParen)?;
             let pw = p.parse_literal_string()?;
             p.expect_token(&Token::RParen)?;
-            return Ok(Admin::SetPassword {
+            return Ok(Admin::Account(AccountStmt::SetPassword {
                 user,
                 password: pw,
                 is_hash: false,
-            });
+            }));
         }
         let pw = p.parse_literal_string()?;
-        return Ok(Admin::SetPassword {
+        return Ok(Admin::Account(AccountStmt::SetPassword {
             user,
             password: pw,
             is_hash: true,
-        });
+        }));
     }
     let mut items = Vec::new();
     let mut default = Scope::Session;
@@ -909,6 +862,9 @@ fn parse_admin(p: &mut Parser) -> Result<Option<Admin>, ParserError> {
         return Ok(Some(a));
     }
     let second = peek_word(p, 1);
+    if let Some(a) = accounts::parse_account(p, &first, second.as_deref())? {
+        return Ok(Some(Admin::Account(a)));
+    }
     let a = match first.as_str() {
         "SHOW" => {
             p.next_token();
@@ -1061,89 +1017,6 @@ fn parse_admin(p: &mut Parser) -> Result<Option<Admin>, ParserError> {
             p.next_token();
             Admin::ResetMaster
         }
-        "CREATE" if second.as_deref() == Some("USER") => {
-            p.next_token();
-            p.next_token();
-            let if_not_exists = words(p, &["IF", "NOT", "EXISTS"]);
-            let mut users = vec![user_spec(p)?];
-            while p.consume_token(&Token::Comma) {
-                users.push(user_spec(p)?);
-            }
-            Admin::CreateUser {
-                if_not_exists,
-                users,
-                require: require_clause(p)?,
-            }
-        }
-        "ALTER" if second.as_deref() == Some("USER") => {
-            p.next_token();
-            p.next_token();
-            let _ = words(p, &["IF", "EXISTS"]);
-            let mut users = vec![user_spec(p)?];
-            while p.consume_token(&Token::Comma) {
-                users.push(user_spec(p)?);
-            }
-            Admin::AlterUser {
-                users,
-                require: require_clause(p)?,
-            }
-        }
-        "DROP" if second.as_deref() == Some("USER") => {
-            p.next_token();
-            p.next_token();
-            let if_exists = words(p, &["IF", "EXISTS"]);
-            let mut users = Vec::new();
-            loop {
-                let u = user_name(p)?
-                    .ok_or_else(|| ParserError::ParserError("CURRENT_USER in DROP USER".into()))?;
-                users.push(u);
-                if !p.consume_token(&Token::Comma) {
-                    break;
-                }
-            }
-            Admin::DropUser { if_exists, users }
-        }
-        "GRANT" => {
-            p.next_token();
-            let privs = priv_list(p)?;
-            p.expect_keyword(Keyword::ON)?;
-            let level = priv_level(p)?;
-            p.expect_keyword(Keyword::TO)?;
-            let mut users = vec![user_spec(p)?];
-            while p.consume_token(&Token::Comma) {
-                users.push(user_spec(p)?);
-            }
-            let require = require_clause(p)?;
-            let grant_option = words(p, &["WITH", "GRANT", "OPTION"]);
-            Admin::Grant {
-                privs,
-                level,
-                users,
-                require,
-                grant_option,
-            }
-        }
-        "REVOKE" => {
-            p.next_token();
-            let privs = priv_list(p)?;
-            p.expect_keyword(Keyword::ON)?;
-            let level = priv_level(p)?;
-            p.expect_keyword(Keyword::FROM)?;
-            let mut users = Vec::new();
-            loop {
-                let u = user_name(p)?
-                    .ok_or_else(|| ParserError::ParserError("CURRENT_USER in REVOKE".into()))?;
-                users.push(u);
-                if !p.consume_token(&Token::Comma) {
-                    break;
-                }
-            }
-            Admin::Revoke {
-                privs,
-                level,
-                users,
-            }
-        }
         "DESCRIBE" | "DESC" => {
             p.next_token();
             let (db, table) = qualified(p)?;
@@ -1245,9 +1118,9 @@ mod tests {
 
     #[test]
     fn require_clauses() {
-        use crate::ssl_require::RequireItem as I;
+        use crate::ssl_require::{RequireClause, RequireItem as I};
         let req = |s: &str| match parse_one(s).map(|p| p.stmt) {
-            Ok(Stmt::Admin(Admin::CreateUser { require, .. })) => Ok(require),
+            Ok(Stmt::Admin(Admin::Account(AccountStmt::CreateUser { require, .. }))) => Ok(require),
             Ok(other) => panic!("{s}: {other:?}"),
             Err(e) => Err(e.code),
         };

@@ -1,5 +1,5 @@
 //! Users: accounts (`user`@`host`), mysql_native_password hashes, global and per-database
-//! privileges, and the CREATE/DROP/ALTER USER, GRANT, REVOKE, SET PASSWORD statements.
+//! privileges (the statements that change them are in `account_stmt.rs`).
 //!
 //! Accounts are rows of two ordinary tables, created on first open:
 //! - `mysql.onelog_user (Host, User, Password, Privileges, Grant_option, Ssl_type,
@@ -7,20 +7,20 @@
 //!   see `ssl_require.rs`; a table made before they existed gets them at open)
 //! - `mysql.onelog_db (Host, Db, User, Privileges)`
 //!
-//! `Privileges` is a comma-separated list of privilege names. Being ordinary tables, they
-//! are logged in the binlog and recovered like any data. The tables are cached in memory
-//! and reloaded after every account statement (and on FLUSH PRIVILEGES).
+//! `Privileges` is a comma-separated list of privilege names. Their row changes are
+//! recovered like any data; the account statements log them as onelog's private row redo
+//! beside the statement MariaDB logs (see `account_stmt.rs`). The tables are cached in
+//! memory and reloaded after every account statement (and on FLUSH PRIVILEGES).
 
 use std::sync::Arc;
 
-use onelog_types::{code, Collation, SqlError, Value};
+use onelog_types::{Collation, SqlError, Value};
 use sha1::{Digest, Sha1};
 
 use crate::database::Database;
-use crate::parser::{Admin, PrivLevel, UserSpec};
 use crate::session::Session;
-use crate::ssl_require::{RequireClause, SslRequire};
-use crate::{sql_err, QueryResult};
+use crate::ssl_require::SslRequire;
+use crate::QueryResult;
 
 /// One privilege (a bit in a mask).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,7 +68,7 @@ privs! {
 }
 
 /// Privileges that only exist globally.
-const GLOBAL_ONLY: u64 = Priv::RELOAD.0
+pub(crate) const GLOBAL_ONLY: u64 = Priv::RELOAD.0
     | Priv::SHUTDOWN.0
     | Priv::PROCESS.0
     | Priv::FILE.0
@@ -79,7 +79,7 @@ const GLOBAL_ONLY: u64 = Priv::RELOAD.0
     | Priv::CREATE_USER.0
     | Priv::CREATE_TABLESPACE.0;
 
-const ALL_GLOBAL: u64 = {
+pub(crate) const ALL_GLOBAL: u64 = {
     let mut m = 0;
     let mut i = 0;
     while i < Priv::ALL_LIST.len() {
@@ -89,7 +89,7 @@ const ALL_GLOBAL: u64 = {
     m
 };
 
-const ALL_DB: u64 = ALL_GLOBAL & !GLOBAL_ONLY;
+pub(crate) const ALL_DB: u64 = ALL_GLOBAL & !GLOBAL_ONLY;
 
 impl Priv {
     pub fn name(self) -> &'static str {
@@ -100,7 +100,7 @@ impl Priv {
             .unwrap_or("USAGE")
     }
 
-    fn parse(name: &str) -> Option<u64> {
+    pub(crate) fn parse(name: &str) -> Option<u64> {
         let n = name.trim().to_uppercase();
         let n = n.as_str();
         Some(match n {
@@ -151,7 +151,7 @@ fn parse_mask(s: &str) -> u64 {
     s.split(',').filter_map(Priv::parse).fold(0, |a, b| a | b)
 }
 
-fn store_mask(mask: u64) -> String {
+pub(crate) fn store_mask(mask: u64) -> String {
     Priv::ALL_LIST
         .iter()
         .filter(|(p, _)| mask & p.0 != 0)
@@ -222,7 +222,7 @@ impl Account {
     }
 }
 
-fn db_matches(pattern: &str, db: &str) -> bool {
+pub(crate) fn db_matches(pattern: &str, db: &str) -> bool {
     if pattern.contains(['%', '_']) {
         crate::expr::like(
             db.as_bytes(),
@@ -279,7 +279,8 @@ impl Accounts {
         best
     }
 
-    fn exact(&self, user: &str, host: &str) -> Option<&Account> {
+    /// The account named exactly so (host names compare case-insensitively).
+    pub(crate) fn exact(&self, user: &str, host: &str) -> Option<&Account> {
         self.list
             .iter()
             .find(|a| a.user == user && a.host.eq_ignore_ascii_case(host))
@@ -319,7 +320,7 @@ pub fn check_scramble(stored: &str, scramble: &[u8], response: &[u8]) -> bool {
     Sha1::digest(&h1).as_slice() == h2
 }
 
-fn quote(s: &str) -> String {
+pub(crate) fn quote(s: &str) -> String {
     format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'"))
 }
 
@@ -370,7 +371,13 @@ pub fn bootstrap(db: &Arc<Database>) -> Result<(), SqlError> {
 
 /// Reloads the account cache from the tables.
 pub fn reload(db: &Arc<Database>) -> Result<(), SqlError> {
-    let mut s = db.system_session();
+    let accounts = read_accounts(&mut db.system_session())?;
+    *db.accounts.write() = accounts;
+    Ok(())
+}
+
+/// The accounts as the session's transaction sees the tables.
+pub(crate) fn read_accounts(s: &mut Session) -> Result<Accounts, SqlError> {
     let mut list = Vec::new();
     if let QueryResult::Rows { rows, .. } = s.run_internal(
         "SELECT Host, User, Password, Privileges, Grant_option, Ssl_type, Ssl_cipher, X509_issuer, X509_subject FROM mysql.onelog_user",
@@ -402,372 +409,7 @@ pub fn reload(db: &Arc<Database>) -> Result<(), SqlError> {
             }
         }
     }
-    *db.accounts.write() = Accounts { list };
-    Ok(())
-}
-
-fn cannot(op: &str, user: &str, host: &str) -> SqlError {
-    sql_err(
-        code::ER_CANNOT_USER,
-        format!("Operation {op} failed for '{user}'@'{host}'"),
-    )
-}
-
-fn password_of(spec: &UserSpec) -> Result<Option<String>, SqlError> {
-    match &spec.password {
-        None => Ok(None),
-        Some(p) if spec.password_is_hash => {
-            if !p.is_empty() && (p.len() != 41 || !p.starts_with('*')) {
-                return Err(sql_err(
-                    code::ER_PASSWORD_NO_MATCH,
-                    "Password hash should be a 41-digit hexadecimal number",
-                ));
-            }
-            Ok(Some(p.to_uppercase()))
-        }
-        Some(p) => Ok(Some(hash_password(p))),
-    }
-}
-
-fn level_db(s: &Session, level: &PrivLevel) -> Result<Option<String>, SqlError> {
-    match level {
-        PrivLevel::Global => Ok(None),
-        PrivLevel::Db(Some(d)) => Ok(Some(d.clone())),
-        PrivLevel::Db(None) => match s.current_db() {
-            Some(d) => Ok(Some(d.to_string())),
-            None => Err(sql_err(code::ER_NO_DB_ERROR, "No database selected")),
-        },
-        PrivLevel::Table(..) => Err(crate::binder::unsupported("table-level privileges")),
-    }
-}
-
-/// Runs an account statement.
-pub fn run_statement(s: &mut Session, a: &Admin) -> Result<QueryResult, SqlError> {
-    let db = s.db.clone();
-    let me = s.account();
-    let result = (|| -> Result<QueryResult, SqlError> {
-        match a {
-            Admin::CreateUser {
-                if_not_exists,
-                users,
-                require,
-            } => {
-                s.require_global(Priv::CREATE_USER)?;
-                let ssl =
-                    SslRequire::from_clause(require.as_ref().unwrap_or(&RequireClause::None))?;
-                for u in users {
-                    if db.accounts.read().exact(&u.user, &u.host).is_some() {
-                        if *if_not_exists {
-                            s.warnings.push(sql_err(
-                                1973,
-                                format!(
-                                    "Can't create user '{}'@'{}'; it already exists",
-                                    u.user, u.host
-                                ),
-                            ));
-                            continue;
-                        }
-                        return Err(cannot("CREATE USER", &u.user, &u.host));
-                    }
-                    let pw = password_of(u)?.unwrap_or_default();
-                    s.run_internal(&format!(
-                        "INSERT INTO mysql.onelog_user (Host, User, Password) VALUES ({}, {}, {})",
-                        quote(&u.host),
-                        quote(&u.user),
-                        quote(&pw)
-                    ))?;
-                    set_ssl(s, &u.user, &u.host, &ssl)?;
-                }
-                Ok(QueryResult::ok())
-            }
-            Admin::DropUser { if_exists, users } => {
-                s.require_global(Priv::CREATE_USER)?;
-                for (u, h) in users {
-                    if db.accounts.read().exact(u, h).is_none() {
-                        if *if_exists {
-                            s.warnings.push(sql_err(
-                                1974,
-                                format!("Can't drop user '{u}'@'{h}'; it doesn't exist"),
-                            ));
-                            continue;
-                        }
-                        return Err(cannot("DROP USER", u, h));
-                    }
-                    s.run_internal(&format!(
-                        "DELETE FROM mysql.onelog_user WHERE Host = {} AND User = {}",
-                        quote(h),
-                        quote(u)
-                    ))?;
-                    s.run_internal(&format!(
-                        "DELETE FROM mysql.onelog_db WHERE Host = {} AND User = {}",
-                        quote(h),
-                        quote(u)
-                    ))?;
-                }
-                Ok(QueryResult::ok())
-            }
-            Admin::AlterUser { users, require } => {
-                s.require_global(Priv::CREATE_USER)?;
-                let ssl = require.as_ref().map(SslRequire::from_clause).transpose()?;
-                for u in users {
-                    if db.accounts.read().exact(&u.user, &u.host).is_none() {
-                        return Err(cannot("ALTER USER", &u.user, &u.host));
-                    }
-                    if let Some(pw) = password_of(u)? {
-                        s.run_internal(&format!(
-                            "UPDATE mysql.onelog_user SET Password = {} WHERE Host = {} AND User = {}",
-                            quote(&pw),
-                            quote(&u.host),
-                            quote(&u.user)
-                        ))?;
-                    }
-                    if let Some(ssl) = &ssl {
-                        set_ssl(s, &u.user, &u.host, ssl)?;
-                    }
-                }
-                Ok(QueryResult::ok())
-            }
-            Admin::SetPassword {
-                user,
-                password,
-                is_hash,
-            } => {
-                let (u, h) = match user {
-                    Some((u, h)) => {
-                        if *u != me.user || *h != me.host {
-                            s.require_global(Priv::CREATE_USER)?;
-                        }
-                        (u.clone(), h.clone())
-                    }
-                    None => (me.user.clone(), me.host.clone()),
-                };
-                if db.accounts.read().exact(&u, &h).is_none() {
-                    return Err(sql_err(
-                        code::ER_PASSWORD_NO_MATCH,
-                        "Can't find any matching row in the user table",
-                    ));
-                }
-                let spec = UserSpec {
-                    user: u.clone(),
-                    host: h.clone(),
-                    password: Some(password.clone()),
-                    password_is_hash: *is_hash,
-                };
-                let pw = password_of(&spec)?.unwrap_or_default();
-                s.run_internal(&format!(
-                    "UPDATE mysql.onelog_user SET Password = {} WHERE Host = {} AND User = {}",
-                    quote(&pw),
-                    quote(&h),
-                    quote(&u)
-                ))?;
-                Ok(QueryResult::ok())
-            }
-            Admin::Grant {
-                privs,
-                level,
-                users,
-                require,
-                grant_option,
-            } => {
-                let ssl = require.as_ref().map(SslRequire::from_clause).transpose()?;
-                let mut mask = 0u64;
-                for p in privs {
-                    mask |= Priv::parse(p).ok_or_else(|| crate::parser::syntax_error(p, 0))?;
-                }
-                let dbname = level_db(s, level)?;
-                // The granter must hold what it grants, with GRANT OPTION.
-                let holds = match &dbname {
-                    None => me.global & mask == mask,
-                    Some(d) => {
-                        let m = me.global
-                            | me.dbs
-                                .iter()
-                                .filter(|(x, _)| db_matches(x, d))
-                                .fold(0, |a, (_, m)| a | m);
-                        m & mask == mask
-                    }
-                };
-                if !holds || !me.grant_option {
-                    return Err(match &dbname {
-                        Some(d) => sql_err(
-                            code::ER_DBACCESS_DENIED_ERROR,
-                            format!(
-                                "Access denied for user '{}'@'{}' to database '{d}'",
-                                me.user, me.host
-                            ),
-                        ),
-                        None => sql_err(
-                            code::ER_ACCESS_DENIED_ERROR,
-                            format!(
-                                "Access denied for user '{}'@'{}' (using password: YES)",
-                                me.user, me.host
-                            ),
-                        ),
-                    });
-                }
-                for u in users {
-                    let existing = db.accounts.read().exact(&u.user, &u.host).cloned();
-                    let acc = match existing {
-                        Some(a) => a,
-                        None => {
-                            // NO_AUTO_CREATE_USER: only with a password.
-                            if u.password.is_none() {
-                                return Err(sql_err(
-                                    1133,
-                                    "Can't find any matching row in the user table",
-                                ));
-                            }
-                            s.run_internal(&format!(
-                                "INSERT INTO mysql.onelog_user (Host, User) VALUES ({}, {})",
-                                quote(&u.host),
-                                quote(&u.user)
-                            ))?;
-                            Account::nobody(&u.user, &u.host)
-                        }
-                    };
-                    if let Some(pw) = password_of(u)? {
-                        s.run_internal(&format!(
-                            "UPDATE mysql.onelog_user SET Password = {} WHERE Host = {} AND User = {}",
-                            quote(&pw),
-                            quote(&u.host),
-                            quote(&u.user)
-                        ))?;
-                    }
-                    if let Some(ssl) = &ssl {
-                        set_ssl(s, &u.user, &u.host, ssl)?;
-                    }
-                    match &dbname {
-                        None => {
-                            let m = acc.global | mask;
-                            s.run_internal(&format!(
-                                "UPDATE mysql.onelog_user SET Privileges = {}, Grant_option = {} WHERE Host = {} AND User = {}",
-                                quote(&store_mask(m)),
-                                (acc.grant_option || *grant_option) as i32,
-                                quote(&u.host),
-                                quote(&u.user)
-                            ))?;
-                        }
-                        Some(d) => {
-                            let cur = acc
-                                .dbs
-                                .iter()
-                                .find(|(x, _)| x == d)
-                                .map(|x| x.1)
-                                .unwrap_or(0);
-                            let m = (cur | mask) & ALL_DB;
-                            s.run_internal(&format!(
-                                "REPLACE INTO mysql.onelog_db VALUES ({}, {}, {}, {})",
-                                quote(&u.host),
-                                quote(d),
-                                quote(&u.user),
-                                quote(&store_mask(m))
-                            ))?;
-                            if mask & GLOBAL_ONLY != 0 && mask != ALL_GLOBAL {
-                                return Err(sql_err(
-                                    1221,
-                                    "Incorrect usage of DB GRANT and GLOBAL PRIVILEGES",
-                                ));
-                            }
-                        }
-                    }
-                }
-                Ok(QueryResult::ok())
-            }
-            Admin::Revoke {
-                privs,
-                level,
-                users,
-            } => {
-                let mut mask = 0u64;
-                for p in privs {
-                    if p == "GRANT OPTION" {
-                        continue;
-                    }
-                    mask |= Priv::parse(p).ok_or_else(|| crate::parser::syntax_error(p, 0))?;
-                }
-                let revoke_grant = privs
-                    .iter()
-                    .any(|p| p == "GRANT OPTION" || p == "ALL PRIVILEGES" || p == "ALL");
-                if !me.grant_option {
-                    s.require_global(Priv::CREATE_USER)?;
-                }
-                let dbname = level_db(s, level)?;
-                for (u, h) in users {
-                    let Some(acc) = db.accounts.read().exact(u, h).cloned() else {
-                        return Err(sql_err(
-                            code::ER_NONEXISTING_GRANT,
-                            format!("There is no such grant defined for user '{u}' on host '{h}'"),
-                        ));
-                    };
-                    match &dbname {
-                        None => {
-                            s.run_internal(&format!(
-                                "UPDATE mysql.onelog_user SET Privileges = {}, Grant_option = {} WHERE Host = {} AND User = {}",
-                                quote(&store_mask(acc.global & !mask)),
-                                (acc.grant_option && !revoke_grant) as i32,
-                                quote(h),
-                                quote(u)
-                            ))?;
-                        }
-                        Some(d) => {
-                            let Some(cur) = acc.dbs.iter().find(|(x, _)| x == d).map(|x| x.1)
-                            else {
-                                return Err(sql_err(
-                                    code::ER_NONEXISTING_GRANT,
-                                    format!("There is no such grant defined for user '{u}' on host '{h}'"),
-                                ));
-                            };
-                            let m = cur & !mask;
-                            if m == 0 {
-                                s.run_internal(&format!(
-                                    "DELETE FROM mysql.onelog_db WHERE Host = {} AND Db = {} AND User = {}",
-                                    quote(h),
-                                    quote(d),
-                                    quote(u)
-                                ))?;
-                            } else {
-                                s.run_internal(&format!(
-                                    "UPDATE mysql.onelog_db SET Privileges = {} WHERE Host = {} AND Db = {} AND User = {}",
-                                    quote(&store_mask(m)),
-                                    quote(h),
-                                    quote(d),
-                                    quote(u)
-                                ))?;
-                            }
-                        }
-                    }
-                }
-                Ok(QueryResult::ok())
-            }
-            _ => unreachable!(),
-        }
-    })();
-    reload(&db)?;
-    let r = result?;
-    let n = s.warnings.len();
-    Ok(match r {
-        QueryResult::Ok { .. } => QueryResult::Ok {
-            affected_rows: 0,
-            last_insert_id: 0,
-            warnings: n as u16,
-            info: String::new(),
-        },
-        other => other,
-    })
-}
-
-/// Stores an account's TLS requirement.
-fn set_ssl(s: &mut Session, user: &str, host: &str, ssl: &SslRequire) -> Result<(), SqlError> {
-    s.run_internal(&format!(
-        "UPDATE mysql.onelog_user SET Ssl_type = {}, Ssl_cipher = {}, X509_issuer = {}, X509_subject = {} WHERE Host = {} AND User = {}",
-        quote(ssl.type_name()),
-        quote(&ssl.cipher),
-        quote(&ssl.issuer),
-        quote(&ssl.subject),
-        quote(host),
-        quote(user)
-    ))?;
-    Ok(())
+    Ok(Accounts { list })
 }
 
 /// ` IDENTIFIED BY PASSWORD '*...'` (empty without a password).

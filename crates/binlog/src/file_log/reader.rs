@@ -337,10 +337,14 @@ impl Iterator for EventReader {
 }
 
 /// Tracks event-group boundaries: a group starts at a GTID event and ends at XID, at the
-/// QUERY of a standalone GTID, or at a `COMMIT`/`ROLLBACK` QUERY.
+/// QUERY of a standalone GTID, or at a `COMMIT`/`ROLLBACK` QUERY. A row-redo event before
+/// a GTID event belongs to that group (see [`crate::redo`]): it starts the group, which
+/// must go on with the GTID event.
 #[derive(Default)]
 pub(crate) struct GroupScanner {
     open: Option<(Gtid, bool)>,
+    /// A row-redo event was read; the GTID event of its group comes next.
+    lead: bool,
 }
 
 pub(crate) enum Feed {
@@ -359,12 +363,26 @@ impl GroupScanner {
         self.open.map(|o| o.0)
     }
 
+    /// Whether the events fed last are part of a group that is not complete yet.
+    pub fn unfinished(&self) -> bool {
+        self.open.is_some() || self.lead
+    }
+
     pub fn feed(&mut self, h: &EventHeader, ev: &Event) -> Feed {
         match (self.open, ev) {
             (None, Event::Gtid(g)) => {
+                self.lead = false;
                 self.open = Some((g.gtid(h.server_id), g.is_standalone()));
                 Feed::Inside
             }
+            (None, Event::RowRedo(_)) if !self.lead => {
+                self.lead = true;
+                Feed::Inside
+            }
+            (None, _) if self.lead => Feed::Error(format!(
+                "{} event after a row redo event, before its group's GTID event",
+                ev.type_name()
+            )),
             (None, _) => Feed::Outside,
             (Some((g, _)), Event::Gtid(_)) => {
                 Feed::Error(format!("GTID event while group {g} is unfinished"))
@@ -387,7 +405,8 @@ impl GroupScanner {
                     Event::FormatDescription(_)
                     | Event::Rotate(_)
                     | Event::GtidList(_)
-                    | Event::BinlogCheckpoint(_) => {
+                    | Event::BinlogCheckpoint(_)
+                    | Event::RowRedo(_) => {
                         Feed::Error(format!("{} event inside group {g}", ev.type_name()))
                     }
                     _ => Feed::Inside,
@@ -401,16 +420,17 @@ impl GroupScanner {
 #[derive(Clone, Debug)]
 pub struct ReadGroup {
     pub gtid: Gtid,
-    /// Start of the GTID event.
+    /// Start of the group's first event.
     pub start: LogPos,
     /// End of the group's last event.
     pub end: LogPos,
-    /// Every event of the group, GTID event first.
+    /// Every event of the group, in log order: the GTID event first, or the row-redo event
+    /// that precedes it.
     pub events: Vec<ReadEvent>,
 }
 
-/// Iterates complete event groups (GTID .. XID, or GTID + QUERY), crossing files. A group
-/// cut off by the reader's limit is not returned.
+/// Iterates complete event groups (GTID .. XID, GTID + QUERY, or ROW_REDO + GTID + QUERY),
+/// crossing files. A group cut off by the reader's limit is not returned.
 pub struct GroupReader {
     events: EventReader,
     /// domain -> seq: groups at or below are skipped (a replica's position).

@@ -132,7 +132,7 @@ fn scan_file(cur: &mut FileCursor, header_end: u64, start: &[Gtid], path: &Path)
         }
     }
     scan.discarded = scanner.open_group();
-    if scan.discarded.is_some() && scan.stop_reason.is_none() {
+    if scanner.unfinished() && scan.stop_reason.is_none() {
         scan.stop_reason = Some("unfinished event group at the end".into());
     }
     Ok(scan)

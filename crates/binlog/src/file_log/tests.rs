@@ -412,6 +412,65 @@ fn recovery_cuts_unfinished_group_and_garbage() {
     }
 }
 
+/// A transaction's rows logged as a statement: ROW_REDO GTID QUERY.
+fn stmt(id: i64) -> EventGroup {
+    let mut g = EventGroup::transaction(1, 1_700_000_000);
+    g.map_table(5, &table()).unwrap();
+    g.insert(5, &[Value::Int(id), Value::Null]).unwrap();
+    let q = crate::event::Query::new("", &format!("CREATE USER u{id}"), 3);
+    g.commit_statement(id as u64, q).unwrap();
+    g
+}
+
+#[test]
+fn statement_groups_start_at_their_row_redo() {
+    let fs = SimFs::new();
+    let o = opts(Naming::Engine, 1 << 16);
+    let b = open(&fs, &o);
+    let info = b.append(&mut [trx(1, 1), stmt(2), trx(3, 1)]).unwrap();
+    b.sync().unwrap();
+    let groups: Vec<_> = b
+        .read_groups(LogPos::new(0, 0))
+        .map(|g| g.unwrap())
+        .collect();
+    assert_eq!(groups.len(), 3);
+    for (g, a) in groups.iter().zip(&info.groups) {
+        assert_eq!((g.gtid, g.start, g.end), (a.gtid, a.start, a.end));
+    }
+    let g = &groups[1];
+    assert_eq!(g.start, groups[0].end);
+    assert_eq!(g.events[0].pos, g.start);
+    assert!(matches!(g.events[0].event, Event::RowRedo(_)));
+    assert!(matches!(g.events[1].event, Event::Gtid(_)));
+    assert!(matches!(g.events[2].event, Event::Query(_)));
+    assert_eq!(g.events.len(), 3);
+    // A replica at GTID 0-1-1 gets the statement group whole, from its row redo on.
+    let mut r = b.read_groups(LogPos::new(0, 0));
+    r.skip_through(&[Gtid::new(0, 1, 1)]);
+    let next = r.next().unwrap().unwrap();
+    assert_eq!((next.gtid.seq, next.start), (2, g.start));
+    drop(b);
+
+    // Torn after the row redo, or inside the GTID or QUERY event: the whole group goes,
+    // from its row redo on.
+    let name = Path::new("/log").join(o.naming.file_name(&o.base_name, 0));
+    let redo_end = g.events[0].end.offset;
+    for cut in [redo_end, redo_end + 10, g.end.offset - 3] {
+        let fs = SimFs::new();
+        let b = open(&fs, &o);
+        b.append(&mut [trx(1, 1), stmt(2)]).unwrap();
+        b.sync().unwrap();
+        drop(b);
+        fs.scribble(&name, cut, &vec![0xcd; (g.end.offset - cut) as usize + 200]);
+        let b = open(&fs, &o);
+        let r = b.recovery_report().clone();
+        assert_eq!(r.end, g.start, "cut at {cut}: {r:?}");
+        assert!(r.stop_reason.is_some());
+        assert_eq!(ids(&b), vec![1]);
+        assert_eq!(b.gtid_binlog_pos(), "0-1-1");
+    }
+}
+
 #[test]
 fn crash_between_rotate_and_new_file() {
     let fs = SimFs::new();

@@ -13,13 +13,21 @@ pub const MARIADBD: &str = "/usr/sbin/mariadbd";
 pub struct Server {
     child: Child,
     pub socket: PathBuf,
+    /// The data directory.
+    #[allow(dead_code)] // read by the tests that look at MariaDB's files
+    pub data: PathBuf,
     _dir: tempfile::TempDir,
 }
 
 impl Server {
-    /// None (with a printed notice) when mariadbd is not installed.
-    #[allow(clippy::zombie_processes)] // the Server owns the child and reaps it on drop
+    /// None (with a printed notice) when mariadbd is not installed. Without grant tables.
     pub fn start() -> Option<Server> {
+        Self::start_with(&["--skip-grant-tables"])
+    }
+
+    /// [`start`](Self::start) with these server options instead of `--skip-grant-tables`.
+    #[allow(clippy::zombie_processes)] // the Server owns the child and reaps it on drop
+    pub fn start_with(options: &[&str]) -> Option<Server> {
         if !Path::new(MARIADBD).exists() {
             eprintln!("NOTICE: {MARIADBD} not found; skipping the MariaDB cross-check");
             return None;
@@ -43,7 +51,7 @@ impl Server {
             .arg(format!("--datadir={}", data.display()))
             .arg(format!("--socket={}", socket.display()))
             .arg("--skip-networking")
-            .arg("--skip-grant-tables")
+            .args(options)
             .arg("--user=root")
             .arg("--innodb-buffer-pool-size=32M")
             .arg("--innodb-log-file-size=16M")
@@ -64,6 +72,7 @@ impl Server {
                 return Some(Server {
                     child,
                     socket,
+                    data,
                     _dir: dir,
                 });
             }

@@ -1,0 +1,145 @@
+//! The session's transactions: starting one, running a statement inside it (statement
+//! rollback on error, whole-transaction rollback on deadlock, commit in autocommit mode),
+//! commit and rollback; and the transaction an account statement runs in, committed as the
+//! statement MariaDB logs (see `account_stmt.rs`).
+
+use onelog_engine::{LoggedStatement, Txn};
+use onelog_types::{code, SqlError, Value};
+
+use super::Session;
+use crate::executor::{engine_err, ExecCtx};
+
+impl Session {
+    pub(crate) fn commit_txn(&mut self) -> Result<(), SqlError> {
+        self.in_explicit = false;
+        self.read_only_txn = false;
+        if let Some(mut t) = self.txn.take() {
+            t.set_gtid(self.next_gtid.take());
+            t.commit().map_err(engine_err)?;
+        }
+        Ok(())
+    }
+
+    pub(super) fn rollback_txn(&mut self) {
+        self.in_explicit = false;
+        self.read_only_txn = false;
+        if let Some(t) = self.txn.take() {
+            t.rollback();
+        }
+    }
+
+    pub(crate) fn ensure_txn(&mut self) -> &mut Txn {
+        if self.txn.is_none() {
+            let iso = self
+                .next_isolation
+                .take()
+                .unwrap_or_else(|| self.isolation());
+            let mut txn = self.db.engine.begin(iso);
+            txn.set_interrupt(self.control.interrupt.clone());
+            if let Ok(v) = self.get_var(None, "innodb_lock_wait_timeout") {
+                let secs = match v {
+                    Value::Int(i) => i.max(0) as u64,
+                    Value::UInt(u) => u,
+                    _ => 50,
+                };
+                txn.set_lock_wait_timeout(std::time::Duration::from_secs(secs));
+            }
+            self.txn = Some(txn);
+        }
+        self.txn.as_mut().unwrap()
+    }
+
+    /// Runs `f` as one statement of the current transaction (starting one if needed):
+    /// statement savepoint, rollback of the statement (or of the whole transaction on
+    /// deadlock) on error, commit at the end in autocommit mode.
+    pub(super) fn in_statement<T>(
+        &mut self,
+        sql: &str,
+        tables: &[(String, String)],
+        f: impl FnOnce(&mut ExecCtx) -> Result<T, SqlError>,
+    ) -> Result<T, SqlError> {
+        let mode = self.sql_mode();
+        let strict = mode.contains("STRICT_TRANS_TABLES") || mode.contains("STRICT_ALL_TABLES");
+        let no_auto_value_on_zero = mode.contains("NO_AUTO_VALUE_ON_ZERO");
+        let stmt_now = self.stmt_now;
+        self.ensure_txn();
+        let txn = self.txn.as_mut().unwrap();
+        txn.statement_begin();
+        let mut result = (|| {
+            for (d, t) in tables {
+                if !d.eq_ignore_ascii_case("information_schema") {
+                    txn.open_table(d, t).map_err(engine_err)?;
+                }
+            }
+            let mut cx = ExecCtx {
+                txn,
+                interrupt: &self.control.interrupt,
+                warnings: &mut self.warnings,
+                strict,
+                no_auto_value_on_zero,
+                now: stmt_now,
+            };
+            f(&mut cx)
+        })();
+        let autocommit = self.autocommit() && !self.in_explicit;
+        match &result {
+            Ok(_) => {
+                let txn = self.txn.as_mut().unwrap();
+                txn.statement_end(Some(sql));
+                if autocommit {
+                    if let Err(e) = self.commit_txn() {
+                        result = Err(e);
+                    }
+                }
+            }
+            Err(e) => {
+                if e.code == code::ER_LOCK_DEADLOCK {
+                    self.rollback_txn();
+                } else {
+                    let txn = self.txn.as_mut().unwrap();
+                    txn.statement_rollback();
+                    txn.statement_end(None);
+                    if autocommit {
+                        self.rollback_txn();
+                    }
+                }
+            }
+        }
+        result
+    }
+
+    /// Implicit commit (DDL, account statements, BEGIN).
+    pub(crate) fn implicit_commit(&mut self) -> Result<(), SqlError> {
+        self.commit_txn()
+    }
+
+    /// Starts the transaction an account statement runs in: the internal statements it
+    /// runs (`run_internal`) join it instead of committing one by one.
+    pub(crate) fn begin_internal_txn(&mut self) {
+        self.in_explicit = true;
+        self.ensure_txn();
+    }
+
+    /// Commits the transaction begun by [`begin_internal_txn`](Self::begin_internal_txn),
+    /// logged as `stmt` (`ROW_REDO GTID QUERY`, see `onelog_engine::LoggedStatement`).
+    pub(crate) fn commit_logged(&mut self, stmt: &LoggedStatement) -> Result<(), SqlError> {
+        self.in_explicit = false;
+        self.read_only_txn = false;
+        match self.txn.take() {
+            Some(mut t) => {
+                t.set_gtid(self.next_gtid.take());
+                t.commit_logged(stmt).map(|_| ()).map_err(engine_err)
+            }
+            // An internal statement's deadlock rolled it back: that error was returned.
+            None => Err(crate::sql_err(
+                code::ER_LOCK_DEADLOCK,
+                "Deadlock found when trying to get lock; try restarting transaction",
+            )),
+        }
+    }
+
+    /// Rolls back the transaction begun by [`begin_internal_txn`](Self::begin_internal_txn).
+    pub(crate) fn rollback_internal_txn(&mut self) {
+        self.rollback_txn();
+    }
+}
