@@ -216,6 +216,9 @@ impl Engine {
         let Some(b) = &self.wal.binlog else {
             return String::new();
         };
+        // The binlog's state moves when a group is written; what it shows must be applied
+        // and visible too (a reader that sees the position then reads the rows).
+        let _ = self.committer.barrier();
         let own = self.opts.server_id;
         let mut last: Vec<onelog_binlog::Gtid> = Vec::new();
         for g in b.state().binlog_state() {

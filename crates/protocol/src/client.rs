@@ -169,6 +169,11 @@ impl<S: Read + Write> Client<S> {
         })
     }
 
+    /// The underlying stream.
+    pub fn stream(&self) -> &S {
+        self.ps.get_ref()
+    }
+
     /// Sends a command packet and reads the first packet of its reply.
     pub fn command(&mut self, payload: &[u8]) -> ClientResult<Vec<u8>> {
         self.send(payload)?;

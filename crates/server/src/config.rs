@@ -28,6 +28,8 @@ pub struct Config {
     pub ssl_ca: Option<PathBuf>,
     pub require_secure_transport: bool,
     pub skip_networking: bool,
+    /// `--skip-slave-start`: do not resume replication at start-up.
+    pub skip_slave_start: bool,
     /// `--thread-handling=pool-of-threads`: limit running statements (see `pool.rs`).
     pub thread_pool: bool,
     pub pool: crate::pool::PoolOptions,
@@ -49,6 +51,7 @@ impl Default for Config {
             ssl_ca: None,
             require_secure_transport: false,
             skip_networking: false,
+            skip_slave_start: false,
             thread_pool: false,
             pool: Default::default(),
         }
@@ -131,6 +134,7 @@ impl Config {
             "socket" => self.socket = Some(PathBuf::from(val()?)),
             "bind-address" => self.bind_address = val()?.to_string(),
             "skip-networking" => self.skip_networking = parse_bool(v)?,
+            "skip-slave-start" | "skip-replica-start" => self.skip_slave_start = parse_bool(v)?,
             "server-id" => e.server_id = num()? as u32,
             "gtid-domain-id" => e.gtid_domain_id = num()? as u32,
             "log-bin" => {
@@ -291,6 +295,7 @@ Usage: onelogd [OPTIONS]
   --gtid-domain-id=N          GTID domain of this server
   --binlog-storage=engine|file  engine: the binlog is the WAL (default); file: classic 2PC
   --skip-log-bin              no binlog; RocksDB WAL only
+  --skip-slave-start          do not resume replication (master.info) at start-up
   --sync-binlog=N             fdatasync every N group commits (0: never)
   --max-binlog-size=SIZE      rotate binlog files at SIZE (default 1G)
   --binlog-expire-logs-seconds=N  purge binlog files older than N seconds at rotation

@@ -4,6 +4,8 @@
 //! - `listener.rs`: TCP and unix-socket listeners, one thread per connection, shutdown.
 //! - `conn.rs`: one connection: handshake, authentication, the command loop.
 //! - `dump.rs`: COM_BINLOG_DUMP, the binlog stream a replica or CDC client follows.
+//! - `replica/`: onelogd as a replica of a MariaDB or onelog primary (CHANGE MASTER TO,
+//!   START SLAVE, the applier).
 //! - `pool.rs`: `thread_handling=pool-of-threads`, a limit on statements running at once.
 //! - `tls.rs`: TLS with rustls (`--ssl-cert`, `--ssl-key`, `--ssl-ca`,
 //!   `require_secure_transport`).
@@ -14,6 +16,7 @@ mod conn;
 mod dump;
 mod listener;
 pub mod pool;
+mod replica;
 mod tls;
 mod x509_name;
 

@@ -147,6 +147,16 @@ pub fn run(cfg: Config) -> Result<(), String> {
             }
         });
     }
+    // The replica statements act on this server's replica; it resumes at start-up when
+    // `master.info` names a primary.
+    let replica = crate::replica::Replica::open(server.db.clone(), &cfg.engine.datadir)?;
+    server.db.replicas().set_control(replica.clone());
+    if replica.configured() && !cfg.skip_slave_start {
+        use onelog_sql::ReplicaControl;
+        if let Err(e) = replica.start() {
+            eprintln!("onelogd: replica not started: {}", e.message);
+        }
+    }
     eprintln!(
         "onelogd: ready for connections. Version: '{}'  socket: '{}'  port: {}  binlog: {:?}",
         onelog_protocol::DEFAULT_SERVER_VERSION.trim_start_matches("5.5.5-"),
@@ -185,6 +195,7 @@ pub fn run(cfg: Config) -> Result<(), String> {
         eprintln!("onelogd: [ERROR] stopping: {why}");
     }
     server.stopping.store(true, Ordering::Relaxed);
+    replica.shutdown();
     let r = server.db.shutdown().map_err(|e| e.message);
     if let Some(path) = &server.cfg.socket {
         let _ = std::fs::remove_file(path);

@@ -170,6 +170,63 @@ impl Session {
     }
 }
 
+/// The columns of SHOW SLAVE STATUS, in MariaDB 10.11's order.
+pub const SLAVE_STATUS_COLUMNS: &[&str] = &[
+    "Slave_IO_State",
+    "Master_Host",
+    "Master_User",
+    "Master_Port",
+    "Connect_Retry",
+    "Master_Log_File",
+    "Read_Master_Log_Pos",
+    "Relay_Log_File",
+    "Relay_Log_Pos",
+    "Relay_Master_Log_File",
+    "Slave_IO_Running",
+    "Slave_SQL_Running",
+    "Replicate_Do_DB",
+    "Replicate_Ignore_DB",
+    "Replicate_Do_Table",
+    "Replicate_Ignore_Table",
+    "Replicate_Wild_Do_Table",
+    "Replicate_Wild_Ignore_Table",
+    "Last_Errno",
+    "Last_Error",
+    "Skip_Counter",
+    "Exec_Master_Log_Pos",
+    "Relay_Log_Space",
+    "Until_Condition",
+    "Until_Log_File",
+    "Until_Log_Pos",
+    "Master_SSL_Allowed",
+    "Master_SSL_CA_File",
+    "Master_SSL_CA_Path",
+    "Master_SSL_Cert",
+    "Master_SSL_Cipher",
+    "Master_SSL_Key",
+    "Seconds_Behind_Master",
+    "Master_SSL_Verify_Server_Cert",
+    "Last_IO_Errno",
+    "Last_IO_Error",
+    "Last_SQL_Errno",
+    "Last_SQL_Error",
+    "Replicate_Ignore_Server_Ids",
+    "Master_Server_Id",
+    "Master_SSL_Crl",
+    "Master_SSL_Crlpath",
+    "Using_Gtid",
+    "Gtid_IO_Pos",
+    "Replicate_Do_Domain_Ids",
+    "Replicate_Ignore_Domain_Ids",
+    "Parallel_Mode",
+    "SQL_Delay",
+    "SQL_Remaining_Delay",
+    "Slave_SQL_Running_State",
+    "Slave_DDL_Groups",
+    "Slave_Non_Transactional_Groups",
+    "Slave_Transactional_Groups",
+];
+
 /// The replica (implemented by the server, which has the network client): what the replica
 /// statements act on.
 pub trait ReplicaControl: Send + Sync {
@@ -212,15 +269,17 @@ pub(crate) fn run_replica_stmt(
     if let R::ShowStatus = r {
         s.require_global(Priv::REPL_CLIENT)
             .or_else(|_| s.require_global(Priv::SUPER))?;
-        let status = c.status();
-        let names: Vec<&str> = match &status {
-            Some(cols) => cols.iter().map(|c| c.0).collect(),
+        let rows = match c.status() {
+            Some(cols) => {
+                debug_assert!(cols
+                    .iter()
+                    .map(|c| c.0)
+                    .eq(SLAVE_STATUS_COLUMNS.iter().copied()));
+                vec![cols.into_iter().map(|c| c.1).collect()]
+            }
             None => Vec::new(),
         };
-        let rows = status
-            .map(|cols| vec![cols.into_iter().map(|c| c.1).collect()])
-            .unwrap_or_default();
-        return crate::show::result(s, &names, &[], rows, &None);
+        return crate::show::result(s, SLAVE_STATUS_COLUMNS, &[], rows, &None);
     }
     s.require_global(Priv::SUPER)?;
     match r {
@@ -239,6 +298,12 @@ impl Session {
     /// its rows.
     pub fn set_next_gtid(&mut self, gtid: Option<onelog_engine::Gtid>) {
         self.next_gtid = gtid;
+    }
+
+    /// Fixes NOW() for the following statements (`SET TIMESTAMP`; None frees it): a
+    /// replicated statement runs at its primary's time.
+    pub fn set_fixed_time(&mut self, unix_secs: Option<i64>) {
+        self.fixed_now = unix_secs.map(|s| onelog_types::DateTime::from_unix(s, 0));
     }
 
     /// Applies one row change of a binlog rows event to `db.table` in the session's

@@ -114,6 +114,9 @@ pub struct Session {
     /// Bypasses privilege checks (bootstrap and account maintenance).
     pub(crate) internal: bool,
     stmt_now: DateTime,
+    /// `SET TIMESTAMP`: NOW() of every statement until reset (replication applies a
+    /// statement at its primary's time).
+    pub(crate) fixed_now: Option<DateTime>,
     params: Vec<Value>,
     /// Parsed statement shapes by their text (see `crate::shape`).
     shapes: HashMap<String, Prepared>,
@@ -247,6 +250,7 @@ impl Session {
             next_isolation: None,
             internal: false,
             stmt_now: now(),
+            fixed_now: None,
             params: Vec::new(),
             shapes: HashMap::new(),
             tls: None,
@@ -280,6 +284,7 @@ impl Session {
             next_isolation: None,
             internal: true,
             stmt_now: now(),
+            fixed_now: None,
             params: Vec::new(),
             shapes: HashMap::new(),
             tls: None,
@@ -563,7 +568,7 @@ impl Session {
             ));
         }
         self.params = vec![Value::Null; parsed.params];
-        self.stmt_now = now();
+        self.stmt_now = self.fixed_now.unwrap_or_else(now);
         let columns = match &parsed.stmt {
             Stmt::Sql(s) => match s.as_ref() {
                 sq::Statement::Query(q) => {
@@ -710,7 +715,7 @@ impl Session {
 
     /// Runs a statement; `kept` is the binding kept with it, if it is kept to run again.
     fn run_kept(&mut self, p: &Parsed, kept: Option<&mut Kept>) -> Result<QueryResult, SqlError> {
-        self.stmt_now = now();
+        self.stmt_now = self.fixed_now.unwrap_or_else(now);
         let keeps_warnings = matches!(&p.stmt, Stmt::Admin(Admin::ShowWarnings { .. }));
         if !keeps_warnings {
             self.warnings.clear();

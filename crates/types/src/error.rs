@@ -105,6 +105,9 @@ pub mod code {
     pub const ER_LOCAL_VARIABLE: u16 = 1228;
     pub const ER_NOT_SUPPORTED_YET: u16 = 1235;
     pub const ER_MASTER_FATAL_ERROR_READING_BINLOG: u16 = 1236;
+    pub const ER_SLAVE_MUST_STOP: u16 = 1198;
+    pub const ER_BAD_SLAVE: u16 = 1200;
+    pub const ER_SLAVE_FATAL_ERROR: u16 = 1593;
     pub const ER_WRONG_ARGUMENTS: u16 = 1210;
     pub const ER_UNKNOWN_STMT_HANDLER: u16 = 1243;
     pub const ER_OPERAND_COLUMNS: u16 = 1241;

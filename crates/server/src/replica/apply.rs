@@ -108,6 +108,7 @@ impl Applier {
                     // The statement's database; it may not exist yet (CREATE DATABASE).
                     let _ = self.session.use_database(&q.db);
                 }
+                self.session.set_fixed_time(Some(h.timestamp as i64));
                 self.run(&text).map_err(|e| {
                     sql_error(
                         e.code,
@@ -130,10 +131,18 @@ impl Applier {
                 let m = self.maps.get(&r.table_id).ok_or_else(|| {
                     sql_error(
                         code::ER_UNKNOWN_ERROR,
-                        format!("a rows event for table id {} without its table map", r.table_id),
+                        format!(
+                            "a rows event for table id {} without its table map",
+                            r.table_id
+                        ),
                     )
                 })?;
                 let (db, table) = (m.db.clone(), m.table.clone());
+                if db == "mysql" && table.starts_with("onelog_") {
+                    // A onelog primary's own account tables (its bootstrap): accounts
+                    // replicate as the statements that change them, never as rows.
+                    return Ok(Applied::Event);
+                }
                 let changes = decode_rows(r, &m.column_specs()).map_err(|e| {
                     sql_error(
                         code::ER_UNKNOWN_ERROR,

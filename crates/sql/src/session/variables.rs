@@ -94,7 +94,7 @@ impl Session {
                 Value::Int((self.in_explicit || (self.txn.is_some() && !self.autocommit())) as i64)
             }
             "timestamp" => {
-                let n = now();
+                let n = self.fixed_now.unwrap_or_else(now);
                 Value::Double(n.unix_seconds() as f64 + n.micro as f64 / 1e6)
             }
             "autocommit" => Value::Int(self.autocommit() as i64),
@@ -155,6 +155,14 @@ impl Session {
                 code::ER_SPECIFIC_ACCESS_DENIED_ERROR,
                 "Access denied; you need (at least one of) the SUPER privilege(s) for this operation",
             ));
+        }
+        if d.name == "timestamp" {
+            // SET TIMESTAMP = unix seconds fixes NOW() for the session; 0 or DEFAULT frees it.
+            let secs = crate::expr::to_f64(&value);
+            self.fixed_now = (secs > 0.0).then(|| {
+                onelog_types::DateTime::from_unix(secs.trunc() as i64, (secs.fract() * 1e6) as u32)
+            });
+            return Ok(());
         }
         // DEFAULT
         let is_default = matches!(&value, Value::Bytes(b) if b.eq_ignore_ascii_case(b"DEFAULT"))

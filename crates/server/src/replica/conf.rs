@@ -1,0 +1,189 @@
+//! The replica's connection settings: CHANGE MASTER TO options, kept in `master.info`.
+//!
+//! `master.info` layout: one `name=value` line per setting (`host`, `port`, `user`,
+//! `password`, `use_gtid`, `connect_retry`, `heartbeat_period`), written to
+//! `master.info.tmp`, synced and renamed over the old file (then the directory synced), so a
+//! crash leaves the old or the new settings. The replication position is not in it: it is
+//! the binlog's `@@gtid_slave_pos`.
+
+use std::io::Write;
+use std::path::Path;
+
+use onelog_types::{code, SqlError};
+
+/// MASTER_USE_GTID.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum UseGtid {
+    #[default]
+    SlavePos,
+    CurrentPos,
+}
+
+impl UseGtid {
+    pub fn name(self) -> &'static str {
+        match self {
+            UseGtid::SlavePos => "Slave_Pos",
+            UseGtid::CurrentPos => "Current_Pos",
+        }
+    }
+}
+
+/// The settings of CHANGE MASTER TO.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MasterConf {
+    pub host: String,
+    pub port: u16,
+    pub user: String,
+    pub password: String,
+    pub use_gtid: UseGtid,
+    pub connect_retry: u64,
+    /// Seconds between the primary's heartbeats when idle.
+    pub heartbeat_period: f64,
+}
+
+impl Default for MasterConf {
+    fn default() -> Self {
+        MasterConf {
+            host: String::new(),
+            port: 3306,
+            user: String::new(),
+            password: String::new(),
+            use_gtid: UseGtid::SlavePos,
+            connect_retry: 60,
+            heartbeat_period: 30.0,
+        }
+    }
+}
+
+fn bad(msg: String) -> SqlError {
+    SqlError::from_code(code::ER_WRONG_ARGUMENTS, msg)
+}
+
+/// CHANGE MASTER TO: the options over the current settings.
+pub fn apply_options(mut c: MasterConf, opts: &[(String, String)]) -> Result<MasterConf, SqlError> {
+    for (name, v) in opts {
+        let num = || -> Result<f64, SqlError> {
+            v.parse::<f64>()
+                .map_err(|_| bad(format!("Incorrect value '{v}' for {name}")))
+        };
+        match name.as_str() {
+            "MASTER_HOST" => c.host = v.clone(),
+            "MASTER_PORT" => c.port = num()? as u16,
+            "MASTER_USER" => c.user = v.clone(),
+            "MASTER_PASSWORD" => c.password = v.clone(),
+            "MASTER_CONNECT_RETRY" => c.connect_retry = (num()? as u64).max(1),
+            "MASTER_HEARTBEAT_PERIOD" => c.heartbeat_period = num()?.clamp(0.001, 4294967.0),
+            "MASTER_USE_GTID" => {
+                c.use_gtid = match v.to_ascii_lowercase().as_str() {
+                    "slave_pos" => UseGtid::SlavePos,
+                    "current_pos" => UseGtid::CurrentPos,
+                    "no" => {
+                        return Err(SqlError::from_code(
+                            code::ER_NOT_SUPPORTED_YET,
+                            "This version of MariaDB doesn't yet support 'MASTER_USE_GTID=no: \
+                             onelog replicates with GTIDs (slave_pos or current_pos)'",
+                        ))
+                    }
+                    _ => return Err(bad(format!("Incorrect value '{v}' for MASTER_USE_GTID"))),
+                }
+            }
+            "MASTER_LOG_FILE" | "MASTER_LOG_POS" | "RELAY_LOG_FILE" | "RELAY_LOG_POS" => {
+                return Err(SqlError::from_code(
+                    code::ER_NOT_SUPPORTED_YET,
+                    format!(
+                        "This version of MariaDB doesn't yet support '{name}: onelog replicates \
+                         from GTID positions (set @@gtid_slave_pos on the primary's GTID)'"
+                    ),
+                ))
+            }
+            n if n.starts_with("MASTER_SSL") => {
+                return Err(SqlError::from_code(
+                    code::ER_NOT_SUPPORTED_YET,
+                    format!("This version of MariaDB doesn't yet support '{n} on a replica'"),
+                ))
+            }
+            _ => {
+                return Err(SqlError::from_code(
+                    1064,
+                    format!(
+                        "You have an error in your SQL syntax; check the manual that corresponds \
+                         to your MariaDB server version for the right syntax to use near '{name}'"
+                    ),
+                ))
+            }
+        }
+    }
+    Ok(c)
+}
+
+const FILE: &str = "master.info";
+
+/// The settings in `datadir/master.info` (None without the file).
+pub fn load(datadir: &Path) -> Result<Option<MasterConf>, String> {
+    let path = datadir.join(FILE);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("{}: {e}", path.display())),
+    };
+    let mut c = MasterConf::default();
+    for line in text.lines() {
+        let Some((k, v)) = line.split_once('=') else {
+            continue;
+        };
+        let bad = || format!("{}: bad value of {k}: {v}", path.display());
+        match k {
+            "host" => c.host = v.to_string(),
+            "port" => c.port = v.parse().map_err(|_| bad())?,
+            "user" => c.user = v.to_string(),
+            "password" => c.password = v.to_string(),
+            "use_gtid" => {
+                c.use_gtid = if v == "current_pos" {
+                    UseGtid::CurrentPos
+                } else {
+                    UseGtid::SlavePos
+                }
+            }
+            "connect_retry" => c.connect_retry = v.parse().map_err(|_| bad())?,
+            "heartbeat_period" => c.heartbeat_period = v.parse().map_err(|_| bad())?,
+            _ => {}
+        }
+    }
+    Ok(Some(c))
+}
+
+/// Writes (or, with None, removes) `datadir/master.info`, crash-atomically.
+pub fn save(datadir: &Path, c: Option<&MasterConf>) -> Result<(), String> {
+    let path = datadir.join(FILE);
+    let io = |e: std::io::Error| format!("{}: {e}", path.display());
+    match c {
+        None => match std::fs::remove_file(&path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io(e)),
+        },
+        Some(c) => {
+            let text = format!(
+                "host={}\nport={}\nuser={}\npassword={}\nuse_gtid={}\nconnect_retry={}\nheartbeat_period={}\n",
+                c.host,
+                c.port,
+                c.user,
+                c.password,
+                match c.use_gtid {
+                    UseGtid::SlavePos => "slave_pos",
+                    UseGtid::CurrentPos => "current_pos",
+                },
+                c.connect_retry,
+                c.heartbeat_period
+            );
+            let tmp = datadir.join(format!("{FILE}.tmp"));
+            let mut f = std::fs::File::create(&tmp).map_err(io)?;
+            f.write_all(text.as_bytes()).map_err(io)?;
+            f.sync_all().map_err(io)?;
+            std::fs::rename(&tmp, &path).map_err(io)?;
+        }
+    }
+    std::fs::File::open(datadir)
+        .and_then(|d| d.sync_all())
+        .map_err(io)
+}

@@ -1,0 +1,313 @@
+//! onelogd as a replica: it follows a real MariaDB 10.11 primary (row and statement
+//! events, DDL, accounts) and another onelogd, chains to a MariaDB replica of its own,
+//! survives SIGKILL mid-stream without applying anything twice or losing anything, and
+//! reports what MariaDB reports in SHOW SLAVE STATUS.
+
+mod common;
+use common::mariadb::MariaDb;
+use common::*;
+use mysql::prelude::Queryable;
+use std::time::{Duration, Instant};
+
+/// A MariaDB 10.11 primary on a TCP port, binlog on, with a `repl` account.
+fn mariadb_primary(test: &str, server_id: u32) -> Option<(MariaDb, u16)> {
+    let port = free_port();
+    let m = MariaDb::start_with(
+        test,
+        &[
+            format!("--port={port}"),
+            format!("--server-id={server_id}"),
+            "--log-bin=mb".into(),
+        ],
+    )?;
+    let mut c = m.conn(None);
+    c.query_drop("CREATE USER repl@'%' IDENTIFIED BY 'pw'")
+        .unwrap();
+    c.query_drop("GRANT REPLICATION SLAVE ON *.* TO repl@'%'")
+        .unwrap();
+    Some((m, port))
+}
+
+fn change_master(c: &mut mysql::Conn, port: u16) {
+    c.query_drop(format!(
+        "CHANGE MASTER TO master_host='127.0.0.1', master_port={port}, master_user='repl', \
+         master_password='pw', master_use_gtid=slave_pos, master_connect_retry=1, \
+         master_heartbeat_period=0.5"
+    ))
+    .unwrap();
+}
+
+fn status(c: &mut mysql::Conn) -> std::collections::HashMap<String, String> {
+    let row: Option<mysql::Row> = c.query_first("SHOW SLAVE STATUS").unwrap();
+    let row = row.expect("SHOW SLAVE STATUS has a row");
+    row.columns_ref()
+        .iter()
+        .enumerate()
+        .map(|(i, col)| {
+            let v = match &row[i] {
+                mysql::Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
+                mysql::Value::NULL => "NULL".into(),
+                v => format!("{v:?}").trim_matches('\'').to_string(),
+            };
+            (col.name_str().to_string(), v)
+        })
+        .collect()
+}
+
+fn gtid_pos(c: &mut mysql::Conn, var: &str) -> String {
+    c.query_first::<String, _>(format!("SELECT @@{var}"))
+        .unwrap()
+        .unwrap_or_default()
+}
+
+/// Waits until the replica (`r`, a onelogd or MariaDB) has applied `want`.
+fn wait_for(r: &mut mysql::Conn, want: &str, timeout: Duration) {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if gtid_pos(r, "gtid_slave_pos") == want {
+            return;
+        }
+        let st = status(r);
+        assert!(
+            st["Last_SQL_Error"].is_empty(),
+            "replica stopped: {}",
+            st["Last_SQL_Error"]
+        );
+        assert!(
+            Instant::now() < deadline,
+            "replica at '{}', want '{want}'; IO: {} {}",
+            gtid_pos(r, "gtid_slave_pos"),
+            st["Slave_IO_Running"],
+            st["Last_IO_Error"]
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The workload every primary runs: statement- and row-based DML, transactions, a
+/// rollback, DDL, NOW(), a counter whose double application would show, an account.
+fn workload(c: &mut mysql::Conn, mariadb: bool) {
+    let mut stmts = vec![
+        "CREATE DATABASE app",
+        "CREATE TABLE app.item (id INT PRIMARY KEY, name VARCHAR(40), price DECIMAL(10,2), \
+         made DATETIME, note TEXT, big BIGINT UNSIGNED, d DOUBLE, KEY (name))",
+        "CREATE TABLE app.counter (k INT PRIMARY KEY, n INT NOT NULL)",
+        "CREATE TABLE app.nokey (a INT, b VARCHAR(10))",
+        "INSERT INTO app.counter VALUES (1, 0)",
+        "INSERT INTO app.item VALUES (1, 'kettle', 19.99, '2024-01-02 03:04:05', NULL, 18446744073709551615, 0.5)",
+        "INSERT INTO app.item VALUES (2, 'héllo ☃', -5.00, NOW(), REPEAT('x', 3000), 0, -1e300)",
+        "BEGIN",
+        "INSERT INTO app.item (id, name) VALUES (3, 'a'), (4, 'b'), (5, 'c')",
+        "UPDATE app.item SET price = price * 2 WHERE id <= 2",
+        "DELETE FROM app.item WHERE id = 4",
+        "UPDATE app.counter SET n = n + 1",
+        "COMMIT",
+        "BEGIN",
+        "INSERT INTO app.item (id, name) VALUES (100, 'rolled back')",
+        "ROLLBACK",
+        "INSERT INTO app.nokey VALUES (1, 'x'), (1, 'x'), (2, 'y')",
+        "UPDATE app.nokey SET b = 'z' WHERE a = 2",
+        "DELETE FROM app.nokey WHERE a = 1 LIMIT 1",
+        "ALTER TABLE app.item ADD COLUMN stock INT NOT NULL DEFAULT 7",
+        "UPDATE app.counter SET n = n + 1",
+        "CREATE USER appuser@'%' IDENTIFIED BY 'secret'",
+        "GRANT SELECT ON app.* TO appuser@'%'",
+    ];
+    if mariadb {
+        // Statement events (MariaDB's default MIXED format logs these as statements).
+        stmts.insert(0, "SET SESSION binlog_format = 'STATEMENT'");
+        stmts.push("SET SESSION binlog_format = 'ROW'");
+        stmts.push("UPDATE app.counter SET n = n + 10");
+        stmts.push("INSERT INTO app.item (id, name, made) VALUES (6, 'row', NOW())");
+    }
+    for sql in stmts {
+        c.query_drop(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+}
+
+fn counter(c: &mut mysql::Conn) -> i64 {
+    c.query_first("SELECT n FROM app.counter WHERE k = 1")
+        .unwrap()
+        .unwrap()
+}
+
+#[test]
+fn onelog_follows_mariadb_and_chains_to_a_mariadb_replica() {
+    let test = "onelog_follows_mariadb_and_chains_to_a_mariadb_replica";
+    let Some((primary, pport)) = mariadb_primary(test, 1) else {
+        return;
+    };
+    let mut pc = primary.conn(None);
+    workload(&mut pc, true);
+    let mut replica = Server::start(&["--server-id=2"]);
+    let mut rc = replica.conn(None);
+    change_master(&mut rc, pport);
+    rc.query_drop("START SLAVE").unwrap();
+    let want = gtid_pos(&mut pc, "gtid_binlog_pos");
+    wait_for(&mut rc, &want, Duration::from_secs(30));
+    assert_eq!(dump_tables(&mut pc), dump_tables(&mut rc));
+    let st = status(&mut rc);
+    assert_eq!(st["Slave_IO_Running"], "Yes");
+    assert_eq!(st["Slave_SQL_Running"], "Yes");
+    assert_eq!(st["Using_Gtid"], "Slave_Pos");
+    assert_eq!(st["Master_Server_Id"], "1");
+    assert_eq!(st["Gtid_IO_Pos"], want);
+    // The account arrived as a statement.
+    let n: Option<i64> = rc
+        .query_first("SELECT COUNT(*) FROM mysql.onelog_user WHERE User = 'appuser'")
+        .unwrap();
+    assert_eq!(n, Some(1));
+    // onelog logged the primary's GTIDs: a MariaDB replica of onelog gets the same rows.
+    rc.query_drop("CREATE USER repl@'%' IDENTIFIED BY 'pw'")
+        .ok();
+    rc.query_drop("GRANT REPLICATION SLAVE ON *.* TO repl@'%'")
+        .unwrap();
+    let Some(down) = MariaDb::start_with(test, &["--server-id=3".into()]) else {
+        return;
+    };
+    let mut dc = down.conn(None);
+    change_master(&mut dc, replica.port);
+    dc.query_drop("START SLAVE").unwrap();
+    // SIGKILL the onelog replica while the primary writes; it resumes from its own binlog.
+    let writer = {
+        let opts = common::mariadb::socket_opts(&primary.socket, None);
+        std::thread::spawn(move || {
+            let mut w = mysql::Conn::new(opts).unwrap();
+            for i in 0..300 {
+                w.query_drop(format!(
+                    "INSERT INTO app.item (id, name) VALUES ({}, 'load')",
+                    1000 + i
+                ))
+                .unwrap();
+                w.query_drop("UPDATE app.counter SET n = n + 1").unwrap();
+            }
+        })
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    replica.kill9();
+    replica.restart(); // master.info: the replica starts again by itself
+    writer.join().unwrap();
+    let mut rc = replica.conn(None);
+    let want = gtid_pos(&mut pc, "gtid_binlog_pos");
+    wait_for(&mut rc, &want, Duration::from_secs(60));
+    assert_eq!(
+        counter(&mut rc),
+        counter(&mut pc),
+        "a group applied twice or lost"
+    );
+    assert_eq!(dump_tables(&mut pc), dump_tables(&mut rc));
+    // The restarted onelogd listens on another port: point its MariaDB replica at it.
+    dc.query_drop("STOP SLAVE").unwrap();
+    change_master(&mut dc, replica.port);
+    dc.query_drop("START SLAVE").unwrap();
+    wait_for(&mut dc, &want, Duration::from_secs(60));
+    assert_eq!(dump_tables(&mut pc), dump_tables(&mut dc));
+    replica.assert_no_panic();
+}
+
+#[test]
+fn onelog_follows_onelog() {
+    let primary = Server::start(&["--server-id=1"]);
+    let mut pc = primary.conn(None);
+    pc.query_drop("CREATE USER repl@'%' IDENTIFIED BY 'pw'")
+        .unwrap();
+    pc.query_drop("GRANT REPLICATION SLAVE ON *.* TO repl@'%'")
+        .unwrap();
+    workload(&mut pc, false);
+    let replica = Server::start(&["--server-id=2"]);
+    let mut rc = replica.conn(None);
+    change_master(&mut rc, primary.port);
+    rc.query_drop("START SLAVE").unwrap();
+    let want = gtid_pos(&mut pc, "gtid_binlog_pos");
+    wait_for(&mut rc, &want, Duration::from_secs(30));
+    assert_eq!(dump_tables(&mut pc), dump_tables(&mut rc));
+    // Streaming: a later change arrives without a reconnect.
+    pc.query_drop("UPDATE app.counter SET n = n + 5").unwrap();
+    let want = gtid_pos(&mut pc, "gtid_binlog_pos");
+    wait_for(&mut rc, &want, Duration::from_secs(30));
+    assert_eq!(counter(&mut rc), counter(&mut pc));
+    // STOP SLAVE, changes meanwhile, START SLAVE: it picks up where it stopped.
+    rc.query_drop("STOP SLAVE").unwrap();
+    assert_eq!(status(&mut rc)["Slave_IO_Running"], "No");
+    pc.query_drop("UPDATE app.counter SET n = n + 5").unwrap();
+    pc.query_drop("FLUSH BINARY LOGS").unwrap();
+    pc.query_drop("UPDATE app.counter SET n = n + 5").unwrap();
+    rc.query_drop("START SLAVE").unwrap();
+    let want = gtid_pos(&mut pc, "gtid_binlog_pos");
+    wait_for(&mut rc, &want, Duration::from_secs(30));
+    assert_eq!(dump_tables(&mut pc), dump_tables(&mut rc));
+    primary.assert_no_panic();
+    replica.assert_no_panic();
+}
+
+#[test]
+fn replica_statements_report_mariadb_errors() {
+    let primary = Server::start(&["--server-id=1"]);
+    let replica = Server::start(&["--server-id=2"]);
+    let mut rc = replica.conn(None);
+    let e = rc.query_drop("START SLAVE").unwrap_err().to_string();
+    assert!(e.contains("1200"), "{e}");
+    let rows: Vec<mysql::Row> = rc.query("SHOW SLAVE STATUS").unwrap();
+    assert!(rows.is_empty());
+    // A wrong password: the IO thread reports it and keeps retrying.
+    rc.query_drop(format!(
+        "CHANGE MASTER TO master_host='127.0.0.1', master_port={}, master_user='nobody', \
+         master_password='x', master_connect_retry=1",
+        primary.port
+    ))
+    .unwrap();
+    rc.query_drop("START SLAVE").unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let st = status(&mut rc);
+        if st["Last_IO_Error"].contains("Access denied") {
+            assert_eq!(st["Slave_SQL_Running"], "Yes");
+            break;
+        }
+        assert!(Instant::now() < deadline, "{st:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let e = rc
+        .query_drop("CHANGE MASTER TO master_port=1")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("1198"), "{e}");
+    rc.query_drop("STOP SLAVE").unwrap();
+    let e = rc
+        .query_drop("CHANGE MASTER TO master_use_gtid=no")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("1235"), "{e}");
+    // Equal server ids: the replica stops with 1593.
+    let twin = Server::start(&["--server-id=1"]);
+    let mut tc = twin.conn(None);
+    tc.query_drop("CREATE USER repl@'%' IDENTIFIED BY 'pw'")
+        .unwrap();
+    tc.query_drop("GRANT REPLICATION SLAVE ON *.* TO repl@'%'")
+        .unwrap();
+    let mut pc = primary.conn(None);
+    pc.query_drop("CREATE USER repl@'%' IDENTIFIED BY 'pw'")
+        .unwrap();
+    pc.query_drop("GRANT REPLICATION SLAVE ON *.* TO repl@'%'")
+        .unwrap();
+    let mut twin_replica = twin.conn(None);
+    change_master(&mut twin_replica, primary.port);
+    twin_replica.query_drop("START SLAVE").unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let st = status(&mut twin_replica);
+        if st["Slave_IO_Running"] == "No" {
+            assert!(
+                st["Last_IO_Error"].contains("equal MariaDB server ids"),
+                "{st:?}"
+            );
+            assert_eq!(st["Last_IO_Errno"], "1593");
+            break;
+        }
+        assert!(Instant::now() < deadline, "{st:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    rc.query_drop("RESET SLAVE ALL").unwrap();
+    let rows: Vec<mysql::Row> = rc.query("SHOW SLAVE STATUS").unwrap();
+    assert!(rows.is_empty());
+}
