@@ -38,7 +38,7 @@ soak: deps
 fmt:
 	$(CARGO) fmt --all -- --check
 
-clippy:
+clippy: deps
 	$(CARGO) clippy --release --workspace --all-targets -- -D warnings
 
 check: deps fmt clippy test
