@@ -311,3 +311,149 @@ fn replica_statements_report_mariadb_errors() {
     let rows: Vec<mysql::Row> = rc.query("SHOW SLAVE STATUS").unwrap();
     assert!(rows.is_empty());
 }
+
+/// An event the replica cannot apply stops it with Last_SQL_Error, nothing of the group
+/// applied; once the cause is removed, START SLAVE resumes and the replica ends identical.
+/// A primary that no longer has the replica's position refuses it with 1236.
+#[test]
+fn apply_error_stops_and_resumes_and_purged_position_is_refused() {
+    let primary = Server::start(&["--server-id=1"]);
+    let mut pc = primary.conn(None);
+    pc.query_drop("CREATE USER repl@'%' IDENTIFIED BY 'pw'")
+        .unwrap();
+    pc.query_drop("GRANT REPLICATION SLAVE ON *.* TO repl@'%'")
+        .unwrap();
+    pc.query_drop("CREATE DATABASE e").unwrap();
+    pc.query_drop("CREATE TABLE e.t (id INT PRIMARY KEY, v INT)")
+        .unwrap();
+    let replica = Server::start(&["--server-id=2"]);
+    let mut rc = replica.conn(None);
+    change_master(&mut rc, primary.port);
+    rc.query_drop("START SLAVE").unwrap();
+    wait_for(
+        &mut rc,
+        &gtid_pos(&mut pc, "gtid_binlog_pos"),
+        Duration::from_secs(30),
+    );
+    // A row only the replica has, in the way of the primary's next transaction.
+    rc.query_drop("INSERT INTO e.t VALUES (5, -1)").unwrap();
+    pc.query_drop("BEGIN").unwrap();
+    pc.query_drop("INSERT INTO e.t VALUES (4, 4)").unwrap();
+    pc.query_drop("INSERT INTO e.t VALUES (5, 5)").unwrap();
+    pc.query_drop("COMMIT").unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let st = loop {
+        let st = status(&mut rc);
+        if st["Slave_SQL_Running"] == "No" {
+            break st;
+        }
+        assert!(Instant::now() < deadline, "{st:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(
+        st["Last_SQL_Error"].contains("Duplicate entry '5'"),
+        "{st:?}"
+    );
+    assert_eq!(st["Last_SQL_Errno"], "1062");
+    // Nothing of that transaction was applied.
+    let n: Option<i64> = rc
+        .query_first("SELECT COUNT(*) FROM e.t WHERE id = 4")
+        .unwrap();
+    assert_eq!(n, Some(0));
+    rc.query_drop("DELETE FROM e.t WHERE id = 5").unwrap();
+    rc.query_drop("START SLAVE").unwrap();
+    wait_for(
+        &mut rc,
+        &gtid_pos(&mut pc, "gtid_binlog_pos"),
+        Duration::from_secs(30),
+    );
+    assert_eq!(dump_tables(&mut pc), dump_tables(&mut rc));
+    // A new replica whose position the primary purged.
+    pc.query_drop("FLUSH BINARY LOGS").unwrap();
+    let files: Vec<(String, u64)> = pc.query("SHOW BINARY LOGS").unwrap();
+    rc.query_drop("STOP SLAVE").unwrap();
+    pc.query_drop(format!(
+        "PURGE BINARY LOGS TO '{}'",
+        files.last().unwrap().0
+    ))
+    .unwrap();
+    let fresh = Server::start(&["--server-id=3"]);
+    let mut fc = fresh.conn(None);
+    change_master(&mut fc, primary.port);
+    fc.query_drop("START SLAVE").unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let st = status(&mut fc);
+        if st["Slave_IO_Running"] == "No" {
+            assert_eq!(st["Last_IO_Errno"], "1236", "{st:?}");
+            assert!(
+                st["Last_IO_Error"].contains("Could not find GTID state"),
+                "{st:?}"
+            );
+            break;
+        }
+        assert!(Instant::now() < deadline, "{st:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// SIGKILL the replica ten times while it applies a stream of transactions: it ends
+/// identical, every counter increment applied exactly once.
+#[test]
+fn replica_killed_ten_times_ends_identical() {
+    let primary = Server::start(&["--server-id=1"]);
+    let mut pc = primary.conn(None);
+    pc.query_drop("CREATE USER repl@'%' IDENTIFIED BY 'pw'")
+        .unwrap();
+    pc.query_drop("GRANT REPLICATION SLAVE ON *.* TO repl@'%'")
+        .unwrap();
+    pc.query_drop("CREATE DATABASE app").unwrap();
+    pc.query_drop("CREATE TABLE app.counter (k INT PRIMARY KEY, n INT NOT NULL)")
+        .unwrap();
+    pc.query_drop("CREATE TABLE app.log (id INT PRIMARY KEY, pad VARCHAR(100))")
+        .unwrap();
+    pc.query_drop("INSERT INTO app.counter VALUES (1, 0)")
+        .unwrap();
+    let mut replica = Server::start(&["--server-id=2"]);
+    let mut rc = replica.conn(None);
+    change_master(&mut rc, primary.port);
+    rc.query_drop("START SLAVE").unwrap();
+    drop(rc);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let (opts, stop) = (primary.opts(None), stop.clone());
+        std::thread::spawn(move || {
+            let mut w = mysql::Conn::new(opts).unwrap();
+            let mut i = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                w.query_drop("BEGIN").unwrap();
+                w.query_drop(format!("INSERT INTO app.log VALUES ({i}, REPEAT('p', 90))"))
+                    .unwrap();
+                w.query_drop("UPDATE app.counter SET n = n + 1").unwrap();
+                w.query_drop("COMMIT").unwrap();
+                i += 1;
+            }
+        })
+    };
+    for round in 0..10 {
+        std::thread::sleep(Duration::from_millis(150 + 40 * round));
+        replica.kill9();
+        replica.restart();
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    writer.join().unwrap();
+    let mut rc = replica.conn(None);
+    wait_for(
+        &mut rc,
+        &gtid_pos(&mut pc, "gtid_binlog_pos"),
+        Duration::from_secs(60),
+    );
+    let rows: i64 = pc
+        .query_first("SELECT COUNT(*) FROM app.log")
+        .unwrap()
+        .unwrap();
+    assert!(rows > 10, "the writer made {rows} transactions");
+    assert_eq!(counter(&mut rc), rows, "an increment applied twice or lost");
+    assert_eq!(dump_tables(&mut pc), dump_tables(&mut rc));
+    replica.assert_no_panic();
+}
