@@ -310,6 +310,27 @@ fn replica_statements_report_mariadb_errors() {
     rc.query_drop("RESET SLAVE ALL").unwrap();
     let rows: Vec<mysql::Row> = rc.query("SHOW SLAVE STATUS").unwrap();
     assert!(rows.is_empty());
+    // read_only: writes of users without SUPER fail with 1290; root's do not.
+    rc.query_drop("CREATE DATABASE ro").unwrap();
+    rc.query_drop("CREATE TABLE ro.t (a INT PRIMARY KEY)")
+        .unwrap();
+    rc.query_drop("CREATE USER w@'%'").unwrap();
+    rc.query_drop("GRANT ALL ON ro.* TO w@'%'").unwrap();
+    rc.query_drop("SET GLOBAL read_only = ON").unwrap();
+    let mut w = mysql::Conn::new(mysql::OptsBuilder::from_opts(replica.opts(None)).user(Some("w")))
+        .unwrap();
+    for sql in ["INSERT INTO ro.t VALUES (1)", "CREATE TABLE ro.u (a INT)"] {
+        let e = w.query_drop(sql).unwrap_err().to_string();
+        assert!(
+            e.contains("1290") && e.contains("--read-only"),
+            "{sql}: {e}"
+        );
+    }
+    let n: Option<i64> = w.query_first("SELECT COUNT(*) FROM ro.t").unwrap();
+    assert_eq!(n, Some(0));
+    rc.query_drop("INSERT INTO ro.t VALUES (2)").unwrap();
+    rc.query_drop("SET GLOBAL read_only = OFF").unwrap();
+    w.query_drop("INSERT INTO ro.t VALUES (3)").unwrap();
 }
 
 /// An event the replica cannot apply stops it with Last_SQL_Error, nothing of the group

@@ -655,7 +655,16 @@ fn parse_set(p: &mut Parser) -> Result<Admin, ParserError> {
             let t = p.peek_token();
             return p.expected("=", t);
         }
-        let value = set_value(p)?;
+        let mut value = set_value(p)?;
+        // A system variable's value may be a bare word, taken as a string
+        // (`SET GLOBAL read_only=OFF`, `SET character_set_client=utf8mb4`, `time_zone=SYSTEM`).
+        if let (SetTarget::System(..), Expr::Identifier(id)) = (&target, &value) {
+            if id.quote_style.is_none() {
+                value = Expr::Value(
+                    sqlparser::ast::Value::SingleQuotedString(id.value.clone()).with_empty_span(),
+                );
+            }
+        }
         items.push((target, value));
         if !p.consume_token(&Token::Comma) {
             break;

@@ -293,6 +293,24 @@ pub(crate) fn run_replica_stmt(
 }
 
 impl Session {
+    /// `read_only=ON`: writes of users without SUPER (READ_ONLY ADMIN) fail with 1290, as
+    /// on a MariaDB replica; the replica's applier (an internal session) writes.
+    pub(crate) fn check_server_read_only(&self) -> Result<(), SqlError> {
+        let on = match self.db.global_variable("read_only") {
+            Some(Value::Int(n)) => n != 0,
+            Some(Value::UInt(n)) => n != 0,
+            _ => false,
+        };
+        if on && !self.internal && !self.account().has_global(Priv::SUPER) {
+            return Err(SqlError::from_code(
+                1290,
+                "The MariaDB server is running with the --read-only option so it cannot \
+                 execute this statement",
+            ));
+        }
+        Ok(())
+    }
+
     /// Logs the next commit (or DDL statement) under `gtid` instead of the next GTID of
     /// this server: a replicated transaction keeps its primary's GTID, in the same group as
     /// its rows.

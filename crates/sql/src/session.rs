@@ -933,6 +933,7 @@ impl Session {
     }
 
     fn check_read_only(&self) -> Result<(), SqlError> {
+        self.check_server_read_only()?;
         if self.read_only_txn {
             return Err(sql_err(
                 code::ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION,
@@ -973,6 +974,7 @@ impl Session {
         warnings: Vec<SqlError>,
     ) -> Result<QueryResult, SqlError> {
         use onelog_engine::Ddl as D;
+        self.check_server_read_only()?;
         self.check_ddl(&ddl)?;
         if let D::DropDatabase { name, .. } | D::CreateDatabase { name, .. } = &ddl {
             if name.eq_ignore_ascii_case("information_schema") {
