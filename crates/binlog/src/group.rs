@@ -19,7 +19,7 @@ use crate::event::{
     RowsKind, TableMap, HEADER_LEN,
 };
 use crate::gtid::Gtid;
-use crate::rows::{pack_row, ColumnSpec, TableDef};
+use crate::rows::{pack_row, ColumnSpec, RowMetadata, TableDef};
 
 /// MariaDB's default `binlog_row_event_max_size`: rows events are cut at about this size
 /// (each holds whole rows; a single larger row gets an event of its own).
@@ -51,6 +51,7 @@ pub struct EventGroup {
     buf: Vec<u8>,
     closed: bool,
     rows_event_max_size: usize,
+    row_metadata: RowMetadata,
     row_count: u64,
     // The statement being built. Its events are written at `end_statement`, so that every
     // TABLE_MAP precedes every rows event of the statement, as MariaDB writes them.
@@ -71,6 +72,7 @@ impl EventGroup {
             buf: Vec::new(),
             closed: false,
             rows_event_max_size: DEFAULT_ROWS_EVENT_MAX_SIZE,
+            row_metadata: RowMetadata::default(),
             row_count: 0,
             stmt_annotate: None,
             stmt_maps: Vec::new(),
@@ -102,6 +104,12 @@ impl EventGroup {
 
     pub fn set_rows_event_max_size(&mut self, n: usize) {
         self.rows_event_max_size = n.max(256);
+    }
+
+    /// The optional metadata of the TABLE_MAP events mapped from now on
+    /// (`binlog_row_metadata`; FULL by default).
+    pub fn set_row_metadata(&mut self, meta: RowMetadata) {
+        self.row_metadata = meta;
     }
 
     pub fn kind(&self) -> GroupKind {
@@ -173,7 +181,8 @@ impl EventGroup {
             return Ok(());
         }
         self.stmt_specs.insert(table_id, def.specs());
-        self.stmt_maps.push(def.table_map(table_id));
+        self.stmt_maps
+            .push(def.table_map(table_id, self.row_metadata));
         Ok(())
     }
 

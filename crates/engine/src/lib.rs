@@ -44,6 +44,6 @@ pub use catalog::{Catalog, ColumnDef, DatabaseDef, IndexDef, IndexId, TableDef, 
 pub use ddl::{AlterOp, ColumnConverter, Converter, Ddl, DdlOutcome};
 pub use engine::{BinlogFs, DdlReplayer, Engine, EngineOptions, EngineStatus, LogMode};
 pub use error::{EngineError, Result};
-pub use onelog_binlog::Preallocate;
+pub use onelog_binlog::{Preallocate, RowMetadata};
 pub use scan::{KeyRange, RowCursor, ScanOptions};
 pub use txn::{CommitInfo, Isolation, LockMode, Row, Txn};

@@ -6,7 +6,7 @@
 //! by the binlog when it places the group, in commit order), and DDL a `QUERY` event.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use onelog_binlog as binlog;
 use onelog_binlog::Event;
@@ -94,6 +94,8 @@ pub(crate) enum ReplayGroup {
 pub(crate) struct Wal {
     pub(crate) binlog: Option<binlog::Binlog>,
     next_xid: AtomicU64,
+    /// `binlog_row_metadata`: FULL (true) or MINIMAL.
+    full_metadata: AtomicBool,
 }
 
 fn berr(e: binlog::BinlogError) -> EngineError {
@@ -192,7 +194,29 @@ impl Wal {
         Ok(Wal {
             binlog,
             next_xid: AtomicU64::new(start),
+            full_metadata: AtomicBool::new(opts.binlog_row_metadata == binlog::RowMetadata::Full),
         })
+    }
+
+    pub fn set_row_metadata(&self, meta: binlog::RowMetadata) {
+        self.full_metadata
+            .store(meta == binlog::RowMetadata::Full, Ordering::Relaxed);
+    }
+
+    pub fn row_metadata(&self) -> binlog::RowMetadata {
+        if self.full_metadata.load(Ordering::Relaxed) {
+            binlog::RowMetadata::Full
+        } else {
+            binlog::RowMetadata::Minimal
+        }
+    }
+
+    /// A transaction's empty event group, sized for it.
+    fn new_group(&self, b: &binlog::Binlog, txn: &Txn) -> Group {
+        let mut g = binlog::EventGroup::transaction(b.options().server_id, now());
+        g.reserve(estimated_group_len(txn));
+        g.set_row_metadata(self.row_metadata());
+        g
     }
 
     pub fn next_xid(&self) -> u64 {
@@ -296,15 +320,11 @@ impl Wal {
         };
         let mut a = match ahead {
             Some(a) => a,
-            None => {
-                let mut g = binlog::EventGroup::transaction(b.options().server_id, now());
-                g.reserve(estimated_group_len(txn));
-                Ahead {
-                    group: g,
-                    statements: 0,
-                    changes: 0,
-                }
-            }
+            None => Ahead {
+                group: self.new_group(b, txn),
+                statements: 0,
+                changes: 0,
+            },
         };
         Self::encode_statements(&mut a.group, txn, a.statements)?;
         a.statements = txn.statements.len();
@@ -320,11 +340,7 @@ impl Wal {
         };
         let (mut g, from) = match ahead {
             Some(a) => (a.group, a.statements),
-            None => {
-                let mut g = binlog::EventGroup::transaction(b.options().server_id, now());
-                g.reserve(estimated_group_len(txn));
-                (g, 0)
-            }
+            None => (self.new_group(b, txn), 0),
         };
         Self::encode_statements(&mut g, txn, from)?;
         g.commit(xid).map_err(berr)?;

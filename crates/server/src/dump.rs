@@ -122,7 +122,10 @@ fn run(
             ))
         })?),
         None => {
-            let name = String::from_utf8_lossy(req.file).into_owned();
+            // The name ends at a NUL, as MariaDB reads it (python-mysql-replication sends
+            // four NUL bytes for "the first file").
+            let file = req.file.split(|&b| b == 0).next().unwrap_or_default();
+            let name = String::from_utf8_lossy(file).into_owned();
             let name = if name.is_empty() {
                 // An empty name: the first file (as mariadb-binlog without a file name).
                 log.list_files()

@@ -25,6 +25,8 @@ use crate::vars::{self, VarScope as Sc};
 use crate::watchdog::StmtControl;
 use crate::{sql_err, status_flags, QueryResult, ResultColumn};
 
+mod sysvars;
+
 /// What COM_STMT_PREPARE answers.
 #[derive(Clone, Debug)]
 pub struct PreparedInfo {
@@ -94,6 +96,8 @@ pub struct Session {
     pub(crate) user_vars: HashMap<String, Value>,
     pub(crate) warnings: Vec<SqlError>,
     last_insert_id: u64,
+    /// `@@last_gtid`: the GTID of this session's last logged commit.
+    last_gtid: String,
     row_count: i64,
     prepared: HashMap<u32, Prepared>,
     /// Text-protocol prepared statements (`PREPARE name FROM ...`), by lower-case name.
@@ -229,6 +233,7 @@ impl Session {
             user_vars: HashMap::new(),
             warnings: Vec::new(),
             last_insert_id: 0,
+            last_gtid: String::new(),
             row_count: -1,
             prepared: HashMap::new(),
             named_prepared: HashMap::new(),
@@ -261,6 +266,7 @@ impl Session {
             user_vars: HashMap::new(),
             warnings: Vec::new(),
             last_insert_id: 0,
+            last_gtid: String::new(),
             row_count: -1,
             prepared: HashMap::new(),
             named_prepared: HashMap::new(),
@@ -434,250 +440,15 @@ impl Session {
         )
     }
 
-    // -------------------------------------------------------------- variables
-
-    /// Reads `@@[scope.]name`.
-    pub(crate) fn get_var(&self, scope: Option<VarScope>, name: &str) -> Result<Value, SqlError> {
-        let Some(d) = vars::find(name) else {
-            return Err(sql_err(
-                code::ER_UNKNOWN_SYSTEM_VARIABLE,
-                format!("Unknown system variable '{name}'"),
-            ));
-        };
-        if scope == Some(VarScope::Global) && d.scope == Sc::Session {
-            return Err(sql_err(
-                code::ER_INCORRECT_GLOBAL_LOCAL_VAR,
-                format!("Variable '{}' is a SESSION variable", d.name),
-            ));
-        }
-        if let Some(v) = self.dynamic_var(d.name) {
-            return Ok(v);
-        }
-        if scope != Some(VarScope::Global) {
-            if let Some(v) = self.vars.get(d.name) {
-                return Ok(v.clone());
-            }
-        }
-        if let Some(v) = self.db.globals.read().get(d.name) {
-            return Ok(v.clone());
-        }
-        Ok(vars::default_value(d))
-    }
-
-    /// Values computed from the engine or the session.
-    fn dynamic_var(&self, name: &str) -> Option<Value> {
-        let e = &self.db.engine;
-        let o = e.options();
-        let binlog_on = o.mode != onelog_engine::LogMode::Off;
-        Some(match name {
-            "version" => Value::str(&o.server_version),
-            "innodb_version" => Value::str(o.server_version.split('-').next().unwrap_or("")),
-            "server_id" => Value::UInt(o.server_id as u64),
-            "gtid_domain_id" => Value::UInt(o.gtid_domain_id as u64),
-            "gtid_binlog_pos" | "gtid_current_pos" => {
-                if binlog_on {
-                    Value::str(&e.gtid_binlog_pos())
-                } else {
-                    Value::str("")
-                }
-            }
-            "gtid_binlog_state" => {
-                if binlog_on {
-                    Value::str(&e.gtid_binlog_state())
-                } else {
-                    Value::str("")
-                }
-            }
-            "log_bin" => Value::Int(binlog_on as i64),
-            "sync_binlog" => Value::UInt(e.sync_binlog() as u64),
-            "max_binlog_size" => Value::UInt(o.max_binlog_size),
-            "binlog_expire_logs_seconds" => Value::UInt(o.binlog_expire_logs_seconds),
-            "binlog_storage" => Value::str(match o.mode {
-                onelog_engine::LogMode::Engine => "engine",
-                onelog_engine::LogMode::File => "file",
-                onelog_engine::LogMode::Off => "off",
-            }),
-            "datadir" => {
-                if let Some(v) = self.db.globals.read().get("datadir") {
-                    return Some(v.clone());
-                }
-                Value::str(&format!("{}/", o.datadir.display()))
-            }
-            "innodb_lock_wait_timeout" if !self.vars.contains_key(name) => {
-                Value::UInt(o.lock_wait_timeout.as_secs())
-            }
-            "last_insert_id" | "identity" => Value::UInt(self.last_insert_id),
-            "warning_count" => Value::UInt(self.warnings.len() as u64),
-            "error_count" => Value::UInt(
-                self.warnings
-                    .iter()
-                    .filter(|w| w.code >= 1000 && !is_note_or_warning(w.code))
-                    .count() as u64,
-            ),
-            "in_transaction" => {
-                Value::Int((self.in_explicit || (self.txn.is_some() && !self.autocommit())) as i64)
-            }
-            "timestamp" => {
-                let n = now();
-                Value::Double(n.unix_seconds() as f64 + n.micro as f64 / 1e6)
-            }
-            "autocommit" => Value::Int(self.autocommit() as i64),
-            _ => return None,
-        })
-    }
-
-    fn set_var(&mut self, scope: VarScope, name: &str, value: Value) -> Result<(), SqlError> {
-        let Some(d) = vars::find(name) else {
-            return Err(sql_err(
-                code::ER_UNKNOWN_SYSTEM_VARIABLE,
-                format!("Unknown system variable '{name}'"),
-            ));
-        };
-        if d.name == "sql_log_bin" {
-            self.check_set_sql_log_bin()?;
-            if scope == VarScope::Global {
-                return Err(sql_err(
-                    code::ER_INCORRECT_GLOBAL_LOCAL_VAR,
-                    "Variable 'sql_log_bin' is a SESSION variable",
-                ));
-            }
-        }
-        if d.read_only {
-            return Err(sql_err(
-                code::ER_INCORRECT_GLOBAL_LOCAL_VAR,
-                format!("Variable '{}' is a read only variable", d.name),
-            ));
-        }
-        match (scope, d.scope) {
-            (VarScope::Global, Sc::Session) => {
-                return Err(sql_err(
-                    code::ER_LOCAL_VARIABLE,
-                    format!(
-                        "Variable '{}' is a SESSION variable and can't be used with SET GLOBAL",
-                        d.name
-                    ),
-                ))
-            }
-            (VarScope::Session, Sc::Global) => {
-                return Err(sql_err(
-                    code::ER_GLOBAL_VARIABLE,
-                    format!(
-                        "Variable '{}' is a GLOBAL variable and should be set with SET GLOBAL",
-                        d.name
-                    ),
-                ))
-            }
-            _ => {}
-        }
-        if scope == VarScope::Global && !self.internal && !self.account().has_global(Priv::SUPER) {
-            return Err(sql_err(
-                code::ER_SPECIFIC_ACCESS_DENIED_ERROR,
-                "Access denied; you need (at least one of) the SUPER privilege(s) for this operation",
-            ));
-        }
-        // DEFAULT
-        let is_default = matches!(&value, Value::Bytes(b) if b.eq_ignore_ascii_case(b"DEFAULT"))
-            && !matches!(d.kind, vars::Kind::Str);
-        let mut v = if is_default {
-            match scope {
-                VarScope::Session => self
-                    .db
-                    .globals
-                    .read()
-                    .get(d.name)
-                    .cloned()
-                    .unwrap_or_else(|| vars::default_value(d)),
-                VarScope::Global => vars::default_value(d),
-            }
-        } else {
-            vars::check_value(d, &value)?
-        };
-        if d.name == "sql_mode" {
-            let s = crate::expr::to_string(&v);
-            let s = if s.eq_ignore_ascii_case("DEFAULT") {
-                vars::SQL_MODE_DEFAULT.to_string()
-            } else {
-                s
-            };
-            v = Value::str(&vars::normalize_sql_mode(&s).map_err(|bad| {
-                sql_err(
-                    code::ER_WRONG_VALUE_FOR_VAR,
-                    format!("Variable 'sql_mode' can't be set to the value of '{bad}'"),
-                )
-            })?);
-        }
-        if let Some((lo, hi)) = match d.name {
-            "thread_pool_size" => Some((1, 256)),
-            "thread_pool_stall_limit" => Some((1, u32::MAX as i64)),
-            "thread_pool_prio_kickup_timer" => Some((0, u32::MAX as i64)),
-            "thread_pool_oversubscribe" => Some((1, 1000)),
-            _ => None,
-        } {
-            let n = if is_default && d.name == "thread_pool_size" {
-                std::thread::available_parallelism().map_or(1, |n| n.get()) as i64
-            } else {
-                crate::expr::to_i64(&v)
-            };
-            if !(lo..=hi).contains(&n) {
-                self.warnings.push(sql_err(
-                    code::ER_TRUNCATED_WRONG_VALUE,
-                    format!("Truncated incorrect {} value: '{n}'", d.name),
-                ));
-            }
-            v = Value::UInt(n.clamp(lo, hi) as u64);
-        }
-        if d.name == "sync_binlog" {
-            let n = crate::expr::to_i64(&v).clamp(0, u32::MAX as i64) as u32;
-            self.db.engine.set_sync_binlog(n);
-            return Ok(());
-        }
-        if d.name == "autocommit" && scope == VarScope::Session {
-            let on = expr_truth(&v);
-            if on && !self.autocommit() {
-                // Turning autocommit on commits the open transaction.
-                self.commit_txn()?;
-            }
-            self.in_explicit = false;
-        }
-        if d.name == "last_insert_id" || d.name == "insert_id" || d.name == "identity" {
-            self.last_insert_id = crate::expr::to_i64(&v).max(0) as u64;
-            return Ok(());
-        }
-        let names: Vec<&str> = match d.name {
-            "tx_isolation" | "transaction_isolation" => {
-                vec!["tx_isolation", "transaction_isolation"]
-            }
-            "tx_read_only" | "transaction_read_only" => {
-                vec!["tx_read_only", "transaction_read_only"]
-            }
-            "character_set_client" | "character_set_results" | "character_set_connection" => {
-                vec![d.name]
-            }
-            n => vec![n],
-        };
-        for n in names {
-            match scope {
-                VarScope::Session => {
-                    self.vars.insert(n.to_string(), v.clone());
-                }
-                VarScope::Global => {
-                    self.db.globals.write().insert(n.to_string(), v.clone());
-                    if let Some(hook) = self.db.global_hook.read().as_ref() {
-                        hook(n, &v);
-                    }
-                }
-            }
-        }
-        Ok(())
-    }
-
     // -------------------------------------------------------------- transactions
 
     fn commit_txn(&mut self) -> Result<(), SqlError> {
         self.in_explicit = false;
         self.read_only_txn = false;
         if let Some(t) = self.txn.take() {
-            t.commit().map_err(engine_err)?;
+            if let Some(g) = t.commit().map_err(engine_err)?.gtid {
+                self.last_gtid = g;
+            }
         }
         Ok(())
     }
@@ -1445,7 +1216,15 @@ impl Session {
             }
             Admin::Set(items) => {
                 for (target, e) in items {
-                    let v = self.eval_const(e)?;
+                    // A system variable takes a bare word as its value (`= FULL`, `= ON`).
+                    let v = match (target, e) {
+                        (SetTarget::System(..), sq::Expr::Identifier(id))
+                            if id.quote_style.is_none() =>
+                        {
+                            Value::str(&id.value)
+                        }
+                        _ => self.eval_const(e)?,
+                    };
                     match target {
                         SetTarget::User(n) => {
                             self.user_vars.insert(n.clone(), v);
