@@ -80,6 +80,8 @@ pub struct Follower<'a> {
     log: &'a Binlog,
     reader: EventReader,
     id: u64,
+    /// The file registered for this follower.
+    registered: u32,
     generation: u64,
     sync_after: Option<Duration>,
 }
@@ -111,6 +113,7 @@ impl Binlog {
             log: self,
             reader,
             id,
+            registered: from.file_no,
             generation: inner.generation,
             sync_after: Some(SYNC_AFTER),
         })
@@ -135,9 +138,11 @@ impl Follower<'_> {
         loop {
             if let Some(ev) = self.reader.next() {
                 let ev = ev?;
-                self.log
-                    .followers
-                    .set(self.id, self.reader.position().file_no);
+                let no = self.reader.position().file_no;
+                if no != self.registered {
+                    self.log.followers.set(self.id, no);
+                    self.registered = no;
+                }
                 return Ok(Next::Event(ev));
             }
             // Caught up with the durable end known to the reader: wait for it to move.
