@@ -59,16 +59,16 @@ pub fn render(s: &mut String, res: &Results) {
          the `mysql` schema.\n\n\
          **Lag.** A probe thread beside the clients commits one row every {} ms on the primary \
          and takes its acknowledgement time and `@@last_gtid`. Per replica, one thread reads \
-         `SHOW SLAVE STATUS` over and over from the moment the probe sends its commit and keeps \
-         when each `Gtid_IO_Pos` was first seen: *receipt* lag is the first look that covered \
-         the probe's GTID (the group is in the replica's relay log) minus the acknowledgement, \
-         negative when the replica had the group before the client had its answer (its \
-         resolution is one status round trip); another thread waits in `MASTER_GTID_WAIT`: \
-         *apply* lag is when the replica's SQL thread has committed the group minus the \
-         acknowledgement. In milliseconds, p50 / p99 over every probe of every replica. The \
-         acknowledgement comes after the primary's sync, so the lag from the sync is the \
-         figure plus the time from the sync to the acknowledgement (onelog: apply and answer; \
-         MariaDB: the InnoDB commit).\n\n\
+         the replica's relay log file every 50 µs from the moment the probe sends its commit \
+         (the IO thread writes each event through to the file as it arrives; reading the file \
+         puts no load on the replica) and notes when each group's XID event was first there: \
+         *receipt* lag is when the probe's group arrived minus the acknowledgement, negative \
+         when the replica had the group before the client had its answer; another thread \
+         waits in `MASTER_GTID_WAIT` on the replica: *apply* lag is when its SQL thread had \
+         committed the group minus the acknowledgement. In milliseconds, p50 / p99 over every \
+         probe of every replica. The acknowledgement comes after the primary's sync, so the \
+         lag from the sync is the figure plus the time from the sync to the acknowledgement \
+         (onelog: apply and answer; MariaDB: the InnoDB commit).\n\n\
          **Physical bounds.** At +1 ms per sync a durable group costs one sync round (L in the \
          table above: rounds/s of one thread), so throughput comes from commits per group. \
          The machine has 2 cores shared by the primary, the replicas, the clients and the probe: \
@@ -109,6 +109,7 @@ pub fn render(s: &mut String, res: &Results) {
                 },
                 ms(Some(p.p50_us as i64)),
                 ms(Some(p.p99_us as i64)),
+                fmt_num(p.commits_per_group),
                 format!("{:.2}", p.primary_cpu),
                 if p.setup.replicas == 0 {
                     "-".into()
@@ -138,6 +139,7 @@ pub fn render(s: &mut String, res: &Results) {
                 "vs none",
                 "p50 ms",
                 "p99 ms",
+                "commits per group",
                 "primary CPU",
                 "replicas CPU",
                 "receipt lag p50 / p99 ms",
@@ -252,9 +254,14 @@ pub fn goal_rows(res: &Results, d: u64, dl: &str) -> Vec<Vec<String>> {
             rows.push(vec![
                 dl.to_string(),
                 format!(
-                    "a replica receives each group within 1 ms ({} replicas, {c} clients; p99 \
-                     from the ack)",
-                    setup.label()
+                    "a replica receives each group within 1 ms (p99 from the ack; {}, {c} \
+                     client{})",
+                    match (setup.replicas, setup.applying) {
+                        (1, _) => "1 replica".to_string(),
+                        (n, true) => format!("{n} replicas"),
+                        (n, false) => format!("{n} receiving-only replicas"),
+                    },
+                    if c == 1 { "" } else { "s" }
                 ),
                 format!(
                     "receipt p50 {} ms, p99 {} ms{}",
@@ -288,6 +295,7 @@ mod tests {
             tps,
             p50_us: 1500,
             p99_us: 2500,
+            commits_per_group: 15.9,
             primary_cpu: 0.5,
             replicas_cpu: 0.3,
             catch_up_secs: setup.applying.then_some(0.2),
