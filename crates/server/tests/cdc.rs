@@ -259,9 +259,14 @@ fn mariadb_binlog_remote_reproduces_the_table() {
     let mut srv = Server::start(&[]);
     let mut c = srv.conn(None);
     workload(&mut c);
-    // Two files: the GTID resume below must cross a rotation.
-    c.query_drop("FLUSH BINARY LOGS").unwrap();
+    // A GTID inside the first file (the dump from it must leave out the groups up to it),
+    // and two files (the resume must cross a rotation).
+    c.query_drop("INSERT INTO cdc.t (id, name) VALUES (8, 'up to the mid point')")
+        .unwrap();
     let mid: String = c.query_first("SELECT @@gtid_binlog_pos").unwrap().unwrap();
+    c.query_drop("INSERT INTO cdc.t (id, name) VALUES (9, 'after the mid point')")
+        .unwrap();
+    c.query_drop("FLUSH BINARY LOGS").unwrap();
     c.query_drop("INSERT INTO cdc.t (id, name, d) VALUES (7, 'after rotation', 7.125)")
         .unwrap();
     c.query_drop("UPDATE cdc.t SET name = 'changed after rotation' WHERE id = 1")
@@ -279,11 +284,11 @@ fn mariadb_binlog_remote_reproduces_the_table() {
     // 2. Up to a GTID, then from that GTID on (the dump's @slave_connect_state).
     let upto = remote_binlog(&srv, &[&format!("--stop-position={mid}"), &first]);
     replay_into(&from_gtid, &upto);
-    let before: Vec<u32> = from_gtid
+    let upto_ids: Vec<u32> = from_gtid
         .conn(None)
-        .query("SELECT id FROM cdc.t WHERE id IN (7) ")
+        .query("SELECT id FROM cdc.t WHERE id IN (7, 8, 9) ORDER BY id")
         .unwrap();
-    assert!(before.is_empty(), "--stop-position={mid} went past it");
+    assert_eq!(upto_ids, vec![8], "--stop-position={mid}");
     let rest = remote_binlog(&srv, &[&format!("--start-position={mid}"), &first]);
     assert!(
         !rest.contains("CREATE TABLE"),
