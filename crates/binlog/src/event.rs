@@ -307,6 +307,9 @@ pub struct TableMap {
     /// Optional metadata DEFAULT_CHARSET: default collation and (character-column index,
     /// collation) exceptions.
     pub default_charset: Option<(u32, Vec<(u32, u32)>)>,
+    /// Optional metadata COLUMN_CHARSET: the collation of every character column, in
+    /// order (MariaDB writes it instead of DEFAULT_CHARSET when it is shorter).
+    pub column_charset: Option<Vec<u32>>,
     /// Optional metadata COLUMN_NAME.
     pub column_names: Option<Vec<String>>,
     /// Optional metadata SIMPLE_PRIMARY_KEY (column indexes).
@@ -317,6 +320,7 @@ pub struct TableMap {
 mod optmeta {
     pub const SIGNEDNESS: u8 = 1;
     pub const DEFAULT_CHARSET: u8 = 2;
+    pub const COLUMN_CHARSET: u8 = 3;
     pub const COLUMN_NAME: u8 = 4;
     pub const SIMPLE_PRIMARY_KEY: u8 = 8;
 }
@@ -693,7 +697,9 @@ impl Event {
 //   nullable bitmap [(n+7)/8] | optional metadata { type u8 | len lenenc | value }*
 // Optional metadata written: SIGNEDNESS (bit per numeric column, MSB first, 1 = unsigned),
 // DEFAULT_CHARSET (lenenc default collation, then lenenc (char column index, collation)
-// pairs), COLUMN_NAME (lenenc length + name each), SIMPLE_PRIMARY_KEY (lenenc indexes).
+// pairs) or COLUMN_CHARSET (lenenc collation per character column), COLUMN_NAME (lenenc
+// length + name each), SIMPLE_PRIMARY_KEY (lenenc indexes); in this order, as MariaDB's
+// `Table_map_log_event::init_metadata_fields` writes them.
 fn encode_table_map(t: &TableMap, out: &mut Vec<u8>) {
     use crate::rows::{is_character_type, is_numeric_type, write_meta};
     put_uint_le(out, t.table_id, 6);
@@ -747,6 +753,15 @@ fn encode_table_map(t: &TableMap, out: &mut Vec<u8>) {
         }
         if t.column_types.iter().any(|&ty| is_character_type(ty)) {
             tlv(optmeta::DEFAULT_CHARSET, v);
+        }
+    }
+    if let Some(colls) = &t.column_charset {
+        if !colls.is_empty() {
+            let mut v = Vec::new();
+            for &c in colls {
+                put_lenenc(&mut v, c as u64);
+            }
+            tlv(optmeta::COLUMN_CHARSET, v);
         }
     }
     if let Some(names) = &t.column_names {
@@ -806,6 +821,7 @@ fn decode_table_map(c: &mut Cursor<'_>) -> Result<TableMap> {
         nullable,
         unsigned: None,
         default_charset: None,
+        column_charset: None,
         column_names: None,
         primary_key: None,
     };
@@ -833,6 +849,13 @@ fn decode_table_map(c: &mut Cursor<'_>) -> Result<TableMap> {
                     ex.push((vc.lenenc()? as u32, vc.lenenc()? as u32));
                 }
                 t.default_charset = Some((default, ex));
+            }
+            optmeta::COLUMN_CHARSET => {
+                let mut colls = Vec::new();
+                while !vc.is_empty() {
+                    colls.push(vc.lenenc()? as u32);
+                }
+                t.column_charset = Some(colls);
             }
             optmeta::COLUMN_NAME => {
                 let mut names = Vec::new();

@@ -23,7 +23,7 @@ use crate::event::{
 };
 use crate::gtid::Gtid;
 use crate::redo::RowRedo;
-use crate::rows::{pack_row, ColumnSpec, TableDef};
+use crate::rows::{pack_row, ColumnSpec, RowMetadata, TableDef};
 
 /// MariaDB's default `binlog_row_event_max_size`: rows events are cut at about this size
 /// (each holds whole rows; a single larger row gets an event of its own).
@@ -61,6 +61,7 @@ pub struct EventGroup {
     buf: Vec<u8>,
     closed: bool,
     rows_event_max_size: usize,
+    row_metadata: RowMetadata,
     row_count: u64,
     // The statement being built. Its events are written at `end_statement`, so that every
     // TABLE_MAP precedes every rows event of the statement, as MariaDB writes them.
@@ -82,6 +83,7 @@ impl EventGroup {
             buf: Vec::new(),
             closed: false,
             rows_event_max_size: DEFAULT_ROWS_EVENT_MAX_SIZE,
+            row_metadata: RowMetadata::default(),
             row_count: 0,
             stmt_annotate: None,
             stmt_maps: Vec::new(),
@@ -113,6 +115,12 @@ impl EventGroup {
 
     pub fn set_rows_event_max_size(&mut self, n: usize) {
         self.rows_event_max_size = n.max(256);
+    }
+
+    /// The optional metadata of the TABLE_MAP events mapped from now on
+    /// (`binlog_row_metadata`; FULL by default).
+    pub fn set_row_metadata(&mut self, meta: RowMetadata) {
+        self.row_metadata = meta;
     }
 
     pub fn kind(&self) -> GroupKind {
@@ -184,7 +192,8 @@ impl EventGroup {
             return Ok(());
         }
         self.stmt_specs.insert(table_id, def.specs());
-        self.stmt_maps.push(def.table_map(table_id));
+        self.stmt_maps
+            .push(def.table_map(table_id, self.row_metadata));
         Ok(())
     }
 

@@ -36,4 +36,4 @@ pub use fs::{FileSystem, LogFile, OpenMode, RealFs, SimFs};
 pub use group::{EventGroup, GroupKind};
 pub use gtid::{format_gtid_list, parse_gtid_list, Gtid, GtidState};
 pub use redo::RowRedo;
-pub use rows::{ColumnDef, ColumnSpec, RowChange, TableDef};
+pub use rows::{ColumnDef, ColumnSpec, RowChange, RowMetadata, TableDef};

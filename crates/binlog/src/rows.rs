@@ -28,8 +28,7 @@ use crate::event::{RowsEvent, RowsKind, TableMap};
 /// JSON's type code in MySQL (MariaDB logs JSON as LONGTEXT, but reads it).
 const JSON: u8 = 245;
 
-/// The default collation written in table-map DEFAULT_CHARSET metadata; columns of other
-/// collations (utf8mb4_bin 46, binary 63) are listed as exceptions.
+/// The collation of a character column that names none.
 const COLLATION_UTF8MB4_GENERAL_CI: u32 = 45;
 
 /// Whether the type counts as numeric for table-map SIGNEDNESS metadata.
@@ -191,23 +190,14 @@ impl TableDef {
             .collect()
     }
 
-    /// The TABLE_MAP event for this table, with full optional metadata (signedness,
-    /// charsets, column names, primary key), as `binlog_row_metadata=FULL` writes it.
-    pub fn table_map(&self, table_id: u64) -> TableMap {
+    /// The TABLE_MAP event for this table with the optional metadata `binlog_row_metadata`
+    /// asks for, as MariaDB's `Table_map_log_event::init_metadata_fields` writes it:
+    /// MINIMAL has SIGNEDNESS and the character columns' collations (DEFAULT_CHARSET, or
+    /// COLUMN_CHARSET when that is shorter); FULL adds COLUMN_NAME and SIMPLE_PRIMARY_KEY.
+    pub fn table_map(&self, table_id: u64, meta: RowMetadata) -> TableMap {
         let specs = self.specs();
-        let mut exceptions = Vec::new();
-        let mut k = 0;
-        for (c, s) in self.columns.iter().zip(&specs) {
-            if is_character_type(s.type_code) {
-                match c.ty.collation() {
-                    Some(coll) if coll != onelog_types::Collation::Utf8mb4GeneralCi => {
-                        exceptions.push((k, coll.id() as u32))
-                    }
-                    _ => {}
-                }
-                k += 1;
-            }
-        }
+        let full = meta == RowMetadata::Full;
+        let (default_charset, column_charset) = self.charsets(&specs);
         TableMap {
             table_id,
             flags: 1, // TM_BIT_LEN_EXACT_F
@@ -217,9 +207,81 @@ impl TableDef {
             column_meta: specs.iter().map(|s| s.meta).collect(),
             nullable: self.columns.iter().map(|c| c.nullable).collect(),
             unsigned: Some(specs.iter().map(|s| s.unsigned).collect()),
-            default_charset: Some((COLLATION_UTF8MB4_GENERAL_CI, exceptions)),
-            column_names: Some(self.columns.iter().map(|c| c.name.clone()).collect()),
-            primary_key: Some(self.primary_key.clone()),
+            default_charset,
+            column_charset,
+            column_names: full.then(|| self.columns.iter().map(|c| c.name.clone()).collect()),
+            primary_key: (full && !self.primary_key.is_empty()).then(|| self.primary_key.clone()),
+        }
+    }
+
+    /// The collations of the character columns as MariaDB logs them: the most used one
+    /// (the lowest id among equals) as DEFAULT_CHARSET with (character-column index,
+    /// collation) for the others, unless one collation id per column is shorter
+    /// (COLUMN_CHARSET); neither when the table has no character column.
+    #[allow(clippy::type_complexity)]
+    fn charsets(&self, specs: &[ColumnSpec]) -> (Option<(u32, Vec<(u32, u32)>)>, Option<Vec<u32>>) {
+        let colls: Vec<u32> = self
+            .columns
+            .iter()
+            .zip(specs)
+            .filter(|(_, s)| is_character_type(s.type_code))
+            .map(|(c, _)| {
+                c.ty.collation()
+                    .map_or(COLLATION_UTF8MB4_GENERAL_CI, |coll| coll.id() as u32)
+            })
+            .collect();
+        if colls.is_empty() {
+            return (None, None);
+        }
+        let mut counts: std::collections::BTreeMap<u32, usize> = Default::default();
+        for &c in &colls {
+            *counts.entry(c).or_default() += 1;
+        }
+        let (mut default, mut most) = (0, 0);
+        for (&c, &n) in &counts {
+            if n > most {
+                (default, most) = (c, n);
+            }
+        }
+        if colls.len() < 1 + (colls.len() - most) * 2 {
+            return (None, Some(colls));
+        }
+        let exceptions = colls
+            .iter()
+            .enumerate()
+            .filter(|(_, &c)| c != default)
+            .map(|(k, &c)| (k as u32, c))
+            .collect();
+        (Some((default, exceptions)), None)
+    }
+}
+
+/// `binlog_row_metadata`: the optional metadata of TABLE_MAP events. MariaDB's NO_LOG is
+/// not offered: recovery and `onelog binlog dump` read signedness from the binlog.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RowMetadata {
+    /// Signedness and collations.
+    Minimal,
+    /// Also column names and the primary key (what CDC clients name row values with).
+    #[default]
+    Full,
+}
+
+impl RowMetadata {
+    /// The variable's value as MariaDB shows it.
+    pub fn name(self) -> &'static str {
+        match self {
+            RowMetadata::Minimal => "MINIMAL",
+            RowMetadata::Full => "FULL",
+        }
+    }
+
+    /// MINIMAL or FULL, in any case (None for anything else, NO_LOG included).
+    pub fn parse(s: &str) -> Option<RowMetadata> {
+        match s.to_ascii_uppercase().as_str() {
+            "MINIMAL" => Some(RowMetadata::Minimal),
+            "FULL" => Some(RowMetadata::Full),
+            _ => None,
         }
     }
 }
@@ -1354,13 +1416,65 @@ mod tests {
             ],
             primary_key: vec![0],
         };
-        let tm = def.table_map(42);
-        let raw = crate::event::encode_event(0, 1, 0, 100, &Event::TableMap(tm.clone()));
-        let Event::TableMap(back) = decode_event(&raw, true).unwrap().1 else {
-            panic!()
+        let round_trip = |tm: &TableMap| {
+            let raw = crate::event::encode_event(0, 1, 0, 100, &Event::TableMap(tm.clone()));
+            let Event::TableMap(back) = decode_event(&raw, true).unwrap().1 else {
+                panic!()
+            };
+            back
         };
-        assert_eq!(back, tm);
-        assert_eq!(back.column_specs(), def.specs());
-        assert_eq!(back.default_charset, Some((45, vec![(1, 63)])));
+        let full = round_trip(&def.table_map(42, RowMetadata::Full));
+        assert_eq!(full, def.table_map(42, RowMetadata::Full));
+        assert_eq!(full.column_specs(), def.specs());
+        // Two character columns of two collations: one id each is shorter than a default
+        // plus an exception (MariaDB's choice).
+        assert_eq!(full.default_charset, None);
+        assert_eq!(full.column_charset, Some(vec![45, 63]));
+        assert_eq!(
+            full.column_names,
+            Some(vec![
+                "id".into(),
+                "c".into(),
+                "b".into(),
+                "d".into(),
+                "t".into()
+            ])
+        );
+        assert_eq!(full.primary_key, Some(vec![0]));
+        let minimal = round_trip(&def.table_map(42, RowMetadata::Minimal));
+        assert_eq!(minimal.column_specs(), def.specs());
+        assert_eq!(minimal.column_charset, Some(vec![45, 63]));
+        assert_eq!(minimal.column_names, None);
+        assert_eq!(minimal.primary_key, None);
+    }
+
+    #[test]
+    fn table_map_charsets_as_mariadb_chooses() {
+        let col = |name: &str, c: onelog_types::Collation| ColumnDef {
+            name: name.into(),
+            ty: ColumnType::varchar(10, c),
+            nullable: true,
+        };
+        use onelog_types::Collation::{Utf8mb4Bin as Bin, Utf8mb4GeneralCi as Ci};
+        let def = |colls: &[onelog_types::Collation]| TableDef {
+            db: "d".into(),
+            name: "t".into(),
+            columns: colls
+                .iter()
+                .enumerate()
+                .map(|(i, &c)| col(&format!("c{i}"), c))
+                .collect(),
+            primary_key: vec![],
+        };
+        let tm = def(&[Ci, Ci, Bin, Ci]).table_map(1, RowMetadata::Minimal);
+        assert_eq!(tm.default_charset, Some((45, vec![(2, 46)])));
+        assert_eq!(tm.column_charset, None);
+        let tm = def(&[Bin, Bin, Bin]).table_map(1, RowMetadata::Minimal);
+        assert_eq!(tm.default_charset, Some((46, vec![])));
+        let tm = def(&[Bin]).table_map(1, RowMetadata::Full);
+        assert_eq!(tm.default_charset, Some((46, vec![])));
+        assert_eq!(tm.primary_key, None);
+        let tm = def(&[]).table_map(1, RowMetadata::Full);
+        assert_eq!((tm.default_charset, tm.column_charset), (None, None));
     }
 }

@@ -61,7 +61,7 @@ pub struct EngineOptions {
     /// clients, +1 ms per sync, 3 alternated runs: l.i1 95333-113390 rows/s against
     /// 66334-72191 (server CPU per row 16-19 us against 24-27), query steps equal or
     /// better; 8 MiB and below flush so often that compactions cost more than they save
-    /// (l.i1 56k at 8 MiB, 37k at 4 MiB). See docs/BENCHMARKS.md, Session 17.
+    /// (l.i1 56k at 8 MiB, 37k at 4 MiB).
     pub write_buffer_size: usize,
     /// Read table files with O_DIRECT, bypassing the OS page cache (MyRocks'
     /// `rocksdb_use_direct_reads`): the block cache is then the only cache of table data.
@@ -77,6 +77,8 @@ pub struct EngineOptions {
     /// Nice value of the commit path (`--commit-nice`; see `priority.rs`); not below the
     /// server's own: off.
     pub commit_nice: i32,
+    /// `binlog_row_metadata`: the optional metadata of TABLE_MAP events.
+    pub binlog_row_metadata: onelog_binlog::RowMetadata,
 }
 
 /// The binlog's file layer (a newtype so that [`EngineOptions`] stays `Debug`).
@@ -116,6 +118,7 @@ impl Default for EngineOptions {
             merge_buf_size: 64 << 20,
             rocksdb_options: None,
             commit_nice: -10,
+            binlog_row_metadata: onelog_binlog::RowMetadata::Full,
         }
     }
 }
@@ -462,6 +465,15 @@ impl Engine {
 
     pub fn sync_binlog(&self) -> u32 {
         self.sync_binlog.load(Ordering::Relaxed)
+    }
+
+    /// `SET GLOBAL binlog_row_metadata`: transactions encoded from now on log this.
+    pub fn set_binlog_row_metadata(&self, meta: onelog_binlog::RowMetadata) {
+        self.wal.set_row_metadata(meta);
+    }
+
+    pub fn binlog_row_metadata(&self) -> onelog_binlog::RowMetadata {
+        self.wal.row_metadata()
     }
 
     /// Number of lock entries currently held or waited for (diagnostics, leak tests).

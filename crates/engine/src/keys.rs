@@ -28,12 +28,12 @@ use crate::keycode;
 /// level-0 file holds it. It sorts before every index key (`A` < `C` < `I`): a level-0
 /// file's key range then ends at the highest index key written to it, below the ids that
 /// index builds take next (ids only grow), and a build's files (`bulk.rs`) go straight to
-/// the last level at ingestion. Until session 18 the key was `Mapplied`, past every
-/// index: every level-0 file's range covered the new index, a build ingested while
-/// level 0 held files went to level 0, and 16 builds at once stopped writes at 36 level-0
-/// files (RocksDB's LOG, Insert Benchmark l.x at 16 clients).
+/// the last level at ingestion. A key past every index (`Mapplied`, where older data
+/// directories keep it) made every level-0 file's range cover the new index: a build
+/// ingested while level 0 held files went to level 0, and 16 builds at once stopped
+/// writes at 36 level-0 files (RocksDB's LOG, Insert Benchmark l.x at 16 clients).
 pub const APPLIED: &[u8] = b"Aapplied";
-/// Where data directories written before session 18 keep it (see [`migrate_applied`]).
+/// Where data directories of older versions keep it (see [`migrate_applied`]).
 pub const APPLIED_BEFORE_18: &[u8] = b"Mapplied";
 pub const CATALOG_NEXT: &[u8] = b"Cn";
 pub const PREPARED_PREFIX: u8 = b'P';

@@ -45,6 +45,6 @@ pub use catalog::{Catalog, ColumnDef, DatabaseDef, IndexDef, IndexId, TableDef, 
 pub use ddl::{AlterOp, ColumnConverter, Converter, Ddl, DdlOutcome};
 pub use engine::{BinlogFs, DdlReplayer, Engine, EngineOptions, EngineStatus, LogMode};
 pub use error::{EngineError, Result};
-pub use onelog_binlog::{Gtid, Preallocate};
+pub use onelog_binlog::{Gtid, Preallocate, RowMetadata};
 pub use scan::{KeyRange, RowCursor, ScanOptions};
 pub use txn::{CommitInfo, Isolation, LockMode, LoggedStatement, Row, Txn};

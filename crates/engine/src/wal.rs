@@ -9,7 +9,7 @@
 //! row-redo event (`onelog_binlog::redo`), which recovery replays like rows events.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use onelog_binlog as binlog;
 use onelog_binlog::Event;
@@ -97,6 +97,8 @@ pub(crate) enum ReplayGroup {
 pub(crate) struct Wal {
     pub(crate) binlog: Option<binlog::Binlog>,
     next_xid: AtomicU64,
+    /// `binlog_row_metadata`: FULL (true) or MINIMAL.
+    full_metadata: AtomicBool,
 }
 
 fn berr(e: binlog::BinlogError) -> EngineError {
@@ -195,7 +197,31 @@ impl Wal {
         Ok(Wal {
             binlog,
             next_xid: AtomicU64::new(start),
+            full_metadata: AtomicBool::new(opts.binlog_row_metadata == binlog::RowMetadata::Full),
         })
+    }
+
+    pub fn set_row_metadata(&self, meta: binlog::RowMetadata) {
+        self.full_metadata
+            .store(meta == binlog::RowMetadata::Full, Ordering::Relaxed);
+    }
+
+    pub fn row_metadata(&self) -> binlog::RowMetadata {
+        if self.full_metadata.load(Ordering::Relaxed) {
+            binlog::RowMetadata::Full
+        } else {
+            binlog::RowMetadata::Minimal
+        }
+    }
+
+    /// A transaction's empty event group, sized for it; its events carry `server` (a
+    /// replicated transaction's primary) or this server's id.
+    fn new_group(&self, b: &binlog::Binlog, txn: &Txn, server: Option<u32>) -> Group {
+        let server = server.unwrap_or(b.options().server_id);
+        let mut g = binlog::EventGroup::transaction(server, now());
+        g.reserve(estimated_group_len(txn));
+        g.set_row_metadata(self.row_metadata());
+        g
     }
 
     pub fn next_xid(&self) -> u64 {
@@ -299,15 +325,11 @@ impl Wal {
         };
         let mut a = match ahead {
             Some(a) => a,
-            None => {
-                let mut g = binlog::EventGroup::transaction(b.options().server_id, now());
-                g.reserve(estimated_group_len(txn));
-                Ahead {
-                    group: g,
-                    statements: 0,
-                    changes: 0,
-                }
-            }
+            None => Ahead {
+                group: self.new_group(b, txn, None),
+                statements: 0,
+                changes: 0,
+            },
         };
         Self::encode_statements(&mut a.group, txn, a.statements)?;
         a.statements = txn.statements.len();
@@ -324,12 +346,7 @@ impl Wal {
         let (mut g, from) = match (ahead, txn.gtid) {
             (Some(a), None) => (a.group, a.statements),
             // A replicated transaction: every event carries its primary's server id.
-            (_, gtid) => {
-                let server = gtid.map_or(b.options().server_id, |g| g.server);
-                let mut g = binlog::EventGroup::transaction(server, now());
-                g.reserve(estimated_group_len(txn));
-                (g, 0)
-            }
+            (_, gtid) => (self.new_group(b, txn, gtid.map(|g| g.server)), 0),
         };
         Self::encode_statements(&mut g, txn, from)?;
         g.set_gtid(txn.gtid);

@@ -1025,7 +1025,7 @@ fn index_layout_follows_the_data_size() {
     assert_eq!(index_partitions(&e), 0);
 }
 
-/// Data directories written before session 18 keep the applied binlog position under
+/// Data directories of older versions keep the applied binlog position under
 /// `Mapplied`: the engine moves it to `Aapplied` at open and recovers from it, replaying
 /// exactly the commits the table files lack.
 #[test]

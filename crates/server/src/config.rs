@@ -155,6 +155,15 @@ impl Config {
                 }
             }
             "sync-binlog" => e.sync_binlog = num()? as u32,
+            "binlog-row-metadata" => {
+                let v = val()?;
+                e.binlog_row_metadata = onelog_engine::RowMetadata::parse(v).ok_or_else(|| {
+                    format!(
+                        "invalid --binlog-row-metadata '{v}' (expected MINIMAL or FULL; NO_LOG \
+                         is not offered: recovery reads signedness from the binlog)"
+                    )
+                })?
+            }
             "max-binlog-size" => e.max_binlog_size = num()?.max(4096),
             "binlog-expire-logs-seconds" => e.binlog_expire_logs_seconds = num()?,
             "expire-logs-days" => e.binlog_expire_logs_seconds = num()? * 86400,
@@ -301,6 +310,8 @@ Usage: onelogd [OPTIONS]
   --binlog-expire-logs-seconds=N  purge binlog files older than N seconds at rotation
   --binlog-write-through      sync the binlog with O_DSYNC writes instead of fdatasync
   --binlog-preallocate=zerofill|fallocate|off  how binlog files reserve space (default zerofill)
+  --binlog-row-metadata=FULL|MINIMAL  table-map metadata: FULL (default) adds column names
+                              and the primary key to signedness and charsets
   --max-connections=N  --wait-timeout=SECS  --max-allowed-packet=SIZE
   --thread-stack=SIZE         stack of each connection thread (default 8M, at least 512K);
                               deeper statements get error 1436

@@ -20,6 +20,46 @@ use crate::listener::Server;
 const DUMP_NON_BLOCK: u16 = 1;
 const DUMP_SEND_ANNOTATE_ROWS: u16 = 2;
 
+/// How much lower than its connection's scheduling priority a dump thread runs (nice).
+const DUMP_NICE: i32 = 5;
+
+/// Lowers this thread's priority by [`DUMP_NICE`] while alive (restored on drop): when the
+/// cores are busy, a dump thread that wakes on every synced group should not take them
+/// from the commit path and the sessions being answered.
+struct LowerPriority {
+    tid: libc::id_t,
+    was: Option<i32>,
+}
+
+impl LowerPriority {
+    fn new() -> LowerPriority {
+        // SAFETY: gettid, getpriority and setpriority on this thread's own id.
+        unsafe {
+            let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+            *libc::__errno_location() = 0;
+            let was = libc::getpriority(libc::PRIO_PROCESS, tid);
+            let ok = *libc::__errno_location() == 0
+                && libc::setpriority(libc::PRIO_PROCESS, tid, (was + DUMP_NICE).min(19)) == 0;
+            LowerPriority {
+                tid,
+                was: ok.then_some(was),
+            }
+        }
+    }
+}
+
+impl Drop for LowerPriority {
+    fn drop(&mut self) {
+        if let Some(was) = self.was {
+            // SAFETY: setpriority on this thread's own id (raising back needs the
+            // capability the server has when it runs its commit path above nice 0).
+            unsafe {
+                libc::setpriority(libc::PRIO_PROCESS, self.tid, was);
+            }
+        }
+    }
+}
+
 /// How often a waiting dump looks at KILL and shutdown.
 const POLL: Duration = Duration::from_millis(100);
 
@@ -122,7 +162,10 @@ fn run(
             ))
         })?),
         None => {
-            let name = String::from_utf8_lossy(req.file).into_owned();
+            // The name ends at a NUL, as MariaDB reads it (python-mysql-replication sends
+            // four NUL bytes for "the first file").
+            let file = req.file.split(|&b| b == 0).next().unwrap_or_default();
+            let name = String::from_utf8_lossy(file).into_owned();
             let name = if name.is_empty() {
                 // An empty name: the first file (as mariadb-binlog without a file name).
                 log.list_files()
@@ -148,14 +191,17 @@ fn run(
     // The whole dump is a wait as far as the thread pool is concerned.
     let refused = |e| DumpEnd::Refused(dump_error(e, req));
     onelog_engine::wait::blocking(|| {
+        let _nice = LowerPriority::new();
         let mut stream = DumpStream::open(log, opts).map_err(refused)?;
         let mut last_sent = Instant::now();
+        // An event written after a wait, not flushed yet.
+        let mut pending = false;
         loop {
             let sync_after =
                 (engine.sync_binlog() != 1).then_some(onelog_binlog::FOLLOW_SYNC_AFTER);
             stream.set_sync_after(sync_after);
-            // Everything durable now, then one flush.
-            let mut sent = false;
+            // Everything durable now, then one flush (one send per group).
+            let mut sent = std::mem::take(&mut pending);
             while let Item::Event(ev) = stream.next(Duration::ZERO).map_err(refused)? {
                 write_event(ps, &ev)?;
                 sent = true;
@@ -185,9 +231,9 @@ fn run(
                 wait = wait.min(due - now);
             }
             if let Item::Event(ev) = stream.next(wait).map_err(refused)? {
+                // The rest of its group is durable too: sent with it, above.
                 write_event(ps, &ev)?;
-                ps.flush()?;
-                last_sent = Instant::now();
+                pending = true;
             }
         }
     })

@@ -160,7 +160,7 @@ SELECT 'still here';
 /// RocksDB's C++ allocations go to mimalloc too, not only Rust's: onelogd defines (and so
 /// interposes) `malloc`, `free` and `operator new`/`delete`. With glibc's malloc the apply
 /// thread waited up to 0.65 s in `free` for an arena lock held by a preempted thread
-/// (perf sched_switch stacks; docs/BENCHMARKS.md, Session 19).
+/// (perf sched_switch stacks).
 #[test]
 fn onelogd_overrides_the_c_allocator() {
     if !have("nm", "onelogd_overrides_the_c_allocator") {

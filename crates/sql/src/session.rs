@@ -100,6 +100,8 @@ pub struct Session {
     pub(crate) user_vars: HashMap<String, Value>,
     pub(crate) warnings: Vec<SqlError>,
     last_insert_id: u64,
+    /// `@@last_gtid`: the GTID of this session's last logged commit.
+    last_gtid: String,
     row_count: i64,
     prepared: HashMap<u32, Prepared>,
     /// Text-protocol prepared statements (`PREPARE name FROM ...`), by lower-case name.
@@ -239,6 +241,7 @@ impl Session {
             user_vars: HashMap::new(),
             warnings: Vec::new(),
             last_insert_id: 0,
+            last_gtid: String::new(),
             row_count: -1,
             prepared: HashMap::new(),
             named_prepared: HashMap::new(),
@@ -273,6 +276,7 @@ impl Session {
             user_vars: HashMap::new(),
             warnings: Vec::new(),
             last_insert_id: 0,
+            last_gtid: String::new(),
             row_count: -1,
             prepared: HashMap::new(),
             named_prepared: HashMap::new(),
@@ -1119,7 +1123,15 @@ impl Session {
             }
             Admin::Set(items) => {
                 for (target, e) in items {
-                    let v = self.eval_const(e)?;
+                    // A system variable takes a bare word as its value (`= FULL`, `= ON`).
+                    let v = match (target, e) {
+                        (SetTarget::System(..), sq::Expr::Identifier(id))
+                            if id.quote_style.is_none() =>
+                        {
+                            Value::str(&id.value)
+                        }
+                        _ => self.eval_const(e)?,
+                    };
                     match target {
                         SetTarget::User(n) => {
                             self.user_vars.insert(n.clone(), v);

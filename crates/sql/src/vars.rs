@@ -57,6 +57,10 @@ const ISOLATIONS: &[&str] = &[
     "SERIALIZABLE",
 ];
 
+/// `binlog_row_metadata`, numbered as in MariaDB (`SET GLOBAL binlog_row_metadata = 2` is
+/// FULL).
+const ROW_METADATA: &[&str] = &["NO_LOG", "MINIMAL", "FULL"];
+
 pub const SQL_MODE_DEFAULT: &str =
     "STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_AUTO_CREATE_USER,NO_ENGINE_SUBSTITUTION";
 
@@ -73,7 +77,14 @@ pub static VARS: &[VarDef] = &[
     v("binlog_expire_logs_seconds", Int, Global, true, "0"),
     v("binlog_format", Str, Both, true, "ROW"),
     v("binlog_row_image", Str, Both, true, "FULL"),
-    v("binlog_row_metadata", Str, Global, true, "NO_LOG"),
+    // MINIMAL or FULL; NO_LOG is refused (see `Session::set_var`).
+    v(
+        "binlog_row_metadata",
+        Enum(ROW_METADATA),
+        Global,
+        false,
+        "FULL",
+    ),
     v("binlog_storage", Str, Global, true, "engine"),
     v("character_set_client", Str, Both, false, "utf8mb4"),
     v("character_set_connection", Str, Both, false, "utf8mb4"),
@@ -121,6 +132,7 @@ pub static VARS: &[VarDef] = &[
     v("innodb_version", Str, Global, true, "10.11.99"),
     v("insert_id", Int, Session, false, "0"),
     v("interactive_timeout", Int, Both, false, "28800"),
+    v("last_gtid", Str, Session, true, ""),
     v("last_insert_id", Int, Session, false, "0"),
     v("lc_messages", Str, Both, false, "en_US"),
     v("lc_time_names", Str, Both, false, "en_US"),

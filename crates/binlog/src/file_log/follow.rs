@@ -3,8 +3,9 @@
 //! A [`Follower`] yields the events of the log in order, from a position up to the
 //! *durable* end only: a group leaves the server after its fdatasync, never before, so no
 //! replica can hold a transaction that a crash of this server takes back. Followers wait on
-//! the binlog's condition variable, which every write, sync, rotation and reset notifies, so
-//! a follower that keeps up wakes on each synced group. Reads go through the page cache
+//! the binlog's condition variable, which every sync, rotation and reset notifies (every
+//! write too while a follower waits with a sync-after delay), so a follower that keeps up
+//! wakes once on each synced group. Reads go through the page cache
 //! with positional reads of the open file, buffered in 256 KiB pieces.
 //!
 //! With `sync_binlog` = 0 or N > 1 the committer leaves appended groups unsynced for a
@@ -14,7 +15,7 @@
 //! Each follower registers the file it reads, and purging never removes it or a later file.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
@@ -26,11 +27,16 @@ use crate::error::{BinlogError, Result};
 /// syncs them.
 pub const SYNC_AFTER: Duration = Duration::from_millis(5);
 
-/// The file each follower reads (follower id -> file number).
+/// The file each follower reads (follower id -> file number), and how many followers wait
+/// for appended bytes, not only synced ones.
 #[derive(Default)]
 pub(crate) struct Registry {
     next_id: AtomicU64,
     files: Mutex<HashMap<u64, u32>>,
+    /// Followers waiting that would sync stale bytes themselves (changed under the
+    /// binlog's lock): a write wakes the followers only when this is not zero, so with
+    /// `sync_binlog=1` each follower wakes once per group, on its sync.
+    write_waiters: AtomicUsize,
 }
 
 impl Registry {
@@ -46,6 +52,11 @@ impl Registry {
 
     fn remove(&self, id: u64) {
         self.files.lock().remove(&id);
+    }
+
+    /// Whether a write must wake the followers (read under the binlog's lock).
+    pub(crate) fn want_writes(&self) -> bool {
+        self.write_waiters.load(Ordering::Relaxed) > 0
     }
 
     /// The oldest file a follower reads.
@@ -69,6 +80,8 @@ pub struct Follower<'a> {
     log: &'a Binlog,
     reader: EventReader,
     id: u64,
+    /// The file registered for this follower.
+    registered: u32,
     generation: u64,
     sync_after: Option<Duration>,
 }
@@ -100,6 +113,7 @@ impl Binlog {
             log: self,
             reader,
             id,
+            registered: from.file_no,
             generation: inner.generation,
             sync_after: Some(SYNC_AFTER),
         })
@@ -124,9 +138,11 @@ impl Follower<'_> {
         loop {
             if let Some(ev) = self.reader.next() {
                 let ev = ev?;
-                self.log
-                    .followers
-                    .set(self.id, self.reader.position().file_no);
+                let no = self.reader.position().file_no;
+                if no != self.registered {
+                    self.log.followers.set(self.id, no);
+                    self.registered = no;
+                }
                 return Ok(Next::Event(ev));
             }
             // Caught up with the durable end known to the reader: wait for it to move.
@@ -162,7 +178,21 @@ impl Follower<'_> {
                 } else {
                     since_unsynced = None;
                 }
+                // Registered under the lock the writer holds when it decides to notify.
+                let waits_for_writes = self.sync_after.is_some();
+                if waits_for_writes {
+                    self.log
+                        .followers
+                        .write_waiters
+                        .fetch_add(1, Ordering::Relaxed);
+                }
                 let _ = self.log.moved.wait_until(&mut inner, until);
+                if waits_for_writes {
+                    self.log
+                        .followers
+                        .write_waiters
+                        .fetch_sub(1, Ordering::Relaxed);
+                }
             }
         }
     }

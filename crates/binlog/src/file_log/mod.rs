@@ -628,8 +628,10 @@ impl Binlog {
             .fetch_add(buf.len() as u64, Ordering::Relaxed);
         if inner.active.file.is_write_through() {
             inner.synced = LogPos::new(no, inner.active.end);
+            self.moved.notify_all();
+        } else if self.followers.want_writes() {
+            self.moved.notify_all();
         }
-        self.moved.notify_all();
         Ok(())
     }
 

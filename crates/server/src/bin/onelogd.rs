@@ -8,7 +8,7 @@
 /// RocksDB's allocator as well (`malloc`/`free`/`operator new` are defined here): under
 /// glibc's malloc the apply thread waited up to 0.65 s in `free` for an arena lock that a
 /// preempted thread held, and every commit of the moment waited with it (the background
-/// insert stalls of the 16-client query steps; docs/BENCHMARKS.md, Session 19).
+/// insert stalls of the 16-client query steps of the Insert Benchmark).
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -77,6 +77,37 @@ pub fn build_shim(dir: &Path, test: &str) -> Option<PathBuf> {
     ok.then_some(out)
 }
 
+/// The virtualenv `scripts/install-deps.sh` makes over /usr/bin/python3 for PyPI-only
+/// modules (python-mysql-replication); it sees Debian's Python packages too.
+pub fn pyenv_python() -> PathBuf {
+    let home = std::env::var_os("HOME").unwrap_or_default();
+    PathBuf::from(home).join(".cache/onelog/pyenv/bin/python")
+}
+
+/// The interpreter that can import `module`: the project's virtualenv, else
+/// /usr/bin/python3; None (with a skip notice) when neither can.
+pub fn python_with(module: &str, test: &str) -> Option<String> {
+    let venv = pyenv_python();
+    for py in [venv.to_string_lossy().into_owned(), PYTHON.to_string()] {
+        let ok = Path::new(&py).exists()
+            && Command::new(&py)
+                .arg("-c")
+                .arg(format!("import {module}"))
+                .output()
+                .map(|o| o.status.success())
+                .unwrap_or(false);
+        if ok {
+            return Some(py);
+        }
+    }
+    eprintln!(
+        "SKIPPED {test}: python module '{module}' is not installed (scripts/install-deps.sh \
+         installs it into {})",
+        venv.display()
+    );
+    None
+}
+
 /// A running `onelogd`.
 pub struct Server {
     pub dir: PathBuf,

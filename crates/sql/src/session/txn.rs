@@ -15,7 +15,9 @@ impl Session {
         self.read_only_txn = false;
         if let Some(mut t) = self.txn.take() {
             t.set_gtid(self.next_gtid.take());
-            t.commit().map_err(engine_err)?;
+            if let Some(g) = t.commit().map_err(engine_err)?.gtid {
+                self.last_gtid = g;
+            }
         }
         Ok(())
     }

@@ -57,6 +57,8 @@ impl Session {
                 }
             }
             "gtid_slave_pos" => Value::str(&e.gtid_slave_pos()),
+            "binlog_row_metadata" => Value::str(e.binlog_row_metadata().name()),
+            "last_gtid" => Value::str(&self.last_gtid),
             "gtid_binlog_state" => {
                 if binlog_on {
                     Value::str(&e.gtid_binlog_state())
@@ -214,6 +216,21 @@ impl Session {
                 ));
             }
             v = Value::UInt(n.clamp(lo, hi) as u64);
+        }
+        if d.name == "binlog_row_metadata" {
+            // NO_LOG is refused: recovery reads each column's signedness from the binlog.
+            let name = crate::expr::to_string(&v);
+            let meta = onelog_engine::RowMetadata::parse(&name).ok_or_else(|| {
+                sql_err(
+                    code::ER_WRONG_VALUE_FOR_VAR,
+                    format!(
+                        "Variable '{}' can't be set to the value of '{name}'",
+                        d.name
+                    ),
+                )
+            })?;
+            self.db.engine.set_binlog_row_metadata(meta);
+            return Ok(());
         }
         if d.name == "sync_binlog" {
             let n = crate::expr::to_i64(&v).clamp(0, u32::MAX as i64) as u32;

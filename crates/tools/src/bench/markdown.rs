@@ -151,6 +151,15 @@ pub fn render(cfg: &Config, res: &Results) -> Rendered {
             "; InnoDB reads with O_DIRECT, RocksDB through the page cache"
         }
     );
+    if cfg.run_repl {
+        let _ = writeln!(
+            s,
+            "Replication: clients {:?}, {} s per point, on onelog-engine and mariadb-binlog \
+             (as chosen by --system) with 0, 1, 4 and 4 receiving-only MariaDB replicas; a \
+             fresh primary and fresh replicas for each replica configuration.\n",
+            cfg.repl_clients, cfg.repl_secs
+        );
+    }
     let _ = writeln!(s, "## Systems\n");
     let rows: Vec<Vec<String>> = cfg
         .systems
@@ -192,6 +201,7 @@ pub fn render(cfg: &Config, res: &Results) -> Rendered {
     render_ib(&mut s, &mut charts, cfg, res);
     render_bt(&mut s, cfg, res);
     render_ai(&mut s, cfg, res);
+    super::repl_report::render(&mut s, res);
     Rendered { text: s, charts }
 }
 
@@ -228,7 +238,12 @@ fn verdict(ok: bool) -> &'static str {
 
 fn render_targets(s: &mut String, cfg: &Config, res: &Results) {
     use SystemKind::*;
-    let _ = writeln!(s, "## Targets from the issue\n");
+    let _ = writeln!(s, "## Performance goals\n");
+    let _ = writeln!(
+        s,
+        "What onelog aims for, each checked against this run (a goal measured at a setting \
+         this run did not cover is left out).\n"
+    );
     let mut rows = Vec::new();
     for &d in &cfg.delays {
         let dl = delay_label(d);
@@ -314,6 +329,7 @@ fn render_targets(s: &mut String, cfg: &Config, res: &Results) {
                 verdict(own >= 8.0).into(),
             ]);
         }
+        rows.extend(super::repl_report::goal_rows(res, d, &dl));
         for &c in &cfg.ib_clients {
             for r in &cfg.ib.rates {
                 for q in ["qr", "qp"] {

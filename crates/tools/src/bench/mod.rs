@@ -6,6 +6,8 @@ pub mod big_txn;
 pub mod group_commit;
 pub mod insert_bench;
 pub mod markdown;
+pub mod repl_report;
+pub mod replication;
 pub mod report;
 pub mod shim;
 pub mod sync_binlog;
@@ -28,6 +30,10 @@ Usage: onelog bench <workload> [options]
                     (systems with a durable binlog)
   add-index         small autocommit inserts beside two ALTER TABLE ... ADD INDEX
                     (durable systems)
+  replication       single-row autocommit inserts (1 and 16 clients) on onelog-engine and
+                    mariadb-binlog with 0, 1 or 4 MariaDB replicas attached (and 4 receiving
+                    only): throughput, latency, each replica's receipt and apply lag
+                    (default delay: 1000 us)
   sync-limit        8 KiB write + fdatasync rounds per second of one thread (L)
 Options:
   --quick                 small sizes and short durations (about 10 minutes for `all`)
@@ -37,7 +43,9 @@ Options:
                           onelog-nobinlog mariadb-binlog mariadb-nobinlog mariadb-nosync
   --clients LIST          group-commit client counts / insert-benchmark tables (one list each
                           per workload; for `all` use --gc-clients and --ib-clients)
-  --seconds S             duration of each measured point (group-commit, sync-binlog)
+  --seconds S             duration of each measured point (group-commit, sync-binlog,
+                          replication)
+  --repl-clients LIST     replication client counts (default 1,16)
   --rows N                insert-benchmark l.i0 rows per table (l.i1 = N/4, l.i2 = N/16)
   --query-seconds S       insert-benchmark duration of each qr/qp step
   --settle-seconds S      insert-benchmark idle wait between l.i2 and the query steps
@@ -70,6 +78,9 @@ pub struct Config {
     pub run_ib: bool,
     pub run_bt: bool,
     pub run_ai: bool,
+    pub run_repl: bool,
+    pub repl_clients: Vec<usize>,
+    pub repl_secs: f64,
     pub gc_clients: Vec<usize>,
     pub gc_secs: f64,
     pub sb_values: Vec<u32>,
@@ -103,6 +114,9 @@ impl Config {
             run_ib: true,
             run_bt: true,
             run_ai: true,
+            run_repl: true,
+            repl_clients: vec![1, 16],
+            repl_secs: if quick { 2.0 } else { 10.0 },
             gc_clients: vec![1, 2, 4, 8, 16, 32, 64],
             gc_secs: if quick { 1.0 } else { 10.0 },
             sb_values: vec![0, 1, 2, 3, 4],
@@ -142,6 +156,7 @@ pub struct Results {
     pub ib: Vec<insert_bench::StepResult>,
     pub bt: Vec<big_txn::BtPoint>,
     pub ai: Vec<add_index::AiPoint>,
+    pub repl: Vec<replication::ReplPoint>,
     pub errors: Vec<String>,
     pub started: String,
     pub elapsed_secs: f64,
@@ -213,6 +228,7 @@ fn config_from(workload: &str, args: &[String]) -> Result<Config, String> {
         .join(" ");
     if workload != "all" {
         (c.run_gc, c.run_sb, c.run_ib, c.run_bt, c.run_ai) = (false, false, false, false, false);
+        c.run_repl = false;
     }
     match workload {
         "all" => {}
@@ -221,6 +237,11 @@ fn config_from(workload: &str, args: &[String]) -> Result<Config, String> {
         "insert-benchmark" => c.run_ib = true,
         "big-txn" => c.run_bt = true,
         "add-index" => c.run_ai = true,
+        "replication" => {
+            c.run_repl = true;
+            c.delays = vec![1000];
+            c.systems = vec![SystemKind::OnelogEngine, SystemKind::MariadbBinlog];
+        }
         _ => return Err(format!("unknown workload '{workload}'\n{USAGE}")),
     }
     for (k, v) in &o {
@@ -238,14 +259,17 @@ fn config_from(workload: &str, args: &[String]) -> Result<Config, String> {
             "clients" => {
                 let l: Vec<usize> = parse_list(v, "client count")?;
                 c.gc_clients = l.clone();
+                c.repl_clients = l.clone();
                 c.ib_clients = l;
             }
             "gc-clients" => c.gc_clients = parse_list(v, "client count")?,
+            "repl-clients" => c.repl_clients = parse_list(v, "client count")?,
             "ib-clients" => c.ib_clients = parse_list(v, "client count")?,
             "seconds" => {
                 let s: f64 = v.parse().map_err(|_| "bad --seconds")?;
                 c.gc_secs = s;
                 c.sb_secs = s;
+                c.repl_secs = s;
             }
             "sync-binlog-values" => c.sb_values = parse_list(v, "sync_binlog value")?,
             "rows" => {
@@ -380,7 +404,9 @@ pub fn run(cfg: &Config) -> Result<Results, String> {
             let want_sb = cfg.run_sb && k.has_binlog() && k.durable();
             let want_bt = cfg.run_bt && k.has_binlog() && k.durable();
             let want_ai = cfg.run_ai && k.durable();
-            if !(want_gc || want_sb || cfg.run_ib || want_bt || want_ai) {
+            let want_repl =
+                cfg.run_repl && matches!(k, SystemKind::OnelogEngine | SystemKind::MariadbBinlog);
+            if !(want_gc || want_sb || cfg.run_ib || want_bt || want_ai || want_repl) {
                 continue;
             }
             eprintln!(
@@ -439,6 +465,30 @@ pub fn run(cfg: &Config) -> Result<Results, String> {
                     res.ai.push(add_index::run(server, cfg.ai_rows)?);
                     Ok(())
                 });
+            }
+            if want_repl {
+                // Each setup starts its own primary and replicas.
+                for setup in replication::SETUPS {
+                    match replication::run_setup(
+                        &env,
+                        k,
+                        d,
+                        setup,
+                        &cfg.repl_clients,
+                        cfg.repl_secs,
+                    ) {
+                        Ok(points) => res.repl.extend(points),
+                        Err(e) => {
+                            let msg = format!(
+                                "{} delay {d}us replication ({} replicas): {e}",
+                                k.name(),
+                                setup.label()
+                            );
+                            eprintln!("  ERROR {msg}");
+                            res.errors.push(msg);
+                        }
+                    }
+                }
             }
         }
     }

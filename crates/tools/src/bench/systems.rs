@@ -134,7 +134,7 @@ impl Env {
     }
 
     /// A MariaDB data directory initialised once, copied for every start.
-    fn mariadb_template(&self) -> Result<PathBuf, String> {
+    pub(crate) fn mariadb_template(&self) -> Result<PathBuf, String> {
         if let Some(p) = self.mariadb_template.borrow().as_ref() {
             return Ok(p.clone());
         }
@@ -165,6 +165,8 @@ pub struct Server {
     pub delay_us: u64,
     child: Child,
     pub socket: PathBuf,
+    /// The TCP port (127.0.0.1) replicas connect to.
+    pub port: u16,
     dir: PathBuf,
     count_file: PathBuf,
     monitor: Option<Conn>,
@@ -320,6 +322,7 @@ impl Server {
             delay_us,
             child,
             socket,
+            port,
             dir,
             count_file,
             monitor: None,
