@@ -135,7 +135,7 @@ mod tests {
             }],
             primary_key: vec![0],
         };
-        let tm = Event::TableMap(t.table_map(9));
+        let tm = Event::TableMap(t.table_map(9, crate::rows::RowMetadata::Full));
         let rows = Event::Rows(RowsEvent {
             kind: RowsKind::Write,
             table_id: 9,
