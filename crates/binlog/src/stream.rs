@@ -14,7 +14,8 @@
 //!
 //! The first fake ROTATE carries a CRC32 when the client's `@master_binlog_checksum` is
 //! CRC32, later ones when the previous file's FORMAT_DESCRIPTION says CRC32. Events are
-//! sent as stored (CRC32 included). Groups come only once durable ([`Follower`]).
+//! sent as stored (CRC32 included); only those that delimit files and groups are decoded
+//! (the replica checks every CRC32). Groups come only once durable ([`Follower`]).
 //! ANNOTATE_ROWS events are left out unless asked for (the client places later events by
 //! their `log_pos`), and so is the ROW_REDO event that leads an account statement's group
 //! (onelog's own redo; the group's QUERY is what replicas run).
@@ -125,9 +126,11 @@ impl<'a> DumpStream<'a> {
         if let Some(start_state) = log.file_start_state(from.file_no) {
             skip_to.retain(|g| !start_state.contains(g));
         }
+        let mut follower = log.follow(from)?;
+        follower.delimiters_only();
         let mut stream = DumpStream {
             log,
-            follower: log.follow(from)?,
+            follower,
             queue: VecDeque::new(),
             annotate: opts.annotate,
             rotate_crc: opts.fake_checksum,

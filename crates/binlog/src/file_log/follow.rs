@@ -132,6 +132,14 @@ impl Follower<'_> {
         self.sync_after = after;
     }
 
+    /// From now on, decode only the events that delimit files and groups
+    /// (FORMAT_DESCRIPTION, ROTATE, GTID, GTID_LIST, XID, QUERY): the others come as
+    /// [`crate::Event::Unknown`] with their raw bytes, their CRC32 unchecked (what a dump
+    /// needs: it sends raw bytes, and the replica checks them).
+    pub fn delimiters_only(&mut self) {
+        self.reader.delimiters_only();
+    }
+
     /// The next durable event, waiting up to `wait` for one.
     pub fn next(&mut self, wait: Duration) -> Result<Next> {
         let deadline = Instant::now() + wait;

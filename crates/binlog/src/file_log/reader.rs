@@ -81,6 +81,15 @@ impl FileCursor {
     /// Reads and checks the event at `off`: lengths, CRC32 (when `checksum`), and that its
     /// `log_pos` is its end offset.
     pub fn event_at(&mut self, off: u64, checksum: bool) -> io::Result<Outcome> {
+        self.event_at_with(off, checksum, true)
+    }
+
+    /// [`FileCursor::event_at`]; with `all` false, only the events that delimit files and
+    /// groups (FORMAT_DESCRIPTION, ROTATE, GTID, GTID_LIST, XID, QUERY) are decoded and
+    /// CRC-checked, the others come back as [`Event::Unknown`] with an empty body beside
+    /// their raw bytes (a dump sends those as they are; the replica checks their CRC32, as
+    /// with MariaDB's default `master_verify_checksum=OFF`).
+    pub fn event_at_with(&mut self, off: u64, checksum: bool, all: bool) -> io::Result<Outcome> {
         let cap = self.cap;
         let h = self.read(off, HEADER_LEN)?;
         if h.is_empty() || h.iter().all(|&b| b == 0) {
@@ -106,7 +115,18 @@ impl FileCursor {
         if raw.len() as u64 != len {
             return Ok(Outcome::Invalid("short read".into()));
         }
-        let (h, ev) = match decode_event(&raw, checksum) {
+        let decoded = if all || delimits(raw[4]) {
+            decode_event(&raw, checksum)
+        } else {
+            EventHeader::decode(&raw).map(|h| {
+                let ev = Event::Unknown {
+                    type_code: h.type_code,
+                    body: Vec::new(),
+                };
+                (h, ev)
+            })
+        };
+        let (h, ev) = match decoded {
             Ok(x) => x,
             Err(e) => return Ok(Outcome::Invalid(e.to_string())),
         };
@@ -119,6 +139,15 @@ impl FileCursor {
         }
         Ok(Outcome::Event(h, ev, raw))
     }
+}
+
+/// Whether events of this type delimit files or groups (see [`FileCursor::event_at_with`]).
+fn delimits(type_code: u8) -> bool {
+    use crate::event::event_type::*;
+    matches!(
+        type_code,
+        FORMAT_DESCRIPTION | ROTATE | GTID | GTID_LIST | XID | QUERY
+    )
 }
 
 /// What a binlog file starts with: magic, FORMAT_DESCRIPTION, GTID_LIST.
@@ -202,6 +231,8 @@ pub struct EventReader {
     limit: LogPos,
     cur: Option<(u32, FileCursor, bool)>,
     failed: bool,
+    /// Decode only the events that delimit files and groups.
+    delimiters_only: bool,
 }
 
 impl EventReader {
@@ -212,7 +243,14 @@ impl EventReader {
             limit,
             cur: None,
             failed: false,
+            delimiters_only: false,
         }
+    }
+
+    /// From now on, decode only FORMAT_DESCRIPTION, ROTATE, GTID, GTID_LIST, XID and QUERY
+    /// events; the others come as [`Event::Unknown`] beside their raw bytes, unchecked.
+    pub(crate) fn delimiters_only(&mut self) {
+        self.delimiters_only = true;
     }
 
     /// Where the next event starts.
@@ -290,7 +328,10 @@ impl EventReader {
             }
             let (_, c, checksum) = self.cur.as_mut().unwrap();
             let off = self.pos.offset;
-            match c.event_at(off, *checksum).map_err(io_err)? {
+            match c
+                .event_at_with(off, *checksum, !self.delimiters_only)
+                .map_err(io_err)?
+            {
                 Outcome::End => {
                     if no < self.limit.file_no {
                         self.pos = LogPos::new(no + 1, 0);
