@@ -133,7 +133,7 @@ impl Follower<'_> {
     }
 
     /// From now on, decode only the events that delimit files and groups
-    /// (FORMAT_DESCRIPTION, ROTATE, GTID, GTID_LIST, XID, QUERY): the others come as
+    /// (FORMAT_DESCRIPTION, ROTATE, GTID, GTID_LIST, XID, QUERY, ROW_REDO): the others come as
     /// [`crate::Event::Unknown`] with their raw bytes, their CRC32 unchecked (what a dump
     /// needs: it sends raw bytes, and the replica checks them).
     pub fn delimiters_only(&mut self) {

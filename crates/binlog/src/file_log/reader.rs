@@ -85,7 +85,7 @@ impl FileCursor {
     }
 
     /// [`FileCursor::event_at`]; with `all` false, only the events that delimit files and
-    /// groups (FORMAT_DESCRIPTION, ROTATE, GTID, GTID_LIST, XID, QUERY) are decoded and
+    /// groups (FORMAT_DESCRIPTION, ROTATE, GTID, GTID_LIST, XID, QUERY, ROW_REDO) are decoded and
     /// CRC-checked, the others come back as [`Event::Unknown`] with an empty body beside
     /// their raw bytes (a dump sends those as they are; the replica checks their CRC32, as
     /// with MariaDB's default `master_verify_checksum=OFF`).
@@ -141,12 +141,13 @@ impl FileCursor {
     }
 }
 
-/// Whether events of this type delimit files or groups (see [`FileCursor::event_at_with`]).
+/// Whether events of this type delimit files or groups (see [`FileCursor::event_at_with`]);
+/// ROW_REDO starts an account statement's group.
 fn delimits(type_code: u8) -> bool {
     use crate::event::event_type::*;
     matches!(
         type_code,
-        FORMAT_DESCRIPTION | ROTATE | GTID | GTID_LIST | XID | QUERY
+        FORMAT_DESCRIPTION | ROTATE | GTID | GTID_LIST | XID | QUERY | ROW_REDO
     )
 }
 
@@ -247,8 +248,9 @@ impl EventReader {
         }
     }
 
-    /// From now on, decode only FORMAT_DESCRIPTION, ROTATE, GTID, GTID_LIST, XID and QUERY
-    /// events; the others come as [`Event::Unknown`] beside their raw bytes, unchecked.
+    /// From now on, decode only FORMAT_DESCRIPTION, ROTATE, GTID, GTID_LIST, XID, QUERY and
+    /// ROW_REDO events; the others come as [`Event::Unknown`] beside their raw bytes,
+    /// unchecked.
     pub(crate) fn delimiters_only(&mut self) {
         self.delimiters_only = true;
     }
