@@ -14,13 +14,13 @@
 
 use std::sync::Arc;
 
-use onelog_types::{ColumnType, Value};
 use rocksdb::WriteBatch;
 
 use crate::catalog::TableDef;
 use crate::engine::{range_iter, DdlReplayer, Engine, LogMode};
 use crate::error::{EngineError, Result};
 use crate::keys;
+use crate::replicate::conform;
 use crate::scan::{KeyRange, ScanOptions};
 use crate::txn::{ChangeKind, Isolation, LockMode, Row, Txn};
 use crate::wal::{LogPos, ReplayGroup};
@@ -89,23 +89,6 @@ fn recover_engine(engine: &Arc<Engine>, replayer: &dyn DdlReplayer) -> Result<()
         engine.db.flush()?;
     }
     Ok(())
-}
-
-/// Converts logged values to the column types of the table (signedness, float width).
-fn conform(t: &TableDef, mut row: Row) -> Row {
-    for (v, c) in row.iter_mut().zip(&t.columns) {
-        *v = match (c.ty, std::mem::replace(v, Value::Null)) {
-            (ColumnType::Int { unsigned: true, .. }, Value::Int(i)) => Value::UInt(i as u64),
-            (
-                ColumnType::Int {
-                    unsigned: false, ..
-                },
-                Value::UInt(u),
-            ) => Value::Int(u as i64),
-            (_, other) => other,
-        };
-    }
-    row
 }
 
 /// For a before image: the stored row (with its hidden row id for tables without a primary

@@ -37,7 +37,7 @@ fn change_master(c: &mut mysql::Conn, port: u16) {
     .unwrap();
 }
 
-fn status(c: &mut mysql::Conn) -> std::collections::HashMap<String, String> {
+fn status(c: &mut mysql::Conn) -> Status {
     let row: Option<mysql::Row> = c.query_first("SHOW SLAVE STATUS").unwrap();
     let row = row.expect("SHOW SLAVE STATUS has a row");
     row.columns_ref()
@@ -52,6 +52,32 @@ fn status(c: &mut mysql::Conn) -> std::collections::HashMap<String, String> {
             (col.name_str().to_string(), v)
         })
         .collect()
+}
+
+type Status = std::collections::HashMap<String, String>;
+
+/// Polls SHOW SLAVE STATUS until `done` holds (at most 20 s); returns that status.
+fn wait_status(c: &mut mysql::Conn, done: impl Fn(&Status) -> bool) -> Status {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let st = status(c);
+        if done(&st) {
+            return st;
+        }
+        assert!(Instant::now() < deadline, "{st:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A onelogd primary with a `repl` account.
+fn onelog_primary(server_id: u32) -> Server {
+    let primary = Server::start(&[&format!("--server-id={server_id}")]);
+    let mut c = primary.conn(None);
+    c.query_drop("CREATE USER repl@'%' IDENTIFIED BY 'pw'")
+        .unwrap();
+    c.query_drop("GRANT REPLICATION SLAVE ON *.* TO repl@'%'")
+        .unwrap();
+    primary
 }
 
 fn gtid_pos(c: &mut mysql::Conn, var: &str) -> String {
@@ -207,12 +233,8 @@ fn onelog_follows_mariadb_and_chains_to_a_mariadb_replica() {
 
 #[test]
 fn onelog_follows_onelog() {
-    let primary = Server::start(&["--server-id=1"]);
+    let primary = onelog_primary(1);
     let mut pc = primary.conn(None);
-    pc.query_drop("CREATE USER repl@'%' IDENTIFIED BY 'pw'")
-        .unwrap();
-    pc.query_drop("GRANT REPLICATION SLAVE ON *.* TO repl@'%'")
-        .unwrap();
     workload(&mut pc, false);
     let replica = Server::start(&["--server-id=2"]);
     let mut rc = replica.conn(None);
@@ -257,16 +279,8 @@ fn replica_statements_report_mariadb_errors() {
     ))
     .unwrap();
     rc.query_drop("START SLAVE").unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let st = status(&mut rc);
-        if st["Last_IO_Error"].contains("Access denied") {
-            assert_eq!(st["Slave_SQL_Running"], "Yes");
-            break;
-        }
-        assert!(Instant::now() < deadline, "{st:?}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let st = wait_status(&mut rc, |st| st["Last_IO_Error"].contains("Access denied"));
+    assert_eq!(st["Slave_SQL_Running"], "Yes");
     let e = rc
         .query_drop("CHANGE MASTER TO master_port=1")
         .unwrap_err()
@@ -293,20 +307,12 @@ fn replica_statements_report_mariadb_errors() {
     let mut twin_replica = twin.conn(None);
     change_master(&mut twin_replica, primary.port);
     twin_replica.query_drop("START SLAVE").unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let st = status(&mut twin_replica);
-        if st["Slave_IO_Running"] == "No" {
-            assert!(
-                st["Last_IO_Error"].contains("equal MariaDB server ids"),
-                "{st:?}"
-            );
-            assert_eq!(st["Last_IO_Errno"], "1593");
-            break;
-        }
-        assert!(Instant::now() < deadline, "{st:?}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let st = wait_status(&mut twin_replica, |st| st["Slave_IO_Running"] == "No");
+    assert!(
+        st["Last_IO_Error"].contains("equal MariaDB server ids"),
+        "{st:?}"
+    );
+    assert_eq!(st["Last_IO_Errno"], "1593");
     rc.query_drop("RESET SLAVE ALL").unwrap();
     let rows: Vec<mysql::Row> = rc.query("SHOW SLAVE STATUS").unwrap();
     assert!(rows.is_empty());
@@ -338,12 +344,8 @@ fn replica_statements_report_mariadb_errors() {
 /// A primary that no longer has the replica's position refuses it with 1236.
 #[test]
 fn apply_error_stops_and_resumes_and_purged_position_is_refused() {
-    let primary = Server::start(&["--server-id=1"]);
+    let primary = onelog_primary(1);
     let mut pc = primary.conn(None);
-    pc.query_drop("CREATE USER repl@'%' IDENTIFIED BY 'pw'")
-        .unwrap();
-    pc.query_drop("GRANT REPLICATION SLAVE ON *.* TO repl@'%'")
-        .unwrap();
     pc.query_drop("CREATE DATABASE e").unwrap();
     pc.query_drop("CREATE TABLE e.t (id INT PRIMARY KEY, v INT)")
         .unwrap();
@@ -362,15 +364,7 @@ fn apply_error_stops_and_resumes_and_purged_position_is_refused() {
     pc.query_drop("INSERT INTO e.t VALUES (4, 4)").unwrap();
     pc.query_drop("INSERT INTO e.t VALUES (5, 5)").unwrap();
     pc.query_drop("COMMIT").unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let st = loop {
-        let st = status(&mut rc);
-        if st["Slave_SQL_Running"] == "No" {
-            break st;
-        }
-        assert!(Instant::now() < deadline, "{st:?}");
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let st = wait_status(&mut rc, |st| st["Slave_SQL_Running"] == "No");
     assert!(
         st["Last_SQL_Error"].contains("Duplicate entry '5'"),
         "{st:?}"
@@ -402,32 +396,20 @@ fn apply_error_stops_and_resumes_and_purged_position_is_refused() {
     let mut fc = fresh.conn(None);
     change_master(&mut fc, primary.port);
     fc.query_drop("START SLAVE").unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let st = status(&mut fc);
-        if st["Slave_IO_Running"] == "No" {
-            assert_eq!(st["Last_IO_Errno"], "1236", "{st:?}");
-            assert!(
-                st["Last_IO_Error"].contains("Could not find GTID state"),
-                "{st:?}"
-            );
-            break;
-        }
-        assert!(Instant::now() < deadline, "{st:?}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let st = wait_status(&mut fc, |st| st["Slave_IO_Running"] == "No");
+    assert_eq!(st["Last_IO_Errno"], "1236", "{st:?}");
+    assert!(
+        st["Last_IO_Error"].contains("Could not find GTID state"),
+        "{st:?}"
+    );
 }
 
 /// SIGKILL the replica ten times while it applies a stream of transactions: it ends
 /// identical, every counter increment applied exactly once.
 #[test]
 fn replica_killed_ten_times_ends_identical() {
-    let primary = Server::start(&["--server-id=1"]);
+    let primary = onelog_primary(1);
     let mut pc = primary.conn(None);
-    pc.query_drop("CREATE USER repl@'%' IDENTIFIED BY 'pw'")
-        .unwrap();
-    pc.query_drop("GRANT REPLICATION SLAVE ON *.* TO repl@'%'")
-        .unwrap();
     pc.query_drop("CREATE DATABASE app").unwrap();
     pc.query_drop("CREATE TABLE app.counter (k INT PRIMARY KEY, n INT NOT NULL)")
         .unwrap();
