@@ -105,15 +105,31 @@ impl Scratch {
         let dir = tempfile::tempdir().unwrap();
         let data = dir.path().join("data");
         let socket = dir.path().join("sock");
-        let ok = Command::new("mariadb-install-db")
-            .arg("--no-defaults")
-            .arg(format!("--datadir={}", data.display()))
-            .args(["--auth-root-authentication-method=normal", "--user=root"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .unwrap();
-        assert!(ok.success(), "mariadb-install-db failed");
+        // Retried on a fresh directory: under load an install has failed once in a while.
+        let mut failures = Vec::new();
+        for _ in 0..3 {
+            let _ = std::fs::remove_dir_all(&data);
+            let out = Command::new("mariadb-install-db")
+                .arg("--no-defaults")
+                .arg(format!("--datadir={}", data.display()))
+                .args(["--auth-root-authentication-method=normal", "--user=root"])
+                .output()
+                .unwrap();
+            if out.status.success() {
+                failures.clear();
+                break;
+            }
+            failures.push(format!(
+                "{}\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        assert!(
+            failures.is_empty(),
+            "mariadb-install-db failed:\n{}",
+            failures.join("\n---\n")
+        );
         prepare(&data);
         let log = dir.path().join("err.log");
         let child = Command::new(MARIADBD)

@@ -38,17 +38,33 @@ impl MariaDb {
         let data = dir.join("data");
         let socket = dir.join("mariadbd.sock");
         let log = dir.join("error.log");
-        let install = Command::new("mariadb-install-db")
-            .arg("--no-defaults")
-            .arg(format!("--datadir={}", data.display()))
-            .arg("--auth-root-authentication-method=normal")
-            .arg("--skip-test-db")
-            .arg("--user=root")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .expect("run mariadb-install-db");
-        assert!(install.success(), "mariadb-install-db failed");
+        // Retried on a fresh directory: under load an install has failed once in a while.
+        let mut failures = Vec::new();
+        for _ in 0..3 {
+            let _ = std::fs::remove_dir_all(&data);
+            let out = Command::new("mariadb-install-db")
+                .arg("--no-defaults")
+                .arg(format!("--datadir={}", data.display()))
+                .arg("--auth-root-authentication-method=normal")
+                .arg("--skip-test-db")
+                .arg("--user=root")
+                .output()
+                .expect("run mariadb-install-db");
+            if out.status.success() {
+                failures.clear();
+                break;
+            }
+            failures.push(format!(
+                "{}\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        assert!(
+            failures.is_empty(),
+            "mariadb-install-db failed:\n{}",
+            failures.join("\n---\n")
+        );
         let mut child = Command::new(MARIADBD)
             .arg("--no-defaults")
             .arg("--user=root")
