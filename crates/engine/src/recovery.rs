@@ -21,8 +21,7 @@ use crate::engine::{range_iter, DdlReplayer, Engine, LogMode};
 use crate::error::{EngineError, Result};
 use crate::keys;
 use crate::replicate::conform;
-use crate::scan::{KeyRange, ScanOptions};
-use crate::txn::{ChangeKind, Isolation, LockMode, Row, Txn};
+use crate::txn::{ChangeKind, Isolation, Row, Txn};
 use crate::wal::{LogPos, ReplayGroup};
 
 pub(crate) fn recover(engine: &Arc<Engine>, replayer: &dyn DdlReplayer) -> Result<()> {
@@ -97,25 +96,12 @@ fn locate(txn: &mut Txn, t: &Arc<TableDef>, before: Row) -> Result<Row> {
     if !t.hidden_pk {
         return Ok(before);
     }
-    let cursor = txn.scan(
-        t,
-        0,
-        KeyRange::all(),
-        ScanOptions {
-            lock: LockMode::Exclusive,
-            ..Default::default()
-        },
-    )?;
-    for row in cursor {
-        let row = row?;
-        if row[..t.columns.len()] == before[..t.columns.len().min(before.len())] {
-            return Ok(row);
-        }
-    }
-    Err(EngineError::Corrupt(format!(
-        "binlog row of {}.{} not found during recovery",
-        t.db, t.name
-    )))
+    txn.stored_row(t, &before)?.ok_or_else(|| {
+        EngineError::Corrupt(format!(
+            "binlog row of {}.{} not found during recovery",
+            t.db, t.name
+        ))
+    })
 }
 
 fn recover_file(engine: &Arc<Engine>) -> Result<()> {

@@ -76,7 +76,7 @@ impl Txn {
     }
 
     /// The stored row a before image names, locked.
-    fn stored_row(&mut self, t: &Arc<TableDef>, image: &Row) -> Result<Option<Row>> {
+    pub(crate) fn stored_row(&mut self, t: &Arc<TableDef>, image: &Row) -> Result<Option<Row>> {
         if !t.hidden_pk {
             let pk: Vec<Value> = t
                 .primary()
