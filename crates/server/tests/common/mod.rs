@@ -15,13 +15,24 @@ pub const ONELOGD: &str = env!("CARGO_BIN_EXE_onelogd");
 pub const MARIADB: &str = "/usr/bin/mariadb";
 pub const PYTHON: &str = "/usr/bin/python3";
 
-/// A port nobody listens on right now (the kernel picks it; start-up retries on a race).
+/// A port nobody listens on right now (the kernel picks it; start-up retries on a race),
+/// never one this test process handed out before. Tests run in parallel and kill and
+/// restart servers: a port freed by a killed server must not go to another test's server,
+/// or a client (or a replica) still pointed at the old one reaches the wrong server.
 pub fn free_port() -> u16 {
-    TcpListener::bind(("127.0.0.1", 0))
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    static GIVEN: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+    let mut given = GIVEN.lock().unwrap();
+    loop {
+        let port = TcpListener::bind(("127.0.0.1", 0))
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        if !given.contains(&port) {
+            given.push(port);
+            return port;
+        }
+    }
 }
 
 /// True if `prog` exists; otherwise prints a notice that the test is skipped.
@@ -169,6 +180,9 @@ impl Server {
         assert!(self.child.is_none());
         for _ in 0..5 {
             self.port = free_port();
+            // The log and the socket file outlive a killed server: only this start's own
+            // "ready" line says that the server on the port is this one.
+            let log_start = self.log_text().len();
             let log = std::fs::OpenOptions::new()
                 .create(true)
                 .append(true)
@@ -193,7 +207,11 @@ impl Server {
                     }
                     panic!("onelogd exited at start-up ({st}):\n{log}");
                 }
-                if self.socket.exists() && TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
+                let ready = self
+                    .log_text()
+                    .get(log_start..)
+                    .is_some_and(|l| l.contains("ready for connections"));
+                if ready && TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
                     self.child = Some(child);
                     return;
                 }
