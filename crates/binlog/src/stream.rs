@@ -64,6 +64,12 @@ pub struct DumpOptions {
     pub fake_checksum: bool,
     /// Send ANNOTATE_ROWS events (COM_BINLOG_DUMP flag 2).
     pub annotate: bool,
+    /// `@slave_gtid_strict_mode`: a GTID position in a hole of the binlog (a later GTID of
+    /// the same server exists, the requested one does not) is refused.
+    pub strict: bool,
+    /// `@slave_gtid_ignore_duplicates`: a position ahead of the binlog in a domain is
+    /// accepted (the replica may have those GTIDs from another primary).
+    pub ignore_duplicates: bool,
 }
 
 /// One item of the stream.
@@ -97,6 +103,8 @@ pub struct DumpStream<'a> {
     skipping: bool,
     /// A fake GTID_LIST is due once the current group is done with.
     fake_list_due: bool,
+    /// See [`DumpOptions::strict`].
+    strict: bool,
     server_id: u32,
 }
 
@@ -107,7 +115,11 @@ impl<'a> DumpStream<'a> {
     pub fn open(log: &'a Binlog, opts: DumpOptions) -> Result<DumpStream<'a>> {
         let (from, mut skip_to) = match &opts.start {
             Start::Gtid(pos) => (
-                LogPos::new(log.find_gtid_start(pos)?.file_no, 4),
+                LogPos::new(
+                    log.find_gtid_start_with(pos, opts.ignore_duplicates)?
+                        .file_no,
+                    4,
+                ),
                 pos.clone(),
             ),
             Start::File { name, offset } => {
@@ -142,6 +154,7 @@ impl<'a> DumpStream<'a> {
             groups: GroupScanner::default(),
             skipping: false,
             fake_list_due: false,
+            strict: opts.strict,
             server_id: log.options().server_id,
         };
         if from.offset > 4 {
@@ -241,17 +254,28 @@ impl<'a> DumpStream<'a> {
 
     /// Whether the group starting with `g` is left out (MariaDB's rule, see the module
     /// docs); a domain whose position is reached stops being skipped.
-    fn skip_group(&mut self, g: Gtid) -> bool {
+    ///
+    /// In strict mode, reaching the position's server with a later sequence number than
+    /// the position's means the position's GTID is missing from the binlog (a hole):
+    /// MariaDB refuses that with 1236.
+    fn skip_group(&mut self, g: Gtid) -> Result<bool> {
         let Some(i) = self.skip_to.iter().position(|p| p.domain == g.domain) else {
-            return false;
+            return Ok(false);
         };
         let p = self.skip_to[i];
         let skip = g.server != p.server || g.seq <= p.seq;
         if g.server == p.server && g.seq >= p.seq {
+            if self.strict && g.seq > p.seq {
+                return Err(BinlogError::GtidNotFound(format!(
+                    "The binlog on the master is missing the GTID {p} requested by the \
+                     slave (even though a subsequent sequence number does exist), and GTID \
+                     strict mode is enabled"
+                )));
+            }
             self.skip_to.remove(i);
             self.fake_list_due = true;
         }
-        skip
+        Ok(skip)
     }
 
     /// The next item, waiting up to `wait` for something to become durable.
@@ -271,7 +295,7 @@ impl<'a> DumpStream<'a> {
             if let Event::Gtid(g) = &e.event {
                 let g = g.gtid(e.header.server_id);
                 self.saw(g);
-                self.skipping = self.skip_group(g);
+                self.skipping = self.skip_group(g)?;
             }
             if let Event::RowRedo(_) = &e.event {
                 // onelog's own redo of an account statement (before its GTID): replicas

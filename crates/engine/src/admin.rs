@@ -235,6 +235,11 @@ impl Engine {
         onelog_binlog::format_gtid_list(&last)
     }
 
+    /// The last GTID the binlog logged in `domain`.
+    pub fn last_gtid_in_domain(&self, domain: u32) -> Option<onelog_binlog::Gtid> {
+        self.wal.binlog.as_ref()?.state().last_in_domain(domain)
+    }
+
     pub fn gtid_binlog_state(&self) -> String {
         self.wal
             .binlog

@@ -185,6 +185,8 @@ fn run(
         start,
         fake_checksum: checksum.eq_ignore_ascii_case("CRC32"),
         annotate: req.flags & DUMP_SEND_ANNOTATE_ROWS != 0,
+        strict: vars.strict,
+        ignore_duplicates: vars.ignore_duplicates,
     };
     let non_block = req.flags & DUMP_NON_BLOCK != 0 || req.server_id == 0;
     let heartbeat = (vars.heartbeat_ns > 0).then(|| Duration::from_nanos(vars.heartbeat_ns));

@@ -96,6 +96,9 @@ pub struct Session {
     /// The GTID the next commit or DDL is logged under (replication applies keep their
     /// primary's GTIDs).
     pub(crate) next_gtid: Option<onelog_engine::Gtid>,
+    /// `SET gtid_seq_no`: the sequence number of the next GTID this session logs (0: the
+    /// binlog's next), as mariadb-binlog's output replays transactions under their GTIDs.
+    pub(crate) gtid_seq_no: u64,
     pub(crate) vars: HashMap<String, Value>,
     pub(crate) user_vars: HashMap<String, Value>,
     pub(crate) warnings: Vec<SqlError>,
@@ -237,6 +240,7 @@ impl Session {
             in_explicit: false,
             read_only_txn: false,
             next_gtid: None,
+            gtid_seq_no: 0,
             vars: HashMap::new(),
             user_vars: HashMap::new(),
             warnings: Vec::new(),
@@ -272,6 +276,7 @@ impl Session {
             in_explicit: false,
             read_only_txn: false,
             next_gtid: None,
+            gtid_seq_no: 0,
             vars: HashMap::new(),
             user_vars: HashMap::new(),
             warnings: Vec::new(),
@@ -1013,7 +1018,8 @@ impl Session {
             _ => None,
         };
         let db = self.current_db.clone().unwrap_or_default();
-        let out = self.db.engine.ddl_as(&db, text, ddl, self.next_gtid.take());
+        let gtid = self.next_gtid.take().or_else(|| self.take_seq_no_gtid());
+        let out = self.db.engine.ddl_as(&db, text, ddl, gtid);
         if let Some(c) = &converter {
             self.warnings.extend(c.take_warnings());
         }

@@ -930,6 +930,14 @@ impl Binlog {
     /// covers in every domain. Errors if the needed files were purged, or if the position
     /// is ahead of this binlog.
     pub fn find_gtid_start(&self, pos: &[Gtid]) -> Result<LogPos> {
+        self.find_gtid_start_with(pos, false)
+    }
+
+    /// [`find_gtid_start`](Self::find_gtid_start); with `ignore_duplicates`
+    /// (`@slave_gtid_ignore_duplicates`), a position ahead of the binlog's last GTID in its
+    /// domain is accepted, as MariaDB does: the reader may have those transactions from
+    /// another primary of a multi-path topology.
+    pub fn find_gtid_start_with(&self, pos: &[Gtid], ignore_duplicates: bool) -> Result<LogPos> {
         let inner = self.inner.lock();
         for g in pos {
             // A domain this binlog never logged is fine; in a known domain the GTID must
@@ -937,6 +945,9 @@ impl Binlog {
             let Some(last) = inner.state.last_in_domain(g.domain) else {
                 continue;
             };
+            if ignore_duplicates && last.seq < g.seq {
+                continue;
+            }
             if inner
                 .state
                 .seq_of(g.domain, g.server)

@@ -14,12 +14,25 @@ impl Session {
         self.in_explicit = false;
         self.read_only_txn = false;
         if let Some(mut t) = self.txn.take() {
-            t.set_gtid(self.next_gtid.take());
+            // `gtid_seq_no` waits for a transaction that is logged (one that writes).
+            let gtid = match self.next_gtid.take() {
+                None if t.has_writes() => self.take_seq_no_gtid(),
+                g => g,
+            };
+            t.set_gtid(gtid);
             if let Some(g) = t.commit().map_err(engine_err)?.gtid {
                 self.last_gtid = g;
             }
         }
         Ok(())
+    }
+
+    /// The GTID `SET gtid_seq_no` asked for, once (MariaDB resets the variable when a
+    /// transaction is logged under it).
+    pub(crate) fn take_seq_no_gtid(&mut self) -> Option<onelog_engine::Gtid> {
+        let seq = std::mem::take(&mut self.gtid_seq_no);
+        let o = self.db.engine.options();
+        (seq != 0).then(|| onelog_engine::Gtid::new(o.gtid_domain_id, o.server_id, seq))
     }
 
     pub(super) fn rollback_txn(&mut self) {
@@ -129,7 +142,8 @@ impl Session {
         self.read_only_txn = false;
         match self.txn.take() {
             Some(mut t) => {
-                t.set_gtid(self.next_gtid.take());
+                let gtid = self.next_gtid.take().or_else(|| self.take_seq_no_gtid());
+                t.set_gtid(gtid);
                 t.commit_logged(stmt).map(|_| ()).map_err(engine_err)
             }
             // An internal statement's deadlock rolled it back: that error was returned.

@@ -59,6 +59,7 @@ impl Session {
             "gtid_slave_pos" => Value::str(&e.gtid_slave_pos()),
             "binlog_row_metadata" => Value::str(e.binlog_row_metadata().name()),
             "last_gtid" => Value::str(&self.last_gtid),
+            "gtid_seq_no" => Value::UInt(self.gtid_seq_no),
             "gtid_binlog_state" => {
                 if binlog_on {
                     Value::str(&e.gtid_binlog_state())
@@ -102,6 +103,28 @@ impl Session {
             "autocommit" => Value::Int(self.autocommit() as i64),
             _ => return None,
         })
+    }
+
+    /// With `gtid_strict_mode`, a sequence number at or below the last one logged in the
+    /// domain is refused when it is set (MariaDB's 1950).
+    fn check_strict_gtid_seq(&self, seq: u64) -> Result<(), SqlError> {
+        let strict = self.get_var(Some(VarScope::Global), "gtid_strict_mode")?;
+        if seq == 0 || !expr_truth(&strict) {
+            return Ok(());
+        }
+        let o = self.db.engine.options();
+        match self.db.engine.last_gtid_in_domain(o.gtid_domain_id) {
+            Some(last) if last.seq >= seq => Err(sql_err(
+                code::ER_GTID_STRICT_OUT_OF_ORDER,
+                format!(
+                    "An attempt was made to binlog GTID {}-{}-{seq} which would create an \
+                     out-of-order sequence number with existing GTID {last}, and gtid strict \
+                     mode is enabled",
+                    o.gtid_domain_id, o.server_id
+                ),
+            )),
+            _ => Ok(()),
+        }
     }
 
     pub(super) fn set_var(
@@ -157,6 +180,19 @@ impl Session {
                 code::ER_SPECIFIC_ACCESS_DENIED_ERROR,
                 "Access denied; you need (at least one of) the SUPER privilege(s) for this operation",
             ));
+        }
+        if d.name == "gtid_seq_no" {
+            if !self.internal && !self.account().has_global(Priv::SUPER) {
+                return Err(sql_err(
+                    code::ER_SPECIFIC_ACCESS_DENIED_ERROR,
+                    "Access denied; you need (at least one of) the SUPER, BINLOG REPLAY \
+                     privilege(s) for this operation",
+                ));
+            }
+            let seq = crate::expr::to_i64(&vars::check_value(d, &value)?).max(0) as u64;
+            self.check_strict_gtid_seq(seq)?;
+            self.gtid_seq_no = seq;
+            return Ok(());
         }
         if d.name == "timestamp" {
             // SET TIMESTAMP = unix seconds fixes NOW() for the session; 0 or DEFAULT frees it.
