@@ -75,8 +75,12 @@ pub struct DumpOptions {
 /// One item of the stream.
 #[derive(Debug)]
 pub enum Item {
-    /// An event to send.
-    Event(Vec<u8>),
+    /// An event to send; `group_end`: where it ends in the binlog when it is the last
+    /// event of a group (what a semi-sync replica acknowledges).
+    Event {
+        bytes: Vec<u8>,
+        group_end: Option<LogPos>,
+    },
     /// Nothing became durable within the wait.
     Idle,
 }
@@ -85,7 +89,7 @@ pub enum Item {
 pub struct DumpStream<'a> {
     log: &'a Binlog,
     follower: Follower<'a>,
-    queue: VecDeque<Vec<u8>>,
+    queue: VecDeque<(Vec<u8>, Option<LogPos>)>,
     annotate: bool,
     /// CRC32 on the next fake ROTATE.
     rotate_crc: bool,
@@ -218,7 +222,7 @@ impl<'a> DumpStream<'a> {
             next_file: self.log.file_name(at.file_no),
         });
         let rotate = self.fake_event(&rotate, header_flags::ARTIFICIAL, 0, self.rotate_crc);
-        self.queue.push_back(rotate);
+        self.queue.push_back((rotate, None));
         self.file_no = at.file_no;
         self.crc = matches!(fde, Event::FormatDescription(f) if f.checksum_alg == CHECKSUM_CRC32);
         self.rotate_crc = self.crc;
@@ -238,7 +242,7 @@ impl<'a> DumpStream<'a> {
                 seal_event(&mut raw, log_pos);
             }
         }
-        self.queue.push_back(raw);
+        self.queue.push_back((raw, None));
     }
 
     fn saw(&mut self, g: Gtid) {
@@ -281,8 +285,8 @@ impl<'a> DumpStream<'a> {
     /// The next item, waiting up to `wait` for something to become durable.
     pub fn next(&mut self, wait: Duration) -> Result<Item> {
         loop {
-            if let Some(ev) = self.queue.pop_front() {
-                return Ok(Item::Event(ev));
+            if let Some((bytes, group_end)) = self.queue.pop_front() {
+                return Ok(Item::Event { bytes, group_end });
             }
             let e = match self.follower.next(wait)? {
                 Next::Idle => return Ok(Item::Idle),
@@ -306,11 +310,13 @@ impl<'a> DumpStream<'a> {
             }
             let send = !self.skipping
                 && (self.annotate || e.header.type_code != event_type::ANNOTATE_ROWS);
+            let mut group_end = None;
             if let Feed::Complete(_) = self.groups.feed(&e.header, &e.event) {
                 self.skipping = false;
+                group_end = Some(e.end);
             }
             if send {
-                self.queue.push_back(e.raw);
+                self.queue.push_back((e.raw, group_end));
             }
             if self.fake_list_due && !self.skipping {
                 self.fake_list_due = false;
@@ -324,7 +330,7 @@ impl<'a> DumpStream<'a> {
                     e.end.offset as u32,
                     self.crc,
                 );
-                self.queue.push_back(ev);
+                self.queue.push_back((ev, None));
             }
         }
     }

@@ -235,6 +235,11 @@ impl Engine {
         onelog_binlog::format_gtid_list(&last)
     }
 
+    /// Semi-synchronous replication's primary side (see `semisync.rs`).
+    pub fn semisync(&self) -> &std::sync::Arc<crate::semisync::SemiSync> {
+        &self.semisync
+    }
+
     /// The last GTID the binlog logged in `domain`.
     pub fn last_gtid_in_domain(&self, domain: u32) -> Option<onelog_binlog::Gtid> {
         self.wal.binlog.as_ref()?.state().last_in_domain(domain)

@@ -46,6 +46,7 @@ use crate::engine::{write_opts, Counters, LogMode};
 use crate::error::{EngineError, Result};
 use crate::keys;
 use crate::priority::{CommitPriority, Raised};
+use crate::semisync::{SemiSync, WaitPoint};
 use crate::txn::{CommitInfo, LoggedStatement, Snap, Txn};
 use crate::wal::{Appended, Chunk, Group, LogPos, Wal};
 
@@ -173,6 +174,9 @@ struct Shared {
     /// The snapshot consistent reads start from: everything durable, nothing that is not
     /// (see the module docs).
     published: Mutex<Arc<Snap>>,
+    /// Semi-sync replication: a group is answered (and, AFTER_SYNC, published) once a
+    /// replica acknowledged it.
+    semisync: Arc<SemiSync>,
 }
 
 /// The thread that applies a group's WriteBatches to RocksDB while the leader syncs the
@@ -306,6 +310,7 @@ impl Committer {
         counters: Arc<Counters>,
         switch_at: u64,
         commit_nice: i32,
+        semisync: Arc<SemiSync>,
     ) -> Committer {
         let priority = Arc::new(CommitPriority::new(commit_nice));
         let applier = Arc::new(Applier {
@@ -343,6 +348,7 @@ impl Committer {
             applied: Mutex::new(0),
             applied_cv: Condvar::new(),
             published: Mutex::new(Snap::new(&db)),
+            semisync,
         });
         let writer = Writer {
             shared: shared.clone(),
@@ -358,6 +364,7 @@ impl Committer {
             tail: Vec::new(),
             tail_bytes: 0,
             last_ticket: 0,
+            group_end: None,
         };
         Committer {
             shared,
@@ -380,6 +387,14 @@ impl Committer {
     /// outside group commit and for memtable flushes.
     pub fn quiesced<R>(&self, f: impl FnOnce() -> R) -> R {
         let w = self.writer.lock();
+        if let Some(w) = w.as_ref() {
+            // A group waiting for its semi-sync ACK is applied but not visible yet: what
+            // this publishes must not show it early.
+            let mut applied = self.shared.applied.lock();
+            while *applied < w.last_ticket {
+                self.shared.applied_cv.wait(&mut applied);
+            }
+        }
         let r = f();
         if let Some(w) = w.as_ref() {
             w.publish();
@@ -564,6 +579,8 @@ impl Committer {
     pub fn stop(&self) {
         self.shared.queue.lock().stop = true;
         self.shared.arrived.notify_all();
+        // Commits waiting for a replica's ACK are answered without it.
+        self.shared.semisync.set_enabled(false);
         // Waits for a leader in the middle of a round.
         let writer = self.writer.lock().take();
         self.applier.stop();
@@ -584,6 +601,15 @@ impl Committer {
 }
 
 impl Shared {
+    /// Makes `snap` the snapshot of consistent reads unless a later one is (groups
+    /// published after their semi-sync ACK may finish after a later quiesced write).
+    fn publish(&self, snap: Arc<Snap>) {
+        let mut p = self.published.lock();
+        if snap.seq >= p.seq {
+            *p = snap;
+        }
+    }
+
     fn record_sync(&self, took: std::time::Duration) {
         let old = self.sync_ns.load(Ordering::Relaxed);
         let new = sync_estimate(old, took.as_nanos() as u64);
@@ -611,6 +637,8 @@ struct Writer {
     tail_bytes: u64,
     /// Ticket of the last group processed (groups are numbered from 1 in log order).
     last_ticket: u64,
+    /// Where the group being processed ends in the binlog (set by the log modes).
+    group_end: Option<LogPos>,
 }
 
 /// A processed group (written, synced per `sync_binlog`, applied, published) on its way
@@ -619,6 +647,10 @@ struct Finish {
     ticket: u64,
     reqs: Vec<Request>,
     result: Result<Vec<CommitInfo>>,
+    /// Semi-sync: the group's end in the binlog and its commits, to wait for an ACK of.
+    ack: Option<(LogPos, u64)>,
+    /// The group's read snapshot, published once it is acknowledged (AFTER_SYNC).
+    publish: Option<Arc<Snap>>,
 }
 
 /// Answers a processed group once every group before it is answered. The leader that
@@ -633,7 +665,15 @@ fn finish_in_order(shared: &Shared, f: Finish) {
         ticket,
         reqs,
         result,
+        ack,
+        publish,
     } = f;
+    if let Some((end, commits)) = ack {
+        shared.semisync.wait_acked(end.to_binlog(), commits);
+    }
+    if let Some(snap) = publish {
+        shared.publish(snap);
+    }
     match result {
         Ok(infos) => {
             for (r, info) in reqs.into_iter().zip(infos) {
@@ -712,8 +752,23 @@ impl Writer {
         };
         // After a failure nothing more is published: the memtable may hold a part of
         // a group (a group that could not be applied is answered, not made visible).
+        let mut ack = None;
+        let mut publish = None;
         if result.is_ok() && !work.is_empty() && self.shared.failed.lock().is_none() {
-            self.publish();
+            let semisync = &self.shared.semisync;
+            match self.group_end.take().filter(|_| semisync.enabled()) {
+                Some(end) => {
+                    ack = Some((end, work.len() as u64));
+                    if semisync.wait_point() == WaitPoint::AfterSync {
+                        // Taken now (nothing of the next group applied yet), made
+                        // visible once a replica has the group.
+                        publish = Some(Snap::new(&self.db));
+                    } else {
+                        self.publish();
+                    }
+                }
+                None => self.publish(),
+            }
             self.maybe_switch_memtable();
         }
         self.last_ticket += 1;
@@ -721,12 +776,14 @@ impl Writer {
             ticket: self.last_ticket,
             reqs,
             result,
+            ack,
+            publish,
         })
     }
 
     /// Makes everything applied so far visible to consistent reads.
     fn publish(&self) {
-        *self.shared.published.lock() = Snap::new(&self.db);
+        self.shared.publish(Snap::new(&self.db));
     }
 
     /// Switches to a new memtable once the active one reaches `switch_at` (engine mode;
@@ -840,6 +897,10 @@ impl Writer {
         // the changes; keep the bytes beside the changes (see `tail_records`).
         let capture = self.shared.sync_binlog.load(Ordering::Relaxed) != 1 || !self.tail.is_empty();
         let (appended, chunks, due) = self.append(reqs, work, capture)?;
+        self.group_end = appended.last().map(|a| a.end);
+        if let Some(end) = self.group_end {
+            self.shared.semisync.note_written(end.to_binlog());
+        }
         let mut chunks = capture.then_some(chunks);
         let mut batches = Vec::with_capacity(work.len());
         for (&i, a) in work.iter().zip(&appended) {
@@ -899,7 +960,13 @@ impl Writer {
             Ok(a)
         });
         let appended = match logged {
-            Ok(a) => a,
+            Ok(a) => {
+                self.group_end = a.last().map(|a| a.end);
+                if let Some(end) = self.group_end {
+                    self.shared.semisync.note_written(end.to_binlog());
+                }
+                a
+            }
             Err(e) => {
                 // Roll the prepared records back.
                 let mut rb = WriteBatch::default();

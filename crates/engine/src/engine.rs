@@ -164,6 +164,7 @@ pub struct Engine {
     pub(crate) locks: LockManager,
     pub(crate) wal: Arc<Wal>,
     pub(crate) committer: Committer,
+    pub(crate) semisync: Arc<crate::semisync::SemiSync>,
     /// Next AUTO_INCREMENT value per table (loaded lazily from the data).
     pub(crate) autoinc: Mutex<HashMap<TableId, u64>>,
     /// Next hidden row id per table without a primary key.
@@ -347,6 +348,7 @@ impl Engine {
         } else {
             0
         };
+        let semisync = Arc::new(crate::semisync::SemiSync::default());
         let committer = Committer::start(
             db.clone(),
             wal.clone(),
@@ -354,8 +356,10 @@ impl Engine {
             counters.clone(),
             switch_at,
             opts.commit_nice,
+            semisync.clone(),
         );
         let engine = Arc::new(Engine {
+            semisync,
             sync_binlog: AtomicU32::new(opts.sync_binlog),
             db,
             catalog: RwLock::new(Arc::new(catalog)),

@@ -36,6 +36,7 @@ mod priority;
 mod recovery;
 mod replicate;
 mod scan;
+mod semisync;
 mod txn;
 pub mod wait;
 mod wal;
@@ -47,4 +48,5 @@ pub use engine::{BinlogFs, DdlReplayer, Engine, EngineOptions, EngineStatus, Log
 pub use error::{EngineError, Result};
 pub use onelog_binlog::{Gtid, Preallocate, RowMetadata};
 pub use scan::{KeyRange, RowCursor, ScanOptions};
+pub use semisync::{SemiSync, SemiSyncStatus, WaitPoint};
 pub use txn::{CommitInfo, Isolation, LockMode, LoggedStatement, Row, Txn};

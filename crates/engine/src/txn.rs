@@ -86,10 +86,13 @@ pub(crate) struct Snap {
     // Declared before `_db`: dropped first.
     snap: SnapshotWithThreadMode<'static, DB>,
     _db: Arc<DB>,
+    /// RocksDB's last sequence number when the snapshot was taken (orders snapshots).
+    pub(crate) seq: u64,
 }
 
 impl Snap {
     pub(crate) fn new(db: &Arc<DB>) -> Arc<Snap> {
+        let seq = db.latest_sequence_number();
         let snap = db.snapshot();
         // SAFETY: the snapshot borrows the DB, which `_db` keeps alive for as long as the
         // snapshot exists (fields drop in declaration order).
@@ -97,6 +100,7 @@ impl Snap {
         Arc::new(Snap {
             snap,
             _db: db.clone(),
+            seq,
         })
     }
 

@@ -49,7 +49,7 @@ impl LogPos {
         })
     }
 
-    fn to_binlog(self) -> binlog::LogPos {
+    pub(crate) fn to_binlog(self) -> binlog::LogPos {
         binlog::LogPos {
             file_no: self.file,
             offset: self.offset,

@@ -33,6 +33,8 @@ pub struct Config {
     /// `--thread-handling=pool-of-threads`: limit running statements (see `pool.rs`).
     pub thread_pool: bool,
     pub pool: crate::pool::PoolOptions,
+    /// `--rpl-semi-sync-*`: set as the global variables of the same names at start-up.
+    pub semi_sync: Vec<(&'static str, String)>,
 }
 
 impl Default for Config {
@@ -52,6 +54,7 @@ impl Default for Config {
             require_secure_transport: false,
             skip_networking: false,
             skip_slave_start: false,
+            semi_sync: Vec::new(),
             thread_pool: false,
             pool: Default::default(),
         }
@@ -232,6 +235,34 @@ impl Config {
             "thread-pool-prio-kickup-timer" => {
                 self.pool.prio_kickup_timer = Duration::from_millis(num()?)
             }
+            "rpl-semi-sync-master-enabled" | "rpl-semi-sync-slave-enabled" => {
+                let name = if key.contains("master") {
+                    "rpl_semi_sync_master_enabled"
+                } else {
+                    "rpl_semi_sync_slave_enabled"
+                };
+                let on = parse_bool(v)?;
+                self.semi_sync.push((name, (on as u8).to_string()));
+            }
+            "rpl-semi-sync-master-timeout" => self
+                .semi_sync
+                .push(("rpl_semi_sync_master_timeout", num()?.to_string())),
+            "rpl-semi-sync-master-wait-no-slave" => {
+                let on = parse_bool(v)?;
+                self.semi_sync
+                    .push(("rpl_semi_sync_master_wait_no_slave", (on as u8).to_string()));
+            }
+            "rpl-semi-sync-master-wait-point" => {
+                let p = val()?;
+                onelog_engine::WaitPoint::parse(p).ok_or_else(|| {
+                    format!(
+                        "invalid --rpl-semi-sync-master-wait-point '{p}' (expected AFTER_SYNC \
+                         or AFTER_COMMIT)"
+                    )
+                })?;
+                self.semi_sync
+                    .push(("rpl_semi_sync_master_wait_point", p.to_string()));
+            }
             "ssl-cert" => self.ssl_cert = Some(PathBuf::from(val()?)),
             "ssl-key" => self.ssl_key = Some(PathBuf::from(val()?)),
             "ssl-ca" => self.ssl_ca = Some(PathBuf::from(val()?)),
@@ -319,6 +350,11 @@ Usage: onelogd [OPTIONS]
   --ssl-ca=FILE               PEM CA certificates; client certificates are asked for and
                               verified against them (REQUIRE X509/ISSUER/SUBJECT accounts)
   --require-secure-transport  refuse TCP connections without TLS
+  --rpl-semi-sync-master-enabled  commits wait for a semi-sync replica's ACK
+  --rpl-semi-sync-master-wait-point=AFTER_SYNC|AFTER_COMMIT  AFTER_SYNC: a group is visible
+                              and answered only once acknowledged (default AFTER_COMMIT)
+  --rpl-semi-sync-master-timeout=MS  --rpl-semi-sync-master-wait-no-slave=ON|OFF
+  --rpl-semi-sync-slave-enabled   as a replica, ask the primary for semi-sync
   --innodb-lock-wait-timeout=SECS  --block-cache-size=SIZE
   --rocksdb-write-buffer-size=SIZE  RocksDB memtable size (default 16M)
   --rocksdb-use-direct-reads  read table files with O_DIRECT (the block cache is the only cache)

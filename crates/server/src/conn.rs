@@ -29,6 +29,15 @@ pub enum Stream {
 }
 
 impl Stream {
+    /// A second handle on the socket, for a reader beside the writer (None over TLS).
+    pub(crate) fn socket(&self) -> Option<crate::semisync::Socket> {
+        match self {
+            Stream::Tcp(s) => s.try_clone().ok().map(crate::semisync::Socket::Tcp),
+            Stream::Unix(s) => s.try_clone().ok().map(crate::semisync::Socket::Unix),
+            Stream::Tls(_) => None,
+        }
+    }
+
     fn set_read_timeout(&self, d: Option<std::time::Duration>) {
         let _ = match self {
             Stream::Tcp(s) => s.set_read_timeout(d),

@@ -15,6 +15,7 @@ use onelog_types::{code, SqlError};
 
 use crate::conn::Stream;
 use crate::listener::Server;
+use crate::semisync::{self, AckSession};
 
 /// COM_BINLOG_DUMP flags.
 const DUMP_NON_BLOCK: u16 = 1;
@@ -95,11 +96,22 @@ fn dump_error(e: BinlogError, req: &DumpRequest<'_>) -> SqlError {
     }
 }
 
-fn write_event(ps: &mut PacketStream<Stream>, ev: &[u8]) -> Result<()> {
+/// Writes one event packet; `semi`: the semi-sync header's flags, for a semi-sync
+/// replica. An event that needs an ACK goes out at once, and the packet sequence restarts
+/// (see `semisync.rs`).
+fn write_event(ps: &mut PacketStream<Stream>, ev: &[u8], semi: Option<u8>) -> Result<()> {
     ps.write_packet_with(|b| {
         b.push(0);
+        if let Some(flags) = semi {
+            b.extend_from_slice(&[semisync::MAGIC, flags]);
+        }
         b.extend_from_slice(ev);
-    })
+    })?;
+    if semi.is_some_and(|f| f & semisync::NEED_ACK != 0) {
+        ps.flush()?;
+        ps.set_seq(1);
+    }
+    Ok(())
 }
 
 /// Serves one dump until the client goes, the dump is killed or the server stops. Errors
@@ -195,6 +207,19 @@ fn run(
     onelog_engine::wait::blocking(|| {
         let _nice = LowerPriority::new();
         let mut stream = DumpStream::open(log, opts).map_err(refused)?;
+        // A semi-sync replica: every packet has the header; ACKs are read beside the dump
+        // (not over TLS, where the connection cannot be read from another thread: the
+        // replica is then served asynchronously, every flag clear).
+        let ack = match (vars.semi_sync, ps.get_ref().socket()) {
+            (true, Some(sock)) => {
+                AckSession::start(engine.clone(), sock, ps.unread().to_vec(), req.server_id).ok()
+            }
+            _ => None,
+        };
+        let semi = |group_end| {
+            vars.semi_sync
+                .then(|| ack.as_ref().map_or(0, |a| a.flags_for(group_end)))
+        };
         let mut last_sent = Instant::now();
         // An event written after a wait, not flushed yet.
         let mut pending = false;
@@ -204,8 +229,10 @@ fn run(
             stream.set_sync_after(sync_after);
             // Everything durable now, then one flush (one send per group).
             let mut sent = std::mem::take(&mut pending);
-            while let Item::Event(ev) = stream.next(Duration::ZERO).map_err(refused)? {
-                write_event(ps, &ev)?;
+            while let Item::Event { bytes, group_end } =
+                stream.next(Duration::ZERO).map_err(refused)?
+            {
+                write_event(ps, &bytes, semi(group_end))?;
                 sent = true;
             }
             if sent {
@@ -225,16 +252,16 @@ fn run(
                 let due = last_sent + hb;
                 let now = Instant::now();
                 if now >= due {
-                    write_event(ps, &stream.heartbeat())?;
+                    write_event(ps, &stream.heartbeat(), semi(None))?;
                     ps.flush()?;
                     last_sent = now;
                     continue;
                 }
                 wait = wait.min(due - now);
             }
-            if let Item::Event(ev) = stream.next(wait).map_err(refused)? {
+            if let Item::Event { bytes, group_end } = stream.next(wait).map_err(refused)? {
                 // The rest of its group is durable too: sent with it, above.
-                write_event(ps, &ev)?;
+                write_event(ps, &bytes, semi(group_end))?;
                 pending = true;
             }
         }

@@ -17,6 +17,7 @@ mod dump;
 mod listener;
 pub mod pool;
 mod replica;
+mod semisync;
 mod tls;
 mod x509_name;
 

@@ -48,6 +48,26 @@ pub fn run(cfg: Config) -> Result<(), String> {
         _ => return Err("--ssl-cert and --ssl-key must be given together".into()),
     };
     let db = Database::open(cfg.engine.clone()).map_err(|e| e.message)?;
+    {
+        let ss = db.engine().semisync();
+        for (name, v) in &cfg.semi_sync {
+            match *name {
+                "rpl_semi_sync_master_enabled" => ss.set_enabled(v == "1"),
+                "rpl_semi_sync_slave_enabled" => {
+                    ss.slave_enabled.store(v == "1", Ordering::Relaxed)
+                }
+                "rpl_semi_sync_master_wait_no_slave" => ss.set_wait_no_slave(v == "1"),
+                "rpl_semi_sync_master_timeout" => ss.set_timeout(std::time::Duration::from_millis(
+                    v.parse().unwrap_or(10_000),
+                )),
+                _ => {
+                    if let Some(p) = onelog_engine::WaitPoint::parse(v) {
+                        ss.set_wait_point(p)
+                    }
+                }
+            }
+        }
+    }
     // The read-only globals that describe this server (`@@port`, `@@socket`, ...); clients
     // read some of them (the Rust mysql crate sizes its packets by @@max_allowed_packet).
     let socket = cfg.socket.as_ref().map(|p| p.display().to_string());

@@ -64,6 +64,8 @@ pub struct DumpVars {
     pub heartbeat_ns: u64,
     /// `@mariadb_slave_capability`.
     pub capability: u64,
+    /// `@rpl_semi_sync_slave`: every event packet carries the semi-sync header.
+    pub semi_sync: bool,
 }
 
 fn text(v: &Value) -> Option<String> {
@@ -166,6 +168,7 @@ impl Session {
             ignore_duplicates: number(&self.user_variable("slave_gtid_ignore_duplicates")) != 0,
             heartbeat_ns: number(&self.user_variable("master_heartbeat_period")),
             capability: number(&self.user_variable("mariadb_slave_capability")),
+            semi_sync: number(&self.user_variable("rpl_semi_sync_slave")) != 0,
         })
     }
 }

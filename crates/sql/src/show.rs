@@ -742,6 +742,31 @@ fn status_rows(sess: &Session) -> Vec<(String, Value)> {
         ("Threads_running".into(), u(1)),
         ("Uptime".into(), u(sess.db.uptime())),
     ];
+    let ss = sess.db.engine.semisync();
+    let semi = ss.status();
+    let on_off = |b: bool| s(if b { "ON" } else { "OFF" });
+    v.extend([
+        ("Rpl_semi_sync_master_clients".into(), u(semi.clients)),
+        (
+            "Rpl_semi_sync_master_net_avg_wait_time".into(),
+            u(semi.net_avg_wait_us),
+        ),
+        ("Rpl_semi_sync_master_net_waits".into(), u(semi.net_waits)),
+        ("Rpl_semi_sync_master_no_tx".into(), u(semi.no_tx)),
+        ("Rpl_semi_sync_master_off_times".into(), u(semi.off_times)),
+        ("Rpl_semi_sync_master_get_ack".into(), u(semi.acks)),
+        ("Rpl_semi_sync_master_status".into(), on_off(semi.on)),
+        (
+            "Rpl_semi_sync_master_tx_avg_wait_time".into(),
+            u(semi.tx_avg_wait_us),
+        ),
+        ("Rpl_semi_sync_master_tx_waits".into(), u(semi.tx_waits)),
+        ("Rpl_semi_sync_master_yes_tx".into(), u(semi.yes_tx)),
+        (
+            "Rpl_semi_sync_slave_status".into(),
+            on_off(ss.slave_status.load(Ordering::Relaxed)),
+        ),
+    ]);
     for (k, n) in sess.db.com_counters.lock().iter() {
         v.push((k.to_string(), u(*n)));
     }

@@ -59,6 +59,17 @@ impl Session {
             "gtid_slave_pos" => Value::str(&e.gtid_slave_pos()),
             "binlog_row_metadata" => Value::str(e.binlog_row_metadata().name()),
             "last_gtid" => Value::str(&self.last_gtid),
+            "rpl_semi_sync_master_enabled" => Value::Int(e.semisync().enabled() as i64),
+            "rpl_semi_sync_master_timeout" => {
+                Value::UInt(e.semisync().timeout().as_millis() as u64)
+            }
+            "rpl_semi_sync_master_wait_no_slave" => Value::Int(e.semisync().wait_no_slave() as i64),
+            "rpl_semi_sync_master_wait_point" => Value::str(e.semisync().wait_point().name()),
+            "rpl_semi_sync_slave_enabled" => Value::Int(
+                e.semisync()
+                    .slave_enabled
+                    .load(std::sync::atomic::Ordering::Relaxed) as i64,
+            ),
             "gtid_seq_no" => Value::UInt(self.gtid_seq_no),
             "gtid_binlog_state" => {
                 if binlog_on {
@@ -266,6 +277,26 @@ impl Session {
                 )
             })?;
             self.db.engine.set_binlog_row_metadata(meta);
+            return Ok(());
+        }
+        if d.name.starts_with("rpl_semi_sync_") {
+            let ss = self.db.engine.semisync();
+            match d.name {
+                "rpl_semi_sync_master_enabled" => ss.set_enabled(expr_truth(&v)),
+                "rpl_semi_sync_master_timeout" => {
+                    let ms = crate::expr::to_i64(&v).clamp(0, u32::MAX as i64) as u64;
+                    ss.set_timeout(std::time::Duration::from_millis(ms))
+                }
+                "rpl_semi_sync_master_wait_no_slave" => ss.set_wait_no_slave(expr_truth(&v)),
+                "rpl_semi_sync_master_wait_point" => {
+                    if let Some(p) = onelog_engine::WaitPoint::parse(&crate::expr::to_string(&v)) {
+                        ss.set_wait_point(p)
+                    }
+                }
+                _ => ss
+                    .slave_enabled
+                    .store(expr_truth(&v), std::sync::atomic::Ordering::Relaxed),
+            }
             return Ok(());
         }
         if d.name == "sync_binlog" {
