@@ -241,7 +241,12 @@ impl SemiSync {
             return false;
         }
         let st = self.state.lock();
-        st.committed.is_none_or(|c| end >= c) && (!st.on || st.reply.is_none_or(|r| r < end))
+        if st.on {
+            // Only a group some commit waits for (no ACKs while a replica catches up).
+            st.committed.is_some_and(|c| end >= c) && st.reply.is_none_or(|r| r < end)
+        } else {
+            st.committed.is_none_or(|c| end >= c)
+        }
     }
 
     /// A replica acknowledged the binlog up to `pos`; `net_wait`: how long after the
@@ -304,7 +309,13 @@ mod tests {
         s.set_enabled(true);
         s.set_timeout(Duration::from_millis(50));
         s.add_client();
+        assert!(!s.needs_ack(pos(100)), "no commit waits for it");
+        s.note_written(pos(100));
         assert!(s.needs_ack(pos(100)));
+        assert!(
+            !s.needs_ack(pos(90)),
+            "a later group is written: its ACK covers this one"
+        );
         let s2 = s.clone();
         let t = std::thread::spawn(move || s2.wait_acked(pos(100), 3));
         std::thread::sleep(Duration::from_millis(10));

@@ -68,6 +68,10 @@ pub struct Client<S> {
     /// The server's version string (`5.5.5-10.11.x-MariaDB` for MariaDB).
     pub server_version: String,
     pub connection_id: u32,
+    /// The dump carries the semi-sync header (the client set `@rpl_semi_sync_slave`).
+    semi_sync: bool,
+    /// The last event read asked for a semi-sync ACK.
+    needs_ack: bool,
 }
 
 impl Client<TcpStream> {
@@ -166,6 +170,8 @@ impl<S: Read + Write> Client<S> {
             ps,
             server_version,
             connection_id,
+            semi_sync: false,
+            needs_ack: false,
         })
     }
 
@@ -273,10 +279,56 @@ impl<S: Read + Write> Client<S> {
         self.send(&p)
     }
 
+    /// Reads the dump as a semi-sync replica: every event packet then starts with the
+    /// semi-sync header (`0xEF | flags`), and the primary restarts its packet numbers
+    /// after an event that needs an ACK (see [`Client::send_semi_sync_ack`]).
+    pub fn set_semi_sync(&mut self, on: bool) {
+        self.semi_sync = on;
+    }
+
+    pub fn is_semi_sync(&self) -> bool {
+        self.semi_sync
+    }
+
+    /// Whether the last event [`Client::read_dump`] returned asked for an ACK.
+    pub fn needs_ack(&self) -> bool {
+        self.needs_ack
+    }
+
+    /// Acknowledges the primary's binlog up to `pos` in `file` (`0xEF | pos u64 LE |
+    /// file`), as packet 0; the dump's numbering goes on where it was.
+    pub fn send_semi_sync_ack(&mut self, file: &str, pos: u64) -> ClientResult<()> {
+        let next = self.ps.seq();
+        let mut p = vec![0xEF];
+        p.extend_from_slice(&pos.to_le_bytes());
+        p.extend_from_slice(file.as_bytes());
+        self.ps.reset_seq();
+        self.ps.write_packet(&p)?;
+        self.ps.flush()?;
+        self.ps.set_seq(next);
+        self.needs_ack = false;
+        Ok(())
+    }
+
     /// The next packet of a binlog dump.
     pub fn read_dump(&mut self) -> ClientResult<DumpPacket> {
         let p = self.ps.read_packet()?;
+        self.needs_ack = false;
         match p.first() {
+            Some(0x00) if self.semi_sync => {
+                if p.len() < 3 || p[1] != 0xEF {
+                    return Err(ProtocolError::Malformed(
+                        "Missing magic number for semi-sync packet",
+                    )
+                    .into());
+                }
+                if p[2] & 0x01 != 0 {
+                    self.needs_ack = true;
+                    // The primary numbers its next packet 1 (after its flush of this one).
+                    self.ps.set_seq(1);
+                }
+                Ok(DumpPacket::Event(p[3..].to_vec()))
+            }
             Some(0x00) => Ok(DumpPacket::Event(p[1..].to_vec())),
             Some(0xfe) if p.len() < 9 => Ok(DumpPacket::Eof),
             Some(0xff) => Err(ClientError::Server(decode_err(&p))),

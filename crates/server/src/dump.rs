@@ -244,7 +244,10 @@ fn run(
                 ps.flush()?;
                 return Ok(());
             }
-            if session.is_killed() || server.stopping.load(Ordering::Relaxed) {
+            if session.is_killed()
+                || server.stopping.load(Ordering::Relaxed)
+                || ack.as_ref().is_some_and(|a| a.closed())
+            {
                 return Ok(());
             }
             let mut wait = POLL;

@@ -65,6 +65,8 @@ struct Sent {
     furthest: Option<LogPos>,
     /// Events sent with the "needs ACK" flag and when, oldest first.
     flagged: VecDeque<(LogPos, Instant)>,
+    /// The replica closed the connection (the reader saw its end).
+    closed: bool,
 }
 
 /// One semi-sync replica's dump: registered with [`SemiSync`] while it lives. Dropping
@@ -90,13 +92,22 @@ impl AckSession {
         let s = sent.clone();
         std::thread::Builder::new()
             .name("onelog-semisync-ack".into())
-            .spawn(move || read_acks(&engine, reader, unread, server_id, &s))?;
+            .spawn(move || {
+                read_acks(&engine, reader, unread, server_id, &s);
+                s.lock().closed = true;
+            })?;
         semisync.add_client();
         Ok(AckSession {
             semisync,
             sent,
             socket,
         })
+    }
+
+    /// Whether the replica closed the connection: the dump ends (an idle dump without
+    /// heartbeats would only notice at its next write).
+    pub fn closed(&self) -> bool {
+        self.sent.lock().closed
     }
 
     /// An event ending at `end` was written to the replica; `group_end`: it ends a

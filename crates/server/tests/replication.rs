@@ -5,10 +5,9 @@
 
 mod common;
 use common::mariadb::MariaDb;
+use common::raw::{dump_packet, err_of, Raw};
 use common::*;
 use mysql::prelude::Queryable;
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 /// A MariaDB 10.11 replica of `primary` (grant tables on, so account statements apply).
@@ -414,81 +413,6 @@ fn mariadb_binlog_reads_from_the_server() {
 }
 
 // ---- a raw client, for the requests no real tool sends ----
-
-struct Raw {
-    s: TcpStream,
-    seq: u8,
-}
-
-impl Raw {
-    fn connect(port: u16, user: &str) -> Raw {
-        let s = TcpStream::connect(("127.0.0.1", port)).unwrap();
-        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-        let mut r = Raw { s, seq: 0 };
-        let _greeting = r.read();
-        // CLIENT_LONG_PASSWORD | PROTOCOL_41 | SECURE_CONNECTION | PLUGIN_AUTH, no password.
-        let caps: u32 = 0x1 | 0x200 | 0x8000 | 0x80000;
-        let mut p = caps.to_le_bytes().to_vec();
-        p.extend_from_slice(&(16u32 << 20).to_le_bytes());
-        p.push(45);
-        p.extend_from_slice(&[0; 23]);
-        p.extend_from_slice(user.as_bytes());
-        p.push(0);
-        p.push(0);
-        p.extend_from_slice(b"mysql_native_password\0");
-        r.write(&p);
-        let ok = r.read();
-        assert_eq!(ok[0], 0, "login failed: {}", String::from_utf8_lossy(&ok));
-        r
-    }
-
-    fn write(&mut self, payload: &[u8]) {
-        let mut b = (payload.len() as u32).to_le_bytes()[..3].to_vec();
-        b.push(self.seq);
-        b.extend_from_slice(payload);
-        self.s.write_all(&b).unwrap();
-        self.seq = self.seq.wrapping_add(1);
-    }
-
-    fn read(&mut self) -> Vec<u8> {
-        let mut h = [0u8; 4];
-        self.s.read_exact(&mut h).unwrap();
-        self.seq = h[3].wrapping_add(1);
-        let n = u32::from_le_bytes([h[0], h[1], h[2], 0]) as usize;
-        let mut b = vec![0; n];
-        self.s.read_exact(&mut b).unwrap();
-        b
-    }
-
-    fn command(&mut self, payload: &[u8]) -> Vec<u8> {
-        self.seq = 0;
-        self.write(payload);
-        self.read()
-    }
-
-    fn query(&mut self, sql: &str) {
-        let mut p = vec![0x03];
-        p.extend_from_slice(sql.as_bytes());
-        let r = self.command(&p);
-        assert_eq!(r[0], 0, "{sql}: {}", String::from_utf8_lossy(&r));
-    }
-}
-
-/// (code, message) of an ERR packet.
-fn err_of(p: &[u8]) -> (u16, String) {
-    assert_eq!(p[0], 0xff, "not an error: {p:?}");
-    let code = u16::from_le_bytes([p[1], p[2]]);
-    (code, String::from_utf8_lossy(&p[9..]).into_owned())
-}
-
-fn dump_packet(pos: u32, flags: u16, server_id: u32, file: &str) -> Vec<u8> {
-    let mut p = vec![0x12];
-    p.extend_from_slice(&pos.to_le_bytes());
-    p.extend_from_slice(&flags.to_le_bytes());
-    p.extend_from_slice(&server_id.to_le_bytes());
-    p.extend_from_slice(file.as_bytes());
-    p
-}
 
 #[test]
 fn bad_dump_and_register_requests_get_mariadb_errors() {

@@ -415,6 +415,10 @@ impl Worker {
         let heartbeat = Duration::from_secs_f64(c.heartbeat_period.max(0.1));
         let _ = client.set_read_timeout(Some(heartbeat * 2 + Duration::from_secs(5)));
         let mut crc = true;
+        // A semi-sync ACK asked for, sent once what it covers is committed here.
+        let mut pending_ack: Option<(String, u64)> = None;
+        let semi = self.db.engine().semisync().clone();
+        let _status = SlaveStatus::set(&semi, client.is_semi_sync());
         loop {
             if self.stopped() {
                 return End::Stopped;
@@ -457,22 +461,35 @@ impl Worker {
                     st.gtid_io_pos = g.gtid(h.server_id).to_string();
                 }
             }
+            if client.needs_ack() {
+                let file = self.status.lock().master_log_file.clone();
+                pending_ack = Some((file, h.log_pos as u64));
+            }
             if let Event::Heartbeat(_) = ev {
                 let mut st = self.status.lock();
                 if !applier.in_group() {
                     st.behind = Some(0);
                 }
-                continue;
-            }
-            match applier.apply(&h, &ev) {
-                Ok(Applied::Event) => {}
-                Ok(Applied::Group(_)) => {
-                    let mut st = self.status.lock();
-                    st.groups += 1;
-                    st.exec_pos = st.read_pos;
-                    st.behind = Some(now_secs().saturating_sub(h.timestamp as u64));
+            } else {
+                match applier.apply(&h, &ev) {
+                    Ok(Applied::Event) => {}
+                    Ok(Applied::Group(_)) => {
+                        let mut st = self.status.lock();
+                        st.groups += 1;
+                        st.exec_pos = st.read_pos;
+                        st.behind = Some(now_secs().saturating_sub(h.timestamp as u64));
+                    }
+                    Err(e) => return End::Sql(e.code, e.message),
                 }
-                Err(e) => return End::Sql(e.code, e.message),
+            }
+            // Acknowledged once committed (durable) here: stronger than a MariaDB replica's
+            // ACK, which only says the event reached its relay log.
+            if !applier.in_group() {
+                if let Some((file, pos)) = pending_ack.take() {
+                    if let Err(e) = client.send_semi_sync_ack(&file, pos) {
+                        return io_end(e);
+                    }
+                }
             }
         }
     }
@@ -512,6 +529,24 @@ impl Worker {
         };
         q(client, &format!("SET @slave_connect_state = '{pos}'"))?;
         q(client, "SET @slave_gtid_strict_mode = 0")?;
+        if self
+            .db
+            .engine()
+            .semisync()
+            .slave_enabled
+            .load(Ordering::Relaxed)
+        {
+            // As a MariaDB replica: semi-sync only with a primary that has it.
+            match client.query("SELECT @@global.rpl_semi_sync_master_enabled") {
+                Ok(_) => {
+                    q(client, "SET @rpl_semi_sync_slave = 1")?;
+                    client.set_semi_sync(true);
+                }
+                Err(_) => eprintln!(
+                    "onelog: the primary does not support semi-sync replication;                      replicating asynchronously"
+                ),
+            }
+        }
         q(client, "SET @slave_gtid_ignore_duplicates = 0")?;
         client
             .register_slave(self.server_id, "", 0)
@@ -520,6 +555,22 @@ impl Worker {
             .binlog_dump(4, 0, self.server_id, "")
             .map_err(io_end)?;
         Ok(())
+    }
+}
+
+/// `Rpl_semi_sync_slave_status`: ON while a semi-sync dump is being read.
+struct SlaveStatus<'a>(&'a onelog_engine::SemiSync);
+
+impl<'a> SlaveStatus<'a> {
+    fn set(s: &'a onelog_engine::SemiSync, on: bool) -> SlaveStatus<'a> {
+        s.slave_status.store(on, Ordering::Relaxed);
+        SlaveStatus(s)
+    }
+}
+
+impl Drop for SlaveStatus<'_> {
+    fn drop(&mut self) {
+        self.0.slave_status.store(false, Ordering::Relaxed);
     }
 }
 

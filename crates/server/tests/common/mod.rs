@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod mariadb;
+pub mod raw;
 
 use std::fs::File;
 use std::io::{Read, Write};
