@@ -62,6 +62,10 @@ struct State {
     reply: Option<LogPos>,
     /// The end of the last group a commit waited for (or would have).
     committed: Option<LogPos>,
+    /// Ends of the groups written while ON and not acknowledged yet: the events a dump
+    /// flags (each waiting group gets its ACK as soon as the replica has it, not with a
+    /// later group's).
+    waiting: std::collections::BTreeSet<LogPos>,
     yes_tx: u64,
     no_tx: u64,
     off_times: u64,
@@ -133,6 +137,7 @@ impl SemiSync {
         st.on = on;
         st.reply = None;
         st.committed = None;
+        st.waiting.clear();
         self.acked.notify_all();
     }
 
@@ -197,6 +202,7 @@ impl SemiSync {
             {
                 st.on = false;
                 st.off_times += 1;
+                st.waiting.clear();
                 st.no_tx += commits;
                 eprintln!(
                     "onelog: timeout waiting for a semi-sync reply of binlog position \
@@ -231,11 +237,14 @@ impl SemiSync {
         if st.committed.is_none_or(|c| c < end) {
             st.committed = Some(end);
         }
+        if st.on && st.reply.is_none_or(|r| r < end) {
+            st.waiting.insert(end);
+        }
     }
 
-    /// Whether the event that ends a group at `end` asks the replica for an ACK: when it
-    /// is the last group written so far (its ACK covers every earlier one) and, while ON,
-    /// not acknowledged yet. While OFF, that ACK switches semi-sync ON again.
+    /// Whether the event that ends a group at `end` asks the replica for an ACK: while ON,
+    /// when a commit waits for that group; while OFF, when it is the last group written
+    /// (its ACK switches semi-sync ON again).
     pub fn needs_ack(&self, end: LogPos) -> bool {
         if !self.enabled() {
             return false;
@@ -243,7 +252,7 @@ impl SemiSync {
         let st = self.state.lock();
         if st.on {
             // Only a group some commit waits for (no ACKs while a replica catches up).
-            st.committed.is_some_and(|c| end >= c) && st.reply.is_none_or(|r| r < end)
+            st.waiting.contains(&end)
         } else {
             st.committed.is_none_or(|c| end >= c)
         }
@@ -264,6 +273,10 @@ impl SemiSync {
         if st.reply.is_none_or(|r| r < pos) {
             st.reply = Some(pos);
         }
+        st.waiting = st.waiting.split_off(&LogPos {
+            file_no: pos.file_no,
+            offset: pos.offset + 1,
+        });
         if !st.on && st.committed.is_none_or(|c| pos >= c) {
             st.on = true;
             eprintln!(
@@ -312,9 +325,10 @@ mod tests {
         assert!(!s.needs_ack(pos(100)), "no commit waits for it");
         s.note_written(pos(100));
         assert!(s.needs_ack(pos(100)));
+        s.note_written(pos(110));
         assert!(
-            !s.needs_ack(pos(90)),
-            "a later group is written: its ACK covers this one"
+            s.needs_ack(pos(110)) && !s.needs_ack(pos(105)),
+            "only written group ends"
         );
         let s2 = s.clone();
         let t = std::thread::spawn(move || s2.wait_acked(pos(100), 3));

@@ -205,7 +205,8 @@ fn run(
     // The whole dump is a wait as far as the thread pool is concerned.
     let refused = |e| DumpEnd::Refused(dump_error(e, req));
     onelog_engine::wait::blocking(|| {
-        let _nice = LowerPriority::new();
+        // A semi-sync replica's dump is on the commit path: it keeps its priority.
+        let _nice = (!vars.semi_sync).then(LowerPriority::new);
         let mut stream = DumpStream::open(log, opts).map_err(refused)?;
         // A semi-sync replica: every packet has the header; ACKs are read beside the dump
         // (not over TLS, where the connection cannot be read from another thread: the

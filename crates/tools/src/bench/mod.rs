@@ -9,6 +9,7 @@ pub mod markdown;
 pub mod repl_report;
 pub mod replication;
 pub mod report;
+pub mod semisync;
 pub mod shim;
 pub mod sync_binlog;
 pub mod sync_limit;
@@ -34,6 +35,10 @@ Usage: onelog bench <workload> [options]
                     mariadb-binlog with 0, 1 or 4 MariaDB replicas attached (and 4 receiving
                     only): throughput, latency, each replica's receipt and apply lag
                     (default delay: 1000 us)
+  semisync          single-row autocommit inserts on onelog-engine and mariadb-binlog with
+                    one MariaDB replica behind a delaying proxy, semi-sync (AFTER_SYNC) off
+                    and on (options: --delay-us N (1000), --net-delay-us N (200, each way),
+                    --clients LIST (1,16), --seconds S (15), --out FILE)
   sync-limit        8 KiB write + fdatasync rounds per second of one thread (L)
 Options:
   --quick                 small sizes and short durations (about 10 minutes for `all`)
@@ -309,6 +314,9 @@ pub fn main(args: &[String]) -> i32 {
     if workload == "sync-limit" {
         return sync_limit_cmd(&args[1..]);
     }
+    if workload == "semisync" {
+        return semisync_cmd(&args[1..]);
+    }
     let cfg = match config_from(workload, &args[1..]) {
         Ok(c) => c,
         Err(e) => {
@@ -372,6 +380,52 @@ fn sync_limit_cmd(args: &[String]) -> i32 {
         }
         Err(e) => {
             eprintln!("onelog bench sync-limit: {e}");
+            1
+        }
+    }
+}
+
+fn semisync_cmd(args: &[String]) -> i32 {
+    let run = || -> Result<String, String> {
+        let o = parse_opts(args)?;
+        let num = |k: &str, d: u64| -> Result<u64, String> {
+            o.get(k)
+                .map_or(Ok(d), |v| v.parse().map_err(|_| format!("bad --{k} '{v}'")))
+        };
+        let delay_us = num("delay-us", 1000)?;
+        let net = std::time::Duration::from_micros(num("net-delay-us", 200)?);
+        let clients: Vec<usize> = match o.get("clients") {
+            Some(v) => parse_list(v, "client count")?,
+            None => vec![1, 16],
+        };
+        let secs = num("seconds", 15)? as f64;
+        let workdir = o.get("workdir").map(PathBuf::from).unwrap_or_else(|| {
+            std::env::temp_dir().join(format!("onelog-bench-{}", std::process::id()))
+        });
+        std::fs::create_dir_all(&workdir).map_err(|e| format!("{}: {e}", workdir.display()))?;
+        let shim = shim::build(&workdir.join("shim"))?;
+        let env = Env::new(
+            workdir.clone(),
+            shim,
+            o.get("onelogd").map(PathBuf::from),
+            "256M".into(),
+            false,
+        );
+        let points = semisync::run(&env, delay_us, net, &clients, secs);
+        let _ = std::fs::remove_dir_all(&workdir);
+        let text = semisync::report(&points?, delay_us, net);
+        if let Some(out) = o.get("out") {
+            std::fs::write(out, &text).map_err(|e| format!("{out}: {e}"))?;
+        }
+        Ok(text)
+    };
+    match run() {
+        Ok(text) => {
+            println!("{text}");
+            0
+        }
+        Err(e) => {
+            eprintln!("onelog bench semisync: {e}");
             1
         }
     }
