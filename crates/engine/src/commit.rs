@@ -365,6 +365,9 @@ impl Committer {
             tail_bytes: 0,
             last_ticket: 0,
             group_end: None,
+            panic_at: std::env::var("ONELOG_TEST_PANIC_AT_GROUP")
+                .ok()
+                .and_then(|v| v.parse().ok()),
         };
         Committer {
             shared,
@@ -639,6 +642,9 @@ struct Writer {
     last_ticket: u64,
     /// Where the group being processed ends in the binlog (set by the log modes).
     group_end: Option<LogPos>,
+    /// Test hook: the engine-mode group (numbered from 1 since start-up) whose commit
+    /// panics before it is applied (`ONELOG_TEST_PANIC_AT_GROUP`).
+    panic_at: Option<u64>,
 }
 
 /// A processed group (written, synced per `sync_binlog`, applied, published) on its way
@@ -744,11 +750,24 @@ impl Writer {
         let result = if work.is_empty() {
             Ok(vec![CommitInfo::default(); reqs.len()])
         } else {
-            match self.mode {
+            // A panic here must not leave the group unanswered and the committer led by
+            // nobody: it is a failure of the log (sticky: every later commit gets an error)
+            // and the server stops; a restart recovers from the binlog.
+            let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match self.mode {
                 LogMode::Engine => self.commit_engine(&mut reqs, &work),
                 LogMode::File => self.commit_file(&mut reqs, &work),
                 LogMode::Off => self.commit_off(&mut reqs, &work),
-            }
+            }));
+            ran.unwrap_or_else(|p| {
+                let msg = p
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| p.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "(no message)".into());
+                let why = format!("a commit panicked: {msg}");
+                self.fail_applying_durable(why.clone());
+                Err(EngineError::LogFailed(why))
+            })
         };
         // After a failure nothing more is published: the memtable may hold a part of
         // a group (a group that could not be applied is answered, not made visible).
@@ -912,6 +931,10 @@ impl Writer {
             batches.push(batch);
         }
         self.groups += 1;
+        if self.panic_at == Some(self.groups) {
+            // The test hook of the panic test (`ONELOG_TEST_PANIC_AT_GROUP`).
+            panic!("ONELOG_TEST_PANIC_AT_GROUP={}", self.groups);
+        }
         // Once the group is in the log (synced, or appended when `sync_binlog` != 1), it
         // is committed: a failure to apply it does not make its commits fail.
         if due && self.groups >= self.apply_here_until {

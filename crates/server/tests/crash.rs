@@ -307,3 +307,68 @@ fn crash_engine_mode() {
 fn crash_file_mode() {
     crash_test(&["--binlog-storage=file"], "file");
 }
+
+/// A panic on the commit path (a test hook makes the commit of the 150th group panic)
+/// answers that group with an error and fails the log: the other writers get errors, none
+/// hangs, and the server stops; a restart recovers every acknowledged commit.
+#[test]
+fn a_panic_in_a_commit_fails_the_log_and_the_restart_recovers() {
+    let mut srv = Server::start_with_env(&[], &[("ONELOG_TEST_PANIC_AT_GROUP", "150")]);
+    let mut c = srv.conn(None);
+    c.query_drop("CREATE DATABASE p").unwrap();
+    c.query_drop("CREATE TABLE p.t (id INT PRIMARY KEY, w INT)")
+        .unwrap();
+    let acked = std::sync::Arc::new(std::sync::Mutex::new(Vec::<u32>::new()));
+    let writers: Vec<_> = (0..4u32)
+        .map(|w| {
+            let opts = srv.opts(None);
+            let acked = acked.clone();
+            std::thread::spawn(move || -> String {
+                let mut c = mysql::Conn::new(opts).unwrap();
+                for i in 0..100_000u32 {
+                    let id = w * 1_000_000 + i;
+                    match c.query_drop(format!("INSERT INTO p.t VALUES ({id}, {w})")) {
+                        Ok(()) => acked.lock().unwrap().push(id),
+                        Err(e) => return e.to_string(),
+                    }
+                }
+                "no error".into()
+            })
+        })
+        .collect();
+    let t = Instant::now();
+    let errors: Vec<String> = writers.into_iter().map(|w| w.join().unwrap()).collect();
+    assert!(t.elapsed() < Duration::from_secs(60), "writers hung");
+    for e in &errors {
+        assert_ne!(e, "no error");
+    }
+    // The server stops by itself after the failure.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while srv.is_running() {
+        assert!(
+            Instant::now() < deadline,
+            "onelogd still running after the panic"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let log = srv.log_text();
+    assert!(log.contains("a commit panicked"), "{log}");
+    srv.kill9(); // reaps the exited process
+    srv.restart();
+    let mut c = srv.conn(None);
+    let have: Vec<u32> = c.query("SELECT id FROM p.t").unwrap();
+    let have: std::collections::HashSet<u32> = have.into_iter().collect();
+    let acked = acked.lock().unwrap();
+    assert!(
+        acked.len() > 50,
+        "only {} commits before the panic",
+        acked.len()
+    );
+    let missing = acked.iter().filter(|i| !have.contains(i)).count();
+    assert_eq!(
+        missing,
+        0,
+        "acknowledged commits lost: {missing} of {}",
+        acked.len()
+    );
+}
