@@ -155,10 +155,14 @@ pub(crate) fn load_catalog(db: &DB) -> Result<Catalog> {
         ..Default::default()
     };
     if let Some(v) = db.get(keys::CATALOG_NEXT)? {
-        if v.len() == 8 {
-            cat.next_table_id = u32::from_le_bytes(v[0..4].try_into().unwrap());
-            cat.next_index_id = u32::from_le_bytes(v[4..8].try_into().unwrap());
+        if v.len() != 8 {
+            return Err(EngineError::Corrupt(format!(
+                "catalog id record of {} bytes",
+                v.len()
+            )));
         }
+        cat.next_table_id = u32::from_le_bytes(v[0..4].try_into().unwrap());
+        cat.next_index_id = u32::from_le_bytes(v[4..8].try_into().unwrap());
     }
     let mut it = range_iter(db, b"Cd".to_vec(), b"Cu".to_vec());
     it.seek_to_first();

@@ -330,7 +330,12 @@ impl Engine {
         partitioned.set_block_based_table_factory(&table_format(&cache, true));
         let table_opts = [o.clone(), partitioned];
         let db = Arc::new(DB::open(&o, opts.datadir.join("rocksdb"))?);
-        keys::migrate_applied(&db)?;
+        if let Some(from) = keys::upgrade(&db)? {
+            eprintln!(
+                "onelog: data directory upgraded from format version {from} to {}",
+                keys::FORMAT_VERSION
+            );
+        }
         let layout = Arc::new(Layout::new(
             db.clone(),
             opts.block_cache_size as u64,

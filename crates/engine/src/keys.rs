@@ -7,6 +7,7 @@
 //! | `C` `d` db-name                       | DatabaseDef (JSON)                      |
 //! | `C` `t` table-id u32 BE               | TableDef (JSON)                         |
 //! | `C` `n`                               | next table id u32 LE, next index id u32 LE |
+//! | `C` `v`                               | format version u32 LE (see [`upgrade`]) |
 //! | `P` xid u64 BE                        | prepared transaction (file mode): its WriteBatch |
 //! | `T` file u32 BE offset u64 BE         | binlog bytes written there and not yet synced (`sync_binlog` != 1) |
 //! | `I` index-id u32 BE key...            | primary: the row (rowcodec); secondary: empty |
@@ -21,21 +22,26 @@
 use onelog_types::{ColumnType, Value};
 
 use crate::catalog::{IndexDef, IndexId, TableDef};
-use crate::error::Result;
+use crate::error::{EngineError, Result};
 use crate::keycode;
 
 /// The applied log position, written with every commit group, so every memtable and
 /// level-0 file holds it. It sorts before every index key (`A` < `C` < `I`): a level-0
 /// file's key range then ends at the highest index key written to it, below the ids that
 /// index builds take next (ids only grow), and a build's files (`bulk.rs`) go straight to
-/// the last level at ingestion. A key past every index (`Mapplied`, where older data
-/// directories keep it) made every level-0 file's range cover the new index: a build
-/// ingested while level 0 held files went to level 0, and 16 builds at once stopped
-/// writes at 36 level-0 files (RocksDB's LOG, Insert Benchmark l.x at 16 clients).
+/// the last level at ingestion. (A key after the indexes would make every level-0 file's
+/// range cover a new index, and an index build ingested while level 0 holds files would
+/// land in level 0.)
 pub const APPLIED: &[u8] = b"Aapplied";
-/// Where data directories of older versions keep it (see [`migrate_applied`]).
-pub const APPLIED_BEFORE_18: &[u8] = b"Mapplied";
 pub const CATALOG_NEXT: &[u8] = b"Cn";
+/// The data directory's format version (u32 LE).
+pub const FORMAT_VERSION_KEY: &[u8] = b"Cv";
+/// The format this build writes. Each version's change and the upgrade to it:
+/// - 1: the applied position at `Mapplied` (after every index key);
+/// - 2: the applied position at [`APPLIED`]; the upgrade moves it.
+pub const FORMAT_VERSION: u32 = 2;
+/// Where format 1 keeps the applied position.
+const APPLIED_V1: &[u8] = b"Mapplied";
 pub const PREPARED_PREFIX: u8 = b'P';
 pub const INDEX_PREFIX: u8 = b'I';
 pub const TAIL_PREFIX: u8 = b'T';
@@ -44,23 +50,44 @@ pub const TAIL_PREFIX: u8 = b'T';
 /// at the same length (a few small files of catalog and log-position entries).
 pub const PARTITION_PREFIX_LEN: usize = 5;
 
-/// Moves the applied position of an older data directory from `Mapplied` to
-/// [`APPLIED`], in one batch, flushed before anything reads it (with RocksDB's WAL off a
-/// crash before the flush leaves the old key, and the next open moves it again).
-pub fn migrate_applied(db: &rocksdb::DB) -> Result<bool> {
-    let Some(pos) = db.get(APPLIED_BEFORE_18)? else {
-        return Ok(false);
+/// Brings a data directory to [`FORMAT_VERSION`]: runs the numbered upgrades from its
+/// stored version (none stored: 1) in one batch with the new version, flushed before
+/// anything reads the data (with RocksDB's WAL off, a crash before the flush leaves the
+/// old version, and the next open upgrades again). Returns the version upgraded from. A
+/// data directory of a newer format than this build's is refused.
+pub fn upgrade(db: &rocksdb::DB) -> Result<Option<u32>> {
+    let stored = match db.get(FORMAT_VERSION_KEY)? {
+        None => 1,
+        Some(v) => u32::from_le_bytes(v.as_slice().try_into().map_err(|_| {
+            EngineError::Corrupt(format!("format version record of {} bytes", v.len()))
+        })?),
     };
-    let mut batch = rocksdb::WriteBatch::default();
-    if db.get(APPLIED)?.is_none() {
-        batch.put(APPLIED, pos);
+    if stored == FORMAT_VERSION {
+        return Ok(None);
     }
-    batch.delete(APPLIED_BEFORE_18);
+    if stored > FORMAT_VERSION {
+        return Err(EngineError::Corrupt(format!(
+            "the data directory has format version {stored}; this onelogd reads versions up \
+             to {FORMAT_VERSION}"
+        )));
+    }
+    let mut batch = rocksdb::WriteBatch::default();
+    for from in stored..FORMAT_VERSION {
+        if from == 1 {
+            if let Some(pos) = db.get(APPLIED_V1)? {
+                if db.get(APPLIED)?.is_none() {
+                    batch.put(APPLIED, pos);
+                }
+                batch.delete(APPLIED_V1);
+            }
+        }
+    }
+    batch.put(FORMAT_VERSION_KEY, FORMAT_VERSION.to_le_bytes());
     let mut wo = rocksdb::WriteOptions::default();
     wo.disable_wal(true);
     db.write_opt(batch, &wo)?;
     db.flush()?;
-    Ok(true)
+    Ok(Some(stored))
 }
 
 /// Key of a binlog tail record: the unsynced log bytes starting at `file`/`offset`.

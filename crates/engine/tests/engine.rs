@@ -1025,11 +1025,12 @@ fn index_layout_follows_the_data_size() {
     assert_eq!(index_partitions(&e), 0);
 }
 
-/// Data directories of older versions keep the applied binlog position under
-/// `Mapplied`: the engine moves it to `Aapplied` at open and recovers from it, replaying
-/// exactly the commits the table files lack.
+/// Format version 1 keeps the applied binlog position under `Mapplied` and has no version
+/// record: the engine upgrades it at open (the position moves to `Aapplied`, version 2 is
+/// recorded) and recovers from it, replaying exactly the commits the table files lack. A
+/// data directory of a newer format is refused.
 #[test]
-fn applied_position_of_older_data_directories_moves() {
+fn older_formats_upgrade_and_newer_ones_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let e = open(dir.path(), LogMode::Engine);
     basic_workload(&e);
@@ -1041,9 +1042,11 @@ fn applied_position_of_older_data_directories_moves() {
     let raw_path = dir.path().join("rocksdb");
     {
         let db = rocksdb::DB::open_default(&raw_path).unwrap();
+        assert_eq!(db.get(b"Cv").unwrap(), Some(2u32.to_le_bytes().to_vec()));
         let pos = db.get(b"Aapplied").unwrap().expect("applied position");
         db.put(b"Mapplied", &pos).unwrap();
         db.delete(b"Aapplied").unwrap();
+        db.delete(b"Cv").unwrap();
         db.flush().unwrap();
     }
 
@@ -1053,9 +1056,23 @@ fn applied_position_of_older_data_directories_moves() {
     assert_eq!(rows.last().unwrap()[0], Value::Int(1009));
     e.shutdown().unwrap();
     drop(e);
-    let db = rocksdb::DB::open_default(&raw_path).unwrap();
-    assert!(db.get(b"Aapplied").unwrap().is_some());
-    assert!(db.get(b"Mapplied").unwrap().is_none());
+    {
+        let db = rocksdb::DB::open_default(&raw_path).unwrap();
+        assert!(db.get(b"Aapplied").unwrap().is_some());
+        assert!(db.get(b"Mapplied").unwrap().is_none());
+        assert_eq!(db.get(b"Cv").unwrap(), Some(2u32.to_le_bytes().to_vec()));
+        db.put(b"Cv", 3u32.to_le_bytes()).unwrap();
+        db.flush().unwrap();
+    }
+    let opts = EngineOptions {
+        datadir: dir.path().to_path_buf(),
+        ..Default::default()
+    };
+    let err = Engine::open(opts, &TestReplayer)
+        .err()
+        .expect("a newer format is refused")
+        .to_string();
+    assert!(err.contains("format version 3"), "{err}");
 }
 
 /// A transaction committed as a logged statement (account statements) is logged as
