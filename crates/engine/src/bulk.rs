@@ -243,8 +243,8 @@ impl<'e> BulkLoad<'e> {
                 Ok(true)
             }
             Err(e) => {
-                eprintln!(
-                    "onelogd: index build: ingestion refused ({e}); writing through the memtable"
+                onelog_types::warning!(
+                    "index build: ingestion refused ({e}); writing through the memtable"
                 );
                 Ok(false)
             }

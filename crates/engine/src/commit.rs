@@ -697,7 +697,7 @@ fn finish_in_order(shared: &Shared, f: Finish) {
 fn record_failure(shared: &Shared, why: String) -> String {
     let mut failed = shared.failed.lock();
     if failed.is_none() {
-        eprintln!("onelog: log failure, refusing further commits: {why}");
+        onelog_types::error!("log failure, refusing further commits: {why}");
         *failed = Some(why);
     }
     failed.clone().unwrap()
@@ -816,7 +816,7 @@ impl Writer {
             let mut fo = FlushOptions::default();
             fo.set_wait(false);
             if let Err(e) = self.db.flush_opt(&fo) {
-                eprintln!("onelog: memtable switch failed: {e}");
+                onelog_types::error!("memtable switch failed: {e}");
             }
         }
     }

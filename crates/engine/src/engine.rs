@@ -331,8 +331,8 @@ impl Engine {
         let table_opts = [o.clone(), partitioned];
         let db = Arc::new(DB::open(&o, opts.datadir.join("rocksdb"))?);
         if let Some(from) = keys::upgrade(&db)? {
-            eprintln!(
-                "onelog: data directory upgraded from format version {from} to {}",
+            onelog_types::note!(
+                "data directory upgraded from format version {from} to {}",
                 keys::FORMAT_VERSION
             );
         }
@@ -388,7 +388,7 @@ impl Engine {
         crate::recovery::recover(&engine, replayer)?;
         let swept = crate::ddl::sweep_unnamed_indexes(&engine)?;
         if swept > 0 {
-            eprintln!("onelogd: cleared the data of {swept} unfinished index build(s)");
+            onelog_types::note!("cleared the data of {swept} unfinished index build(s)");
         }
         // Consistent reads start from the recovered state.
         engine.committer.quiesced(|| ());

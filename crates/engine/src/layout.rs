@@ -127,7 +127,7 @@ impl Layout {
                 true
             }
             Err(e) => {
-                eprintln!("onelog: switching the table files' index layout failed: {e}");
+                onelog_types::warning!("switching the table files' index layout failed: {e}");
                 false
             }
         }

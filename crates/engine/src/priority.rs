@@ -94,8 +94,8 @@ impl CommitPriority {
         }
         let e = std::io::Error::last_os_error();
         if self.on.swap(false, Ordering::Relaxed) {
-            eprintln!(
-                "onelogd: --commit-nice={} not applied ({e}; it needs CAP_SYS_NICE or an \
+            onelog_types::warning!(
+                "--commit-nice={} not applied ({e}; it needs CAP_SYS_NICE or an \
                  RLIMIT_NICE of at least {}): commits run at the normal priority",
                 self.nice,
                 20 - self.nice

@@ -84,7 +84,7 @@ fn recover_engine(engine: &Arc<Engine>, replayer: &dyn DdlReplayer) -> Result<()
         }
     })?;
     if replayed > 0 {
-        eprintln!("onelog: recovery replayed {replayed} binlog event groups");
+        onelog_types::note!("recovery replayed {replayed} binlog event groups");
         engine.db.flush()?;
     }
     Ok(())
@@ -137,8 +137,8 @@ fn recover_file(engine: &Arc<Engine>) -> Result<()> {
         engine.db.write(batch)?;
     }
     engine.db.flush_wal(true)?;
-    eprintln!(
-        "onelog: recovery committed {committed} and rolled back {rolled_back} prepared transactions"
+    onelog_types::note!(
+        "recovery committed {committed} and rolled back {rolled_back} prepared transactions"
     );
     Ok(())
 }

@@ -204,10 +204,11 @@ impl SemiSync {
                 st.off_times += 1;
                 st.waiting.clear();
                 st.no_tx += commits;
-                eprintln!(
-                    "onelog: timeout waiting for a semi-sync reply of binlog position \
+                onelog_types::warning!(
+                    "timeout waiting for a semi-sync reply of binlog position \
                      {}:{}; semi-sync switched OFF",
-                    end.file_no, end.offset
+                    end.file_no,
+                    end.offset
                 );
                 self.acked.notify_all();
                 return;
@@ -279,9 +280,10 @@ impl SemiSync {
         });
         if !st.on && st.committed.is_none_or(|c| pos >= c) {
             st.on = true;
-            eprintln!(
-                "onelog: semi-sync switched ON at binlog position {}:{}",
-                pos.file_no, pos.offset
+            onelog_types::note!(
+                "semi-sync switched ON at binlog position {}:{}",
+                pos.file_no,
+                pos.offset
             );
         }
         self.acked.notify_all();

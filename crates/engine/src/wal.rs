@@ -178,8 +178,8 @@ impl Wal {
                 }
                 let r = b.recovery_report();
                 if r.truncated_bytes > 0 || r.discarded_group.is_some() {
-                    eprintln!(
-                        "onelog: binlog recovery: cut {} bytes after {} ({})",
+                    onelog_types::note!(
+                        "binlog recovery: cut {} bytes after {} ({})",
                         r.truncated_bytes,
                         r.end,
                         r.stop_reason.clone().unwrap_or_default()
@@ -550,8 +550,8 @@ fn restore_tail(b: &binlog::Binlog, fs: &dyn binlog::FileSystem, db: &DB) -> Res
             f.write_at(bytes, *offset).map_err(io)?;
         }
         f.sync_data().map_err(io)?;
-        eprintln!(
-            "onelog: binlog recovery: restored {} bytes of {} from the saved tail",
+        onelog_types::note!(
+            "binlog recovery: restored {} bytes of {} from the saved tail",
             need - end.offset,
             b.file_name(applied.file)
         );

@@ -35,6 +35,9 @@ pub struct Config {
     pub pool: crate::pool::PoolOptions,
     /// `--rpl-semi-sync-*`: set as the global variables of the same names at start-up.
     pub semi_sync: Vec<(&'static str, String)>,
+    /// `--log-error[=FILE]`: the error log goes to FILE (relative: in the data directory;
+    /// empty: `onelogd.err` there) instead of stderr.
+    pub log_error: Option<PathBuf>,
 }
 
 impl Default for Config {
@@ -55,6 +58,7 @@ impl Default for Config {
             skip_networking: false,
             skip_slave_start: false,
             semi_sync: Vec::new(),
+            log_error: None,
             thread_pool: false,
             pool: Default::default(),
         }
@@ -92,6 +96,18 @@ fn parse_bool(v: Option<&str>) -> Result<bool, String> {
 }
 
 impl Config {
+    /// Where `--log-error` sends the error log, if it was given.
+    pub fn log_error_file(&self) -> Option<PathBuf> {
+        let f = self.log_error.as_ref()?;
+        Some(if f.as_os_str().is_empty() {
+            self.engine.datadir.join("onelogd.err")
+        } else if f.is_relative() {
+            self.engine.datadir.join(f)
+        } else {
+            f.clone()
+        })
+    }
+
     /// Builds the configuration from `args` (without the program name).
     pub fn from_args(args: &[String]) -> Result<Config, String> {
         let mut cfg = Config::default();
@@ -263,6 +279,12 @@ impl Config {
                 self.semi_sync
                     .push(("rpl_semi_sync_master_wait_point", p.to_string()));
             }
+            "log-error" => {
+                self.log_error = Some(match v {
+                    Some(f) if !f.is_empty() => PathBuf::from(f),
+                    _ => PathBuf::new(),
+                })
+            }
             "ssl-cert" => self.ssl_cert = Some(PathBuf::from(val()?)),
             "ssl-key" => self.ssl_key = Some(PathBuf::from(val()?)),
             "ssl-ca" => self.ssl_ca = Some(PathBuf::from(val()?)),
@@ -270,7 +292,6 @@ impl Config {
             // Accepted for compatibility with MariaDB option files; no effect here.
             "user"
             | "pid-file"
-            | "log-error"
             | "basedir"
             | "tmpdir"
             | "lc-messages-dir"
@@ -350,6 +371,7 @@ Usage: onelogd [OPTIONS]
   --ssl-ca=FILE               PEM CA certificates; client certificates are asked for and
                               verified against them (REQUIRE X509/ISSUER/SUBJECT accounts)
   --require-secure-transport  refuse TCP connections without TLS
+  --log-error[=FILE]          write the error log to FILE (default onelogd.err in the datadir)
   --rpl-semi-sync-master-enabled  commits wait for a semi-sync replica's ACK
   --rpl-semi-sync-master-wait-point=AFTER_SYNC|AFTER_COMMIT  AFTER_SYNC: a group is visible
                               and answered only once acknowledged (default AFTER_COMMIT)

@@ -174,10 +174,10 @@ pub fn run(cfg: Config) -> Result<(), String> {
     if replica.configured() && !cfg.skip_slave_start {
         use onelog_sql::ReplicaControl;
         if let Err(e) = replica.start() {
-            eprintln!("onelogd: replica not started: {}", e.message);
+            onelog_types::error!("replica not started: {}", e.message);
         }
     }
-    eprintln!(
+    onelog_types::note!(
         "onelogd: ready for connections. Version: '{}'  socket: '{}'  port: {}  binlog: {:?}",
         onelog_protocol::DEFAULT_SERVER_VERSION.trim_start_matches("5.5.5-"),
         cfg.socket
@@ -208,11 +208,11 @@ pub fn run(cfg: Config) -> Result<(), String> {
             .map_err(|e| e.to_string())?;
     }
     if let Some(sig) = signals.forever().next() {
-        eprintln!("onelogd: got signal {sig}, shutting down");
+        onelog_types::note!("got signal {sig}, shutting down");
     }
     let fatal = fatal.lock().clone();
     if let Some(why) = &fatal {
-        eprintln!("onelogd: [ERROR] stopping: {why}");
+        onelog_types::error!("stopping: {why}");
     }
     server.stopping.store(true, Ordering::Relaxed);
     replica.shutdown();
@@ -220,7 +220,7 @@ pub fn run(cfg: Config) -> Result<(), String> {
     if let Some(path) = &server.cfg.socket {
         let _ = std::fs::remove_file(path);
     }
-    eprintln!("onelogd: shutdown complete");
+    onelog_types::note!("shutdown complete");
     match fatal {
         Some(why) => Err(format!("stopped: {why}")),
         None => r,

@@ -165,8 +165,8 @@ fn read_acks(
             return; // COM_QUIT: the replica's IO thread stops.
         }
         if packet.len() < 9 || packet[0] != MAGIC {
-            eprintln!(
-                "onelog: ignored a packet that is not a semi-sync ACK from the replica with \
+            onelog_types::warning!(
+                "ignored a packet that is not a semi-sync ACK from the replica with \
                  server_id {server_id} (first byte {:#04x}, length {})",
                 packet.first().copied().unwrap_or(0),
                 packet.len()
@@ -180,8 +180,8 @@ fn read_acks(
             .and_then(|log| log.file_no(&name))
             .map(|file_no| LogPos { file_no, offset })
         else {
-            eprintln!(
-                "onelog: ignored a semi-sync ACK from server_id {server_id} for unknown \
+            onelog_types::warning!(
+                "ignored a semi-sync ACK from server_id {server_id} for unknown \
                  binlog file '{name}'"
             );
             continue;
@@ -189,8 +189,8 @@ fn read_acks(
         let net_wait = {
             let mut s = sent.lock();
             if s.furthest.is_none_or(|f| pos > f) {
-                eprintln!(
-                    "onelog: ignored a semi-sync ACK from server_id {server_id} for {name}:{offset}, \
+                onelog_types::warning!(
+                    "ignored a semi-sync ACK from server_id {server_id} for {name}:{offset}, \
                      which this dump has not sent"
                 );
                 continue;

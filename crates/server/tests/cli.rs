@@ -182,3 +182,53 @@ fn onelogd_overrides_the_c_allocator() {
         );
     }
 }
+
+/// `--log-error` (no file: `onelogd.err` in the data directory) gets the error log in
+/// MariaDB's format: `YYYY-MM-DD HH:MM:SS 0 [Note] ...`, from start-up to shutdown.
+#[test]
+fn error_log_in_mariadbs_format_goes_to_the_log_error_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let mut child = std::process::Command::new(ONELOGD)
+        .arg(format!("--datadir={}", data.display()))
+        .arg(format!("--port={}", free_port()))
+        .arg(format!("--socket={}", dir.path().join("s.sock").display()))
+        .arg("--log-error")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let log = data.join("onelogd.err");
+    let read = || std::fs::read_to_string(&log).unwrap_or_default();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !read().contains("ready for connections") {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "onelogd exited:\n{}",
+            read()
+        );
+        assert!(
+            std::time::Instant::now() < deadline,
+            "not ready:\n{}",
+            read()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    assert!(child.wait().unwrap().success());
+    let text = read();
+    let ready = text
+        .lines()
+        .find(|l| l.contains("ready for connections"))
+        .unwrap();
+    // `2026-11-27  2:05:09 0 [Note] onelogd: ready for connections. ...`
+    let b = ready.as_bytes();
+    assert!(
+        b[..4].iter().all(u8::is_ascii_digit) && b[4] == b'-' && b[7] == b'-' && b[13] == b':',
+        "{ready}"
+    );
+    assert_eq!(&ready[19..29], " 0 [Note] ", "{ready}");
+    assert!(text.contains("[Note] shutdown complete"), "{text}");
+}

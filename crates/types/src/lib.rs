@@ -9,6 +9,7 @@
 pub mod collation;
 mod decimal;
 mod error;
+pub mod log;
 pub mod stack;
 mod time;
 

@@ -206,7 +206,7 @@ fn worker(shared: &Shared) {
                 }
             }
             Err(e) => {
-                eprintln!("onelog: binlog runway: zero-filling ahead of the log failed ({e}); extending it inline from now on");
+                onelog_types::warning!("binlog runway: zero-filling ahead of the log failed ({e}); extending it inline from now on");
                 st.failed = true;
             }
         }

@@ -28,12 +28,34 @@ fn main() {
     let cfg = match onelog_server::Config::from_args(&args) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("onelogd: [ERROR] {e}");
+            onelog_types::error!("{e}");
             std::process::exit(1);
         }
     };
+    if let Some(path) = cfg.log_error_file() {
+        // The error log is stderr pointed at the file (panic messages included).
+        use std::os::fd::AsRawFd;
+        if let Some(dir) = path.parent() {
+            // The data directory of a first start does not exist yet.
+            let _ = std::fs::create_dir_all(dir);
+        }
+        match std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+        {
+            // SAFETY: dup2 of a file descriptor we own onto stderr.
+            Ok(f) => unsafe {
+                libc::dup2(f.as_raw_fd(), 2);
+            },
+            Err(e) => {
+                onelog_types::error!("--log-error {}: {e}", path.display());
+                std::process::exit(1);
+            }
+        }
+    }
     if let Err(e) = onelog_server::run(cfg) {
-        eprintln!("onelogd: [ERROR] {e}");
+        onelog_types::error!("{e}");
         std::process::exit(1);
     }
 }

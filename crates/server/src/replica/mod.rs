@@ -363,8 +363,8 @@ impl Worker {
                     st.last_sql_error = Some((code, msg));
                     st.sql_running = false;
                     st.io_running = false;
-                    eprintln!(
-                        "onelog: replica stopped: {}",
+                    onelog_types::error!(
+                        "replica stopped: {}",
                         st.last_sql_error.as_ref().unwrap().1
                     );
                     return;
@@ -372,7 +372,7 @@ impl Worker {
                 End::Fatal(code, msg) => {
                     applier.abandon();
                     let mut st = self.status.lock();
-                    eprintln!("onelog: replica stopped: {msg}");
+                    onelog_types::error!("replica stopped: {msg}");
                     st.last_io_error = Some((code, msg));
                     st.io_running = false;
                     st.sql_running = false;
@@ -542,8 +542,8 @@ impl Worker {
                     q(client, "SET @rpl_semi_sync_slave = 1")?;
                     client.set_semi_sync(true);
                 }
-                Err(_) => eprintln!(
-                    "onelog: the primary does not support semi-sync replication;                      replicating asynchronously"
+                Err(_) => onelog_types::warning!(
+                    "the primary does not support semi-sync replication;                      replicating asynchronously"
                 ),
             }
         }
