@@ -209,32 +209,6 @@ impl Engine {
             .map_or(String::new(), |b| b.gtid_binlog_pos())
     }
 
-    /// `@@gtid_slave_pos`: per domain, the last GTID of another server in this binlog (a
-    /// transaction applied by replication keeps its primary's GTID, in the same group as
-    /// its rows, so this position is exactly what was applied, after any crash).
-    pub fn gtid_slave_pos(&self) -> String {
-        let Some(b) = &self.wal.binlog else {
-            return String::new();
-        };
-        // The binlog's state moves when a group is written; what it shows must be applied
-        // and visible too (a reader that sees the position then reads the rows).
-        let _ = self.committer.barrier();
-        let own = self.opts.server_id;
-        let mut last: Vec<onelog_binlog::Gtid> = Vec::new();
-        for g in b.state().binlog_state() {
-            if g.server == own {
-                continue;
-            }
-            match last.iter_mut().find(|l| l.domain == g.domain) {
-                Some(l) if l.seq < g.seq => *l = g,
-                Some(_) => {}
-                None => last.push(g),
-            }
-        }
-        last.sort_by_key(|g| g.domain);
-        onelog_binlog::format_gtid_list(&last)
-    }
-
     /// Semi-synchronous replication's primary side (see `semisync.rs`).
     pub fn semisync(&self) -> &std::sync::Arc<crate::semisync::SemiSync> {
         &self.semisync

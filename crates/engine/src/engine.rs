@@ -179,6 +179,8 @@ pub struct Engine {
     pub(crate) ddl_lock: Mutex<()>,
     /// During recovery: the end of the group being replayed (DDL replays record it).
     pub(crate) replay_pos: Mutex<Option<crate::wal::LogPos>>,
+    /// `SET GLOBAL gtid_slave_pos` in force (see `slave_pos.rs`).
+    pub(crate) slave_pos: Mutex<Option<crate::slave_pos::SlavePosOverride>>,
     /// The options RocksDB was opened with, with whole-file and with partitioned index
     /// and filters: table files written for ingestion (see `bulk.rs`) are built with the
     /// same table format and compression as flushes and compactions write.
@@ -378,6 +380,7 @@ impl Engine {
             counters,
             ddl_lock: Mutex::new(()),
             replay_pos: Mutex::new(None),
+            slave_pos: Mutex::new(crate::slave_pos::load(&opts.datadir)?),
             table_opts,
             layout,
             opts,

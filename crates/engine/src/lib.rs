@@ -37,6 +37,7 @@ mod recovery;
 mod replicate;
 mod scan;
 mod semisync;
+mod slave_pos;
 mod txn;
 pub mod wait;
 mod wal;

@@ -471,3 +471,66 @@ fn replica_killed_ten_times_ends_identical() {
     assert_eq!(dump_tables(&mut pc), dump_tables(&mut rc));
     replica.assert_no_panic();
 }
+
+/// `SET GLOBAL gtid_slave_pos` (what a dump made with `--master-data --gtid` runs, and how
+/// a replica provisioned from a backup is told where it is): it survives a restart, the
+/// replica then starts after it, and the applied transactions move it on. Refused while
+/// the replica runs (1198) and for a malformed list (1941).
+#[test]
+fn set_gtid_slave_pos_tells_a_new_replica_where_to_start() {
+    let primary = onelog_primary(1);
+    let mut pc = primary.conn(None);
+    pc.query_drop("CREATE DATABASE g").unwrap();
+    pc.query_drop("CREATE TABLE g.t (id INT PRIMARY KEY)")
+        .unwrap();
+    for i in 0..5 {
+        pc.query_drop(format!("INSERT INTO g.t VALUES ({i})"))
+            .unwrap();
+    }
+    let skip_to = gtid_pos(&mut pc, "gtid_binlog_pos");
+    for i in 5..8 {
+        pc.query_drop(format!("INSERT INTO g.t VALUES ({i})"))
+            .unwrap();
+    }
+    // The replica has the database and the first five rows already (as from a backup).
+    let mut replica = Server::start(&["--server-id=2"]);
+    let mut rc = replica.conn(None);
+    rc.query_drop("CREATE DATABASE g").unwrap();
+    rc.query_drop("CREATE TABLE g.t (id INT PRIMARY KEY)")
+        .unwrap();
+    rc.query_drop("INSERT INTO g.t VALUES (0), (1), (2), (3), (4)")
+        .unwrap();
+    let e = rc
+        .query_drop("SET GLOBAL gtid_slave_pos = '0-1'")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("1941") && e.contains("Could not parse GTID list"),
+        "{e}"
+    );
+    rc.query_drop(format!("SET GLOBAL gtid_slave_pos = '{skip_to}'"))
+        .unwrap();
+    assert_eq!(gtid_pos(&mut rc, "gtid_slave_pos"), skip_to);
+    replica.kill9();
+    replica.restart();
+    let mut rc = replica.conn(None);
+    assert_eq!(
+        gtid_pos(&mut rc, "gtid_slave_pos"),
+        skip_to,
+        "kept across a crash"
+    );
+    change_master(&mut rc, primary.port);
+    rc.query_drop("START SLAVE").unwrap();
+    let e = rc
+        .query_drop("SET GLOBAL gtid_slave_pos = ''")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("1198"), "{e}");
+    wait_for(
+        &mut rc,
+        &gtid_pos(&mut pc, "gtid_binlog_pos"),
+        Duration::from_secs(30),
+    );
+    assert_eq!(dump_tables(&mut pc), dump_tables(&mut rc));
+    replica.assert_no_panic();
+}

@@ -243,12 +243,19 @@ pub trait ReplicaControl: Send + Sync {
     fn reset(&self, all: bool) -> Result<(), SqlError>;
     /// SHOW SLAVE STATUS: (column, value) in MariaDB's order; None when not configured.
     fn status(&self) -> Option<Vec<(&'static str, Value)>>;
+    /// Whether the replica threads run.
+    fn running(&self) -> bool;
 }
 
 impl Replicas {
     /// Installs the replica the replica statements act on.
     pub fn set_control(&self, c: std::sync::Arc<dyn ReplicaControl>) {
         *self.control.write() = Some(c);
+    }
+
+    /// Whether this server's replica runs.
+    pub fn replica_running(&self) -> bool {
+        self.control.read().as_ref().is_some_and(|c| c.running())
     }
 
     fn control(&self) -> Result<std::sync::Arc<dyn ReplicaControl>, SqlError> {

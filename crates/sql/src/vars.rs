@@ -119,7 +119,7 @@ pub static VARS: &[VarDef] = &[
     v("gtid_current_pos", Str, Global, true, ""),
     v("gtid_domain_id", Int, Both, true, "0"),
     v("gtid_seq_no", Int, Session, false, "0"),
-    v("gtid_slave_pos", Str, Global, true, ""),
+    v("gtid_slave_pos", Str, Global, false, ""),
     v("gtid_strict_mode", Bool, Global, false, "0"),
     v("have_ssl", Str, Global, true, "DISABLED"),
     v("hostname", Str, Global, true, "localhost"),

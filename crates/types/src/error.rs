@@ -105,6 +105,7 @@ pub mod code {
     pub const ER_LOCAL_VARIABLE: u16 = 1228;
     pub const ER_NOT_SUPPORTED_YET: u16 = 1235;
     pub const ER_MASTER_FATAL_ERROR_READING_BINLOG: u16 = 1236;
+    pub const ER_INCORRECT_GTID_STATE: u16 = 1941;
     pub const ER_GTID_STRICT_OUT_OF_ORDER: u16 = 1950;
     pub const ER_SLAVE_MUST_STOP: u16 = 1198;
     pub const ER_BAD_SLAVE: u16 = 1200;

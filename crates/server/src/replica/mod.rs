@@ -196,6 +196,10 @@ impl ReplicaControl for Replica {
         Ok(())
     }
 
+    fn running(&self) -> bool {
+        self.is_running()
+    }
+
     fn status(&self) -> Option<Vec<(&'static str, Value)>> {
         let conf = self.conf.lock().clone()?;
         let running = self.is_running();

@@ -279,6 +279,20 @@ impl Session {
             self.db.engine.set_binlog_row_metadata(meta);
             return Ok(());
         }
+        if d.name == "gtid_slave_pos" {
+            if self.db.replicas().replica_running() {
+                return Err(sql_err(
+                    code::ER_SLAVE_MUST_STOP,
+                    "This operation cannot be performed as you have a running slave ''; run \
+                     STOP SLAVE '' first",
+                ));
+            }
+            return self
+                .db
+                .engine
+                .set_gtid_slave_pos(&crate::expr::to_string(&v))
+                .map_err(crate::executor::engine_err);
+        }
         if d.name.starts_with("rpl_semi_sync_") {
             let ss = self.db.engine.semisync();
             match d.name {
