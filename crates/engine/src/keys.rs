@@ -72,6 +72,7 @@ pub fn upgrade(db: &rocksdb::DB) -> Result<Option<u32>> {
         )));
     }
     let mut batch = rocksdb::WriteBatch::default();
+    let mut changed = false;
     for from in stored..FORMAT_VERSION {
         if from == 1 {
             if let Some(pos) = db.get(APPLIED_V1)? {
@@ -79,6 +80,7 @@ pub fn upgrade(db: &rocksdb::DB) -> Result<Option<u32>> {
                     batch.put(APPLIED, pos);
                 }
                 batch.delete(APPLIED_V1);
+                changed = true;
             }
         }
     }
@@ -86,6 +88,11 @@ pub fn upgrade(db: &rocksdb::DB) -> Result<Option<u32>> {
     let mut wo = rocksdb::WriteOptions::default();
     wo.disable_wal(true);
     db.write_opt(batch, &wo)?;
+    if !changed {
+        // A new data directory (or one no step changes): the record reaches the table
+        // files with the first flush, and until then the next open writes it again.
+        return Ok(None);
+    }
     db.flush()?;
     Ok(Some(stored))
 }

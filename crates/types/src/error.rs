@@ -106,6 +106,7 @@ pub mod code {
     pub const ER_NOT_SUPPORTED_YET: u16 = 1235;
     pub const ER_MASTER_FATAL_ERROR_READING_BINLOG: u16 = 1236;
     pub const ER_INCORRECT_GTID_STATE: u16 = 1941;
+    pub const ER_OUTOFMEMORY: u16 = 1037;
     pub const ER_GTID_STRICT_OUT_OF_ORDER: u16 = 1950;
     pub const ER_SLAVE_MUST_STOP: u16 = 1198;
     pub const ER_BAD_SLAVE: u16 = 1200;
@@ -225,6 +226,7 @@ pub fn sqlstate(code: u16) -> &'static str {
         ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION | ER_READ_ONLY_TRANSACTION => "25006",
         ER_QUERY_INTERRUPTED | ER_STATEMENT_TIMEOUT => "70100",
         ER_SERVER_SHUTDOWN => "08S01",
+        ER_OUTOFMEMORY => "HY001",
         _ => "HY000",
     }
 }
