@@ -310,7 +310,7 @@ impl Gen {
 
     /// A ROWS or RANGE frame whose bounds MariaDB accepts.
     fn frame(&mut self, rows: bool) -> String {
-        let mut bound = |g: &mut Self| match g.r.below(5) {
+        let bound = |g: &mut Self| match g.r.below(5) {
             0 => "UNBOUNDED PRECEDING".to_string(),
             1 => format!("{} PRECEDING", g.r.below(15)),
             2 => "CURRENT ROW".to_string(),
