@@ -30,9 +30,11 @@
 //!   scalar, IN, ANY / ALL) run per outer row with results cached per outer value, INNER /
 //!   CROSS / LEFT / RIGHT / NATURAL / USING joins, multi-table UPDATE and DELETE, WITH
 //!   and WITH RECURSIVE (anchor UNION [ALL] one recursive SELECT), row constructors in
-//!   comparisons, IN lists and IN (SELECT ...). Not supported (error 1235): FULL JOIN,
-//!   window functions (`OVER`), `GROUP BY ... WITH ROLLUP`, views, stored routines,
-//!   triggers, foreign key enforcement.
+//!   comparisons, IN lists and IN (SELECT ...), window functions (ranking, LAG/LEAD,
+//!   FIRST/LAST/NTH_VALUE and aggregates OVER partitions, orders, ROWS/RANGE frames and
+//!   named windows; see `binder/window.rs`). Not supported (error 1235): FULL JOIN,
+//!   `GROUP BY ... WITH ROLLUP`, views, stored routines, triggers, foreign key
+//!   enforcement, GROUPS frames and a LAG/LEAD offset that is not a constant.
 //! - A table written through two aliases of one multi-table UPDATE gets the changes of the
 //!   alias written first in FROM, then the other's (MariaDB leaves the order unspecified);
 //!   a row matched several times takes its values from the first joined row in onelog's

@@ -18,14 +18,38 @@ use crate::binder::{ntile_error, FrameBound, WinCall, WinFunc};
 /// A row on its way through `finish`: its joined values and its aggregate slots.
 type Row = (Vec<Value>, Vec<Value>);
 
-/// Rows handled between two interrupt polls.
-const POLL_EVERY: usize = 1024;
+/// Units of work (rows read, values aggregated) between two interrupt polls.
+const POLL_EVERY: usize = 1 << 14;
+
+/// Counts work and polls the statement's interrupt flag every [`POLL_EVERY`] units, so
+/// that KILL QUERY and `max_statement_time` stop a window computation however its time is
+/// spent (many rows, or wide frames recomputed per row).
+struct Meter<'m, 'h, 'c> {
+    h: &'m SubHost<'h, 'c>,
+    work: std::cell::Cell<usize>,
+}
+
+impl Meter<'_, '_, '_> {
+    fn tick(&self, units: usize) -> Result<(), SqlError> {
+        let w = self.work.get() + units;
+        if w < POLL_EVERY {
+            self.work.set(w);
+            return Ok(());
+        }
+        self.work.set(0);
+        poll(self.h)
+    }
+}
 
 /// Computes every window call of `sel` and appends its value to each row's aggregates.
 pub(super) fn compute(h: &SubHost, sel: &Select, rows: &mut [Row]) -> Result<(), SqlError> {
+    let m = Meter {
+        h,
+        work: std::cell::Cell::new(0),
+    };
     let mut results = Vec::with_capacity(sel.windows.len());
     for w in &sel.windows {
-        results.push(one(h, w, rows)?);
+        results.push(one(&m, w, rows)?);
     }
     for (i, row) in rows.iter_mut().enumerate() {
         for r in results.iter_mut() {
@@ -40,14 +64,13 @@ fn poll(h: &SubHost) -> Result<(), SqlError> {
 }
 
 /// The values of one window call, in the rows' order.
-fn one(h: &SubHost, w: &WinCall, rows: &[Row]) -> Result<Vec<Value>, SqlError> {
+fn one(m: &Meter, w: &WinCall, rows: &[Row]) -> Result<Vec<Value>, SqlError> {
+    let h = m.h;
     let np = w.partition.len();
     // (partition ++ order keys, argument values, row number)
     let mut keyed: Vec<(Vec<Value>, Vec<Value>, usize)> = Vec::with_capacity(rows.len());
     for (i, (r, a)) in rows.iter().enumerate() {
-        if i % POLL_EVERY == 0 {
-            poll(h)?;
-        }
+        m.tick(1)?;
         let c = Ctx {
             row: r,
             aggs: a,
@@ -82,7 +105,7 @@ fn one(h: &SubHost, w: &WinCall, rows: &[Row]) -> Result<Vec<Value>, SqlError> {
             end += 1;
         }
         let part = &keyed[start..end];
-        let vals = partition(h, w, part)?;
+        let vals = partition(m, w, part)?;
         for ((_, _, i), v) in part.iter().zip(vals) {
             out[*i] = v;
         }
@@ -94,7 +117,8 @@ fn one(h: &SubHost, w: &WinCall, rows: &[Row]) -> Result<Vec<Value>, SqlError> {
 type Keyed = (Vec<Value>, Vec<Value>, usize);
 
 /// The values of a window call over one partition (rows in window order).
-fn partition(h: &SubHost, w: &WinCall, p: &[Keyed]) -> Result<Vec<Value>, SqlError> {
+fn partition(m: &Meter, w: &WinCall, p: &[Keyed]) -> Result<Vec<Value>, SqlError> {
+    m.tick(p.len())?;
     let np = w.partition.len();
     let n = p.len();
     let colls = &w.order_colls;
@@ -158,10 +182,10 @@ fn partition(h: &SubHost, w: &WinCall, p: &[Keyed]) -> Result<Vec<Value>, SqlErr
             }
         }
         WinFunc::FirstValue | WinFunc::LastValue | WinFunc::NthValue | WinFunc::Agg(_) => {
-            let frames = frames(w, p, &peer_start, &peer_end)?;
+            let frames = frames(m, w, p, &peer_start, &peer_end)?;
             if let WinFunc::Agg(kind) = w.func {
                 let a = w.agg.as_ref().expect("a windowed aggregate has its call");
-                return aggregate(h, a, kind, p, &frames);
+                return aggregate(m, a, kind, p, &frames);
             }
             for (j, &(s, e)) in frames.iter().enumerate() {
                 let at = match w.func {
@@ -204,6 +228,7 @@ fn ntile(j: u64, n: u64, b: u64) -> u64 {
 
 /// Each row's frame as `[start, end)` within the partition (empty when `start >= end`).
 fn frames(
+    m: &Meter,
     w: &WinCall,
     p: &[Keyed],
     peer_start: &[usize],
@@ -267,6 +292,7 @@ fn frames(
         |b: &FrameBound| matches!(b, FrameBound::Preceding(_) | FrameBound::Following(_));
     let keyed = needs_key(&fr.start) || needs_key(&fr.end);
     for j in 0..n {
+        m.tick(1)?;
         let null_key = keyed && key(j).is_null();
         let s = match &fr.start {
             FrameBound::UnboundedPreceding => 0,
@@ -305,7 +331,7 @@ fn bisect(n: usize, before: impl Fn(usize) -> bool) -> usize {
 
 /// An aggregate over each row's frame.
 fn aggregate(
-    h: &SubHost,
+    m: &Meter,
     a: &crate::binder::AggCall,
     kind: AggKind,
     p: &[Keyed],
@@ -314,7 +340,10 @@ fn aggregate(
     let n = p.len();
     let coll = a.arg_type.collation().unwrap_or(Collation::DEFAULT);
     let value = |j: usize| p[j].1.first().cloned().unwrap_or(Value::Null);
-    let add = |st: &mut AggState, j: usize| agg_add(st, kind, value(j), coll, Vec::new());
+    let add = |st: &mut AggState, j: usize| {
+        m.tick(1)?;
+        agg_add(st, kind, value(j), coll, Vec::new())
+    };
     let mut out = vec![Value::Null; n];
     let from_start = frames.iter().all(|&(s, _)| s == 0);
     let to_end = frames.iter().all(|&(s, e)| e == n || s >= e);
@@ -324,9 +353,6 @@ fn aggregate(
         let mut st = agg_init(kind);
         let mut upto = 0;
         for (j, &(s, e)) in frames.iter().enumerate() {
-            if j % POLL_EVERY == 0 {
-                poll(h)?;
-            }
             if !from_start {
                 st = agg_init(kind);
                 upto = s;
@@ -343,9 +369,10 @@ fn aggregate(
         // Running backwards from the partition's end. Of equal MIN/MAX values the first in
         // the window's order is kept, as a forward pass keeps it.
         let add_back = |st: &mut AggState, j: usize| -> Result<(), SqlError> {
-            let AggState::MinMax(m) = st else {
+            let AggState::MinMax(best) = st else {
                 return add(st, j);
             };
+            m.tick(1)?;
             let v = value(j);
             if v.is_null() {
                 return Ok(());
@@ -355,19 +382,17 @@ fn aggregate(
             } else {
                 Ordering::Less
             };
-            if m.as_ref()
+            if best
+                .as_ref()
                 .is_none_or(|cur| sort_cmp(&v, cur, coll) != worse)
             {
-                *m = Some(v);
+                *best = Some(v);
             }
             Ok(())
         };
         let mut st = agg_init(kind);
         let mut from = n;
         for (j, &(s, e)) in frames.iter().enumerate().rev() {
-            if j % POLL_EVERY == 0 {
-                poll(h)?;
-            }
             if s >= e {
                 out[j] = agg_final(&agg_init(kind), a);
                 continue;
@@ -384,9 +409,7 @@ fn aggregate(
     let mut sl = Slide::default();
     let (mut lo, mut hi) = (0, 0);
     for (j, &(s, e)) in frames.iter().enumerate() {
-        if j % POLL_EVERY == 0 {
-            poll(h)?;
-        }
+        m.tick(1)?;
         let (s, e) = (s.max(lo), e.max(s));
         if s >= hi {
             sl = Slide::default();
