@@ -3,8 +3,9 @@
 //!
 //! For each call the rows' partition and order keys are evaluated once and row numbers
 //! sorted by them (the polled sort of `sort.rs`); each partition is then walked once. The
-//! rows keep their order: results are appended to each row's aggregate slots
-//! (`Expr::Agg(aggs.len() + i)` is call `i`). Frames are row ranges `[start, end)` of the
+//! rows keep their order while calls are computed: results are appended to each row's aggregate slots
+//! (`Expr::Agg(aggs.len() + i)` is call `i`), and without an ORDER BY come out in the
+//! order of the last window sort, as MariaDB's do. Frames are row ranges `[start, end)` of the
 //! partition, both ends moving forward as the current row does, found in O(1) (ROWS) or by
 //! bisection on the single ORDER BY key (RANGE). Aggregates over them cost O(rows) per
 //! partition when the frame starts at the partition's start (a running aggregate) or
@@ -42,19 +43,30 @@ impl Meter<'_, '_, '_> {
 }
 
 /// Computes every window call of `sel` and appends its value to each row's aggregates.
-pub(super) fn compute(h: &SubHost, sel: &Select, rows: &mut [Row]) -> Result<(), SqlError> {
+/// Without an ORDER BY the rows then come in the order of the last call with PARTITION BY
+/// or ORDER BY keys, as MariaDB returns them from its last window sort.
+pub(super) fn compute(h: &SubHost, sel: &Select, rows: &mut Vec<Row>) -> Result<(), SqlError> {
     let m = Meter {
         h,
         work: std::cell::Cell::new(0),
     };
     let mut results = Vec::with_capacity(sel.windows.len());
+    let mut last_order = None;
     for w in &sel.windows {
-        results.push(one(&m, w, rows)?);
+        let (vals, order) = one(&m, w, rows)?;
+        results.push(vals);
+        if !w.partition.is_empty() || !w.order.is_empty() {
+            last_order = Some(order);
+        }
     }
     for (i, row) in rows.iter_mut().enumerate() {
         for r in results.iter_mut() {
             row.1.push(std::mem::replace(&mut r[i], Value::Null));
         }
+    }
+    if let (Some(order), true) = (last_order, sel.order_by.is_empty()) {
+        let mut taken: Vec<Option<Row>> = std::mem::take(rows).into_iter().map(Some).collect();
+        *rows = order.into_iter().filter_map(|i| taken[i].take()).collect();
     }
     Ok(())
 }
@@ -63,8 +75,9 @@ fn poll(h: &SubHost) -> Result<(), SqlError> {
     h.with_cx(|cx| cx.check_interrupt())
 }
 
-/// The values of one window call, in the rows' order.
-fn one(m: &Meter, w: &WinCall, rows: &[Row]) -> Result<Vec<Value>, SqlError> {
+/// The values of one window call, in the rows' order, and the rows' positions in the
+/// window's order.
+fn one(m: &Meter, w: &WinCall, rows: &[Row]) -> Result<(Vec<Value>, Vec<usize>), SqlError> {
     let h = m.h;
     let np = w.partition.len();
     // (partition ++ order keys, argument values, row number)
@@ -111,7 +124,7 @@ fn one(m: &Meter, w: &WinCall, rows: &[Row]) -> Result<Vec<Value>, SqlError> {
         }
         start = end;
     }
-    Ok(out)
+    Ok((out, keyed.into_iter().map(|(_, _, i)| i).collect()))
 }
 
 type Keyed = (Vec<Value>, Vec<Value>, usize);
