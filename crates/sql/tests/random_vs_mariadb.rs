@@ -230,7 +230,7 @@ impl Gen {
                 part.push(c);
             }
         }
-        // (MariaDB also mis-sorts an ORDER BY that names a column twice.)
+        // Each column once (a second mention adds nothing to the order).
         let mut order: Vec<String> = Vec::new();
         for _ in 0..self.r.below(3) {
             let c = self.col(aliases);
