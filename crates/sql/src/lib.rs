@@ -34,7 +34,7 @@
 //!   FIRST/LAST/NTH_VALUE and aggregates OVER partitions, orders, ROWS/RANGE frames and
 //!   named windows; see `binder/window.rs`). Not supported (error 1235): FULL JOIN,
 //!   `GROUP BY ... WITH ROLLUP`, views, stored routines, triggers, foreign key
-//!   enforcement, GROUPS frames and a LAG/LEAD offset that is not a constant.
+//!   enforcement, a LAG/LEAD offset that is not a constant.
 //! - A table written through two aliases of one multi-table UPDATE gets the changes of the
 //!   alias written first in FROM, then the other's (MariaDB leaves the order unspecified);
 //!   a row matched several times takes its values from the first joined row in onelog's

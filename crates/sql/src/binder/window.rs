@@ -444,7 +444,10 @@ impl<'a> Binder<'a> {
         let rows = match fr.units {
             sq::WindowFrameUnits::Rows => true,
             sq::WindowFrameUnits::Range => false,
-            sq::WindowFrameUnits::Groups => return Err(unsupported("GROUPS frames")),
+            // Not in MariaDB's grammar.
+            sq::WindowFrameUnits::Groups => {
+                return Err(crate::parser::syntax_error(&fr.units.to_string(), 0))
+            }
         };
         if fr.end_bound.is_none() && matches!(fr.start_bound, sq::WindowFrameBound::Following(_)) {
             // `ROWS n FOLLOWING` is not in MariaDB's grammar.
