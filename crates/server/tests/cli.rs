@@ -60,6 +60,25 @@ SELECT COUNT(*), SUM(price) FROM item;
         "id\tname\tprice\tqty\n1\tapple\t0.50\t10\n3\tplum\t1.25\t1\nCOUNT(*)\tSUM(price)\n2\t1.75\n"
     );
 
+    // Window functions as MariaDB sends them: PERCENT_RANK is a DOUBLE of 10 decimals.
+    let o = srv.mariadb(
+        &["-N", "-B", "shop"],
+        "SELECT id, RANK() OVER (ORDER BY price DESC), PERCENT_RANK() OVER (ORDER BY price), \
+         SUM(price) OVER (ORDER BY id ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM item ORDER BY id;",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "1\t2\t0.0000000000\t0.50\n3\t1\t1.0000000000\t1.75\n"
+    );
+    let o = srv.mariadb(
+        &["-t", "--column-type-info", "shop"],
+        "SELECT PERCENT_RANK() OVER (ORDER BY price) AS pr FROM item;",
+    );
+    let info = stdout(&o);
+    assert!(info.contains("Type:       DOUBLE"), "{info}");
+    assert!(info.contains("Decimals:   10"), "{info}");
+
     // Errors with the right codes; --force keeps going after each.
     let script = r#"
 USE shop;

@@ -231,7 +231,8 @@ fn code_of(r: &Result<(), mysql::Error>) -> Option<u16> {
     }
 }
 
-/// Long statements of each kind stop soon after KILL QUERY (1317) and after their
+/// Long statements of each kind (joins, sorts, grouping, long IN lists, recursive CTEs,
+/// window functions, SLEEP) stop soon after KILL QUERY (1317) and after their
 /// max_statement_time (1969); the connection stays usable.
 #[test]
 fn kill_query_and_max_statement_time_stop_long_statements() {
@@ -266,6 +267,14 @@ fn kill_query_and_max_statement_time_stop_long_statements() {
             "recursive",
             "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) \
              SELECT count(*) FROM r"
+                .into(),
+        ),
+        (
+            // A MIN over a wide frame with two moving ends is recomputed per row.
+            "window",
+            "SELECT MAX(m) FROM (SELECT MIN(a.v) OVER (ORDER BY a.id, b.id \
+             ROWS BETWEEN 5000 PRECEDING AND 5000 FOLLOWING) AS m \
+             FROM k.t a, k.t b WHERE a.id < 200) x"
                 .into(),
         ),
         ("sleep", "SELECT SLEEP(100)".into()),

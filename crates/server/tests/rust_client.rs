@@ -221,6 +221,25 @@ fn rust_mysql_crate() {
         .exec("SELECT k FROM kv ORDER BY k DESC LIMIT ? OFFSET ?", (3, 1))
         .unwrap();
     assert_eq!(ks, vec![199, 198, 197]);
+    // Window functions through the binary protocol (BIGINT and DOUBLE values).
+    type WinRow = (i64, i64, f64, Option<i64>);
+    let w: Vec<WinRow> = c
+        .exec(
+            "SELECT k, ROW_NUMBER() OVER (ORDER BY k DESC), PERCENT_RANK() OVER (ORDER BY k), \
+             LAG(k, 2) OVER (ORDER BY k) FROM kv WHERE k <= ? ORDER BY k",
+            (5,),
+        )
+        .unwrap();
+    assert_eq!(
+        w,
+        vec![
+            (1, 5, 0.0, None),
+            (2, 4, 0.25, None),
+            (3, 3, 0.5, Some(1)),
+            (4, 2, 0.75, Some(2)),
+            (5, 1, 1.0, Some(3))
+        ]
+    );
 
     // Errors, both protocols.
     assert_eq!(

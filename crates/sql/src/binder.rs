@@ -186,10 +186,12 @@ mod select_template;
 mod setop;
 mod template;
 mod types;
+mod window;
 
 pub use ddl::*;
 pub use scalar::*;
 pub use types::*;
+pub use window::{ntile_error, FrameBound, WinCall, WinFunc};
 
 pub use select_template::{changed_params, SelectTemplate};
 pub use setop::{coerce as setop_coerce, SetNode, SetOp, SetOpKind, NULL_TYPE};
@@ -386,6 +388,15 @@ pub struct Select {
     /// For a subquery: the positions of the enclosing query's row it depends on (empty:
     /// uncorrelated).
     pub params: Vec<usize>,
+    /// Window functions, computed after HAVING; call `i` is `Expr::Agg(aggs.len() + i)`.
+    pub windows: Vec<WinCall>,
+}
+
+impl Select {
+    /// The expressions the window functions evaluate.
+    pub fn window_exprs(&self) -> impl Iterator<Item = &Expr> {
+        self.windows.iter().flat_map(|w| w.exprs())
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -500,6 +511,17 @@ pub struct Binder<'a> {
     star: Vec<usize>,
     /// Common table expressions in scope (WITH), innermost last.
     ctes: Vec<Arc<Cte>>,
+    /// Window calls of the SELECT being bound (see `window.rs`).
+    windows: Vec<WinCall>,
+    /// Its `WINDOW name AS (...)` definitions.
+    named_windows: Vec<(String, sq::WindowSpec)>,
+    /// Window functions may appear here (select list, ORDER BY).
+    win_ok: bool,
+    /// Binding a window call's arguments or specification.
+    in_window: bool,
+    /// Binding a window function's arguments (a window function there is an argument of an
+    /// aggregate to MariaDB: 4074).
+    win_in_agg: bool,
 }
 
 /// A common table expression: `name [(columns)] AS (query)`. It is bound where it is
@@ -573,6 +595,7 @@ pub fn visit_exprs(sel: &Select, depth: usize, f: &mut dyn FnMut(&Expr, usize)) 
                 .iter()
                 .flat_map(|a| a.order.iter().map(|(e, _, _)| e)),
         )
+        .chain(sel.window_exprs())
     {
         f(e, depth);
     }
@@ -611,6 +634,7 @@ pub fn visit_exprs_mut(sel: &mut Select, depth: usize, f: &mut dyn FnMut(&mut Ex
             .chain(sel.aggs.iter_mut().flat_map(|a| {
                 std::iter::once(&mut a.arg).chain(a.order.iter_mut().map(|(e, _, _)| e))
             }))
+            .chain(sel.windows.iter_mut().flat_map(|w| w.exprs_mut()))
     {
         f(e, depth);
     }
@@ -699,6 +723,11 @@ impl<'a> Binder<'a> {
             outer: Vec::new(),
             star: Vec::new(),
             ctes: Vec::new(),
+            windows: Vec::new(),
+            named_windows: Vec::new(),
+            win_ok: false,
+            in_window: false,
+            win_in_agg: false,
         }
     }
 

@@ -23,6 +23,7 @@ use crate::sql_err;
 mod setop;
 mod sort;
 mod subquery;
+mod window;
 
 pub use subquery::resolve_subqueries;
 use subquery::SubHost;
@@ -87,6 +88,9 @@ fn prepare_select(cx: &mut ExecCtx, sel: &mut Select) -> Result<(), SqlError> {
         for a in sel.aggs.iter_mut() {
             exprs.push(&mut a.arg);
             exprs.extend(a.order.iter_mut().map(|(e, _, _)| e));
+        }
+        for w in sel.windows.iter_mut() {
+            exprs.extend(w.exprs_mut());
         }
         for s in sel.sources.iter_mut() {
             exprs.extend(s.on.iter_mut());
@@ -611,7 +615,10 @@ fn run_planned(cx: &mut ExecCtx, sel: &Select) -> Result<Vec<Vec<Value>>, SqlErr
     if sel.sources.is_empty() && !sel.aggregate && !passes(h, &sel.filter, &[])? {
         return Ok(vec![]);
     }
-    let early_limit = if !sel.aggregate && !sel.distinct && (sel.order_by.is_empty() || sel.ordered)
+    let early_limit = if !sel.aggregate
+        && !sel.distinct
+        && sel.windows.is_empty()
+        && (sel.order_by.is_empty() || sel.ordered)
     {
         sel.limit.map(|l| l.saturating_add(sel.offset))
     } else {
@@ -752,7 +759,7 @@ fn cmp_keys(a: &[Value], b: &[Value], desc: &[bool], colls: &[Collation]) -> Ord
     Ordering::Equal
 }
 
-/// HAVING, ORDER BY, projection, DISTINCT, OFFSET/LIMIT.
+/// HAVING, window functions, ORDER BY, projection, DISTINCT, OFFSET/LIMIT.
 fn finish(
     h: &SubHost,
     sel: &Select,
@@ -775,6 +782,9 @@ fn finish(
             }
         }
         rows = kept;
+    }
+    if !sel.windows.is_empty() {
+        window::compute(h, sel, &mut rows)?;
     }
     if !sel.order_by.is_empty() && !sel.ordered {
         let desc: Vec<bool> = sel.order_by.iter().map(|(_, d)| *d).collect();

@@ -30,9 +30,11 @@
 //!   scalar, IN, ANY / ALL) run per outer row with results cached per outer value, INNER /
 //!   CROSS / LEFT / RIGHT / NATURAL / USING joins, multi-table UPDATE and DELETE, WITH
 //!   and WITH RECURSIVE (anchor UNION [ALL] one recursive SELECT), row constructors in
-//!   comparisons, IN lists and IN (SELECT ...). Not supported (error 1235): FULL JOIN,
-//!   window functions (`OVER`), `GROUP BY ... WITH ROLLUP`, views, stored routines,
-//!   triggers, foreign key enforcement.
+//!   comparisons, IN lists and IN (SELECT ...), window functions (ranking, LAG/LEAD,
+//!   FIRST/LAST/NTH_VALUE and aggregates OVER partitions, orders, ROWS/RANGE frames and
+//!   named windows; see `binder/window.rs`). Not supported (error 1235): FULL JOIN,
+//!   `GROUP BY ... WITH ROLLUP`, views, stored routines, triggers, foreign key
+//!   enforcement, a LAG/LEAD offset that is not a constant.
 //! - A table written through two aliases of one multi-table UPDATE gets the changes of the
 //!   alias written first in FROM, then the other's (MariaDB leaves the order unspecified);
 //!   a row matched several times takes its values from the first joined row in onelog's
@@ -248,6 +250,20 @@ pub mod codes {
     pub const ER_COLLATION_CHARSET_MISMATCH: u16 = 1253;
     pub const ER_UNKNOWN_COLLATION: u16 = 1273;
     pub const ER_WITH_COL_WRONG_LIST: u16 = 4002;
+    pub const ER_WRONG_WINDOW_SPEC_NAME: u16 = 4009;
+    pub const ER_DUP_WINDOW_NAME: u16 = 4010;
+    pub const ER_PARTITION_LIST_IN_REFERENCING_WINDOW_SPEC: u16 = 4011;
+    pub const ER_ORDER_LIST_IN_REFERENCING_WINDOW_SPEC: u16 = 4012;
+    pub const ER_WINDOW_FRAME_IN_REFERENCED_WINDOW_SPEC: u16 = 4013;
+    pub const ER_BAD_COMBINATION_OF_WINDOW_FRAME_BOUND_SPECS: u16 = 4014;
+    pub const ER_WRONG_PLACEMENT_OF_WINDOW_FUNCTION: u16 = 4015;
+    pub const ER_NOT_ALLOWED_WINDOW_FRAME: u16 = 4017;
+    pub const ER_NO_ORDER_LIST_IN_WINDOW_SPEC: u16 = 4018;
+    pub const ER_RANGE_FRAME_NEEDS_SIMPLE_ORDERBY: u16 = 4019;
+    pub const ER_WRONG_TYPE_FOR_ROWS_FRAME: u16 = 4020;
+    pub const ER_WRONG_TYPE_FOR_RANGE_FRAME: u16 = 4021;
+    pub const ER_INVALID_NTILE_ARGUMENT: u16 = 4024;
+    pub const ER_SUM_FUNC_WITH_WINDOW_FUNC_AS_ARG: u16 = 4074;
     pub const ER_DUP_QUERY_NAME: u16 = 4004;
     pub const ER_TOO_HIGH_LEVEL_OF_NESTING_FOR_SELECT: u16 = 1473;
 }

@@ -263,6 +263,7 @@ fn referenced_columns(sel: &Select, src: &Source) -> Vec<usize> {
         visit(h);
     }
     sel.aggs.iter().for_each(|a| visit(&a.arg));
+    sel.window_exprs().for_each(&mut visit);
     for s in &sel.sources {
         s.on.iter().for_each(&mut visit);
         s.post.iter().for_each(&mut visit);
@@ -565,7 +566,12 @@ pub fn plan(sel: &mut Select) {
         }
     }
     // MIN/MAX without GROUP BY or WHERE over columns leading an index.
-    if n == 1 && sel.group_by.is_empty() && sel.filter.is_empty() && !sel.aggs.is_empty() {
+    if n == 1
+        && sel.group_by.is_empty()
+        && sel.filter.is_empty()
+        && !sel.aggs.is_empty()
+        && sel.windows.is_empty()
+    {
         if let Some(t) = sel.sources[0].table() {
             let ok = sel.aggs.iter().all(|a| {
                 matches!(a.kind, AggKind::Min | AggKind::Max)

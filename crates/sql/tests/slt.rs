@@ -20,7 +20,7 @@
 //! <one line per result column: its type (the column definition's type code, as named in
 //!  MariaDB's mysql_com.h without MYSQL_TYPE_) and its name>
 //! ```
-//! Each file runs in a fresh database `slt_<file stem>`.
+//! Each file runs in a fresh database `slt_<file stem>`; `ONELOG_SLT=<stem>` runs one file.
 
 mod common;
 
@@ -144,6 +144,12 @@ impl Backend for Embedded {
                                 }
                                 onelog_types::Value::Time(t) => {
                                     Some(format!("{t:.p$}", p = fsp(&c.ty, t.micro)))
+                                }
+                                // A DOUBLE of fixed decimals (PERCENT_RANK) with them.
+                                onelog_types::Value::Double(d)
+                                    if c.decimals < 31 && d.is_finite() =>
+                                {
+                                    Some(format!("{d:.p$}", p = c.decimals as usize))
                                 }
                                 other => Some(other.to_string()),
                             })
@@ -376,12 +382,18 @@ fn run_file(b: &mut dyn Backend, path: &Path) -> Vec<String> {
     failures
 }
 
+/// The `.slt` files (only `$ONELOG_SLT.slt` when that is set).
 fn slt_files() -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/slt");
+    let only = std::env::var("ONELOG_SLT").ok();
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "slt"))
+        .filter(|p| {
+            only.as_deref()
+                .is_none_or(|o| p.file_stem().is_some_and(|s| s == o))
+        })
         .collect();
     v.sort();
     v

@@ -208,6 +208,7 @@ impl<'a> Binder<'a> {
             width: self.types.len(),
             ordered: false,
             params: Vec::new(),
+            windows: Vec::new(),
         })
     }
 
@@ -335,6 +336,7 @@ impl<'a> Binder<'a> {
             width: self.types.len(),
             ordered: false,
             params: Vec::new(),
+            windows: Vec::new(),
             order_colls,
             group_colls: vec![],
             derivs: vec![],

@@ -511,6 +511,7 @@ impl<'a> Binder<'a> {
         }
         let (ty, nullable) = self.type_of(e);
         let mut rc = ResultColumn::expr(name, ty, nullable);
+        self.window_column(e, &mut rc);
         if let Expr::Col(p) = e {
             if let Some(sc) = self.scope.iter().find(|s| s.pos == *p) {
                 rc.org_name = sc.name.clone();
@@ -540,8 +541,10 @@ impl<'a> Binder<'a> {
             let b = self.bind_expr(w, Clause::Where)?;
             conjuncts(b, &mut filter);
         }
+        self.set_named_windows(&s.named_window)?;
         // Select list.
         self.allow_agg = true;
+        self.win_ok = true;
         let mut items = Vec::new();
         let mut columns = Vec::new();
         for item in &s.projection {
@@ -587,6 +590,7 @@ impl<'a> Binder<'a> {
                 other => return Err(unsupported(&other.to_string())),
             }
         }
+        self.win_ok = false;
         for (i, c) in columns.iter().enumerate() {
             if !self.aliases.iter().any(|(a, _)| ident_eq(a, &c.name)) {
                 self.aliases.push((c.name.clone(), items[i].clone()));
@@ -608,14 +612,24 @@ impl<'a> Binder<'a> {
             sq::GroupByExpr::All(_) => return Err(unsupported("GROUP BY ALL")),
         }
         let having = match &s.having {
-            Some(h) => Some(self.bind_expr(h, Clause::Having)?),
+            Some(h) => Some(
+                self.bind_expr(h, Clause::Having)
+                    .map_err(|e| self.window_alias_error(e))?,
+            ),
             None => None,
         };
+        // A select-list alias of a window function cannot be grouped or filtered on.
+        if group_by.iter().chain(&having).any(window::has_window) {
+            return Err(window::wrong_placement());
+        }
         let mut order = Vec::new();
+        self.win_ok = true;
         for o in order_by {
             let desc = matches!(o.options.sort, Some(sq::OrderBySort::Desc));
-            order.push((self.bind_order_item(&o.expr, &items, Clause::Order)?, desc));
+            let item = self.bind_order_item(&o.expr, &items, Clause::Order);
+            order.push((item?, desc));
         }
+        self.win_ok = false;
         let aggregate = !group_by.is_empty() || !self.aggs.is_empty();
         let distinct = matches!(s.distinct, Some(sq::Distinct::Distinct));
         if matches!(s.distinct, Some(sq::Distinct::On(_))) {
@@ -625,6 +639,7 @@ impl<'a> Binder<'a> {
         let order_colls = order.iter().map(|(e, _)| self.coll_of(e).0).collect();
         let group_colls = group_by.iter().map(|e| self.coll_of(e).0).collect();
         let derivs = items.iter().map(|e| self.coll_of(e).1).collect();
+        self.place_windows(self.aggs.len(), &mut items, &mut order);
         Ok(Select {
             sources,
             filter,
@@ -646,6 +661,7 @@ impl<'a> Binder<'a> {
             width: self.types.len(),
             ordered: false,
             params: Vec::new(),
+            windows: std::mem::take(&mut self.windows),
         })
     }
 

@@ -750,11 +750,6 @@ impl<'a> Binder<'a> {
         f: &sq::Function,
         clause: Clause,
     ) -> Result<Expr, SqlError> {
-        // Window functions are not there yet: refuse rather than compute something else
-        // (`SUM(v) OVER (...)` is not `SUM(v)`).
-        if f.over.is_some() {
-            return Err(unsupported("window functions (OVER)"));
-        }
         if f.filter.is_some() || !f.within_group.is_empty() || f.null_treatment.is_some() {
             return Err(crate::parser::syntax_error(&f.to_string(), 0));
         }
@@ -765,6 +760,9 @@ impl<'a> Binder<'a> {
                 code::ER_FUNCTION_NOT_DEFINED,
                 format!("FUNCTION {} does not exist", parts.join(".")),
             ));
+        }
+        if let Some(over) = &f.over {
+            return self.bind_window(f, over, &name, clause);
         }
         // Aggregates.
         let agg = match name.as_str() {

@@ -423,6 +423,7 @@ impl Binder<'_> {
             width: n,
             ordered: false,
             params: Vec::new(),
+            windows: Vec::new(),
             order_colls,
             group_colls: Vec::new(),
             derivs,

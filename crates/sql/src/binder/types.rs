@@ -33,19 +33,8 @@ impl<'a> Binder<'a> {
             Expr::Lit(_) => numeric,
             Expr::Col(p) => self.types.get(*p).map_or(numeric, |(t, _)| of_type(t)),
             Expr::Collate(_, c, d) => (*c, *d),
-            Expr::Agg(i) => {
-                let a = &self.aggs[*i];
-                match a.kind {
-                    AggKind::Min | AggKind::Max => self.coll_of(&a.arg),
-                    AggKind::GroupConcat => match self.coll_of(&a.arg) {
-                        (_, Derivation::Numeric | Derivation::Ignorable) => {
-                            (Collation::DEFAULT, Derivation::Coercible)
-                        }
-                        c => c,
-                    },
-                    _ => numeric,
-                }
-            }
+            Expr::Agg(i) if *i >= window::WIN_SLOT => self.windows[*i - window::WIN_SLOT].coll,
+            Expr::Agg(i) => self.agg_call_coll(&self.aggs[*i]),
             Expr::Func(f, args) => {
                 let ts: Vec<ColumnType> = args.iter().map(|a| self.base_type_of(a).0).collect();
                 if !functions::result_type(*f, &ts).is_string() {
@@ -70,6 +59,61 @@ impl<'a> Binder<'a> {
             Expr::Cast(_, CastType::Binary) => (Collation::Binary, Derivation::Implicit),
             Expr::Subquery(i) => of_type(&self.subqueries[*i].columns[0].ty),
             _ => numeric,
+        }
+    }
+
+    /// The collation of an aggregate's value.
+    pub(super) fn agg_call_coll(&self, a: &AggCall) -> (Collation, Derivation) {
+        let numeric = (Collation::DEFAULT, Derivation::Numeric);
+        match a.kind {
+            AggKind::Min | AggKind::Max => self.coll_of(&a.arg),
+            AggKind::GroupConcat => match self.coll_of(&a.arg) {
+                (_, Derivation::Numeric | Derivation::Ignorable) => {
+                    (Collation::DEFAULT, Derivation::Coercible)
+                }
+                c => c,
+            },
+            _ => numeric,
+        }
+    }
+
+    /// The type and nullability of an aggregate's value.
+    pub(super) fn agg_call_type(&self, a: &AggCall) -> (ColumnType, bool) {
+        match a.kind {
+            AggKind::Count | AggKind::CountStar => (bigint(), false),
+            AggKind::Sum | AggKind::Avg => {
+                let t = match a.arg_type {
+                    ColumnType::Float | ColumnType::Double => ColumnType::Double,
+                    t if !is_numeric_ty(&t) => ColumnType::Double,
+                    ColumnType::Decimal { precision, scale } => ColumnType::Decimal {
+                        precision: (precision + 22).min(65),
+                        scale: if a.kind == AggKind::Avg {
+                            (scale + 4).min(30)
+                        } else {
+                            scale
+                        },
+                    },
+                    _ => ColumnType::Decimal {
+                        precision: if a.kind == AggKind::Avg { 14 } else { 32 },
+                        scale: if a.kind == AggKind::Avg { 4 } else { 0 },
+                    },
+                };
+                (t, true)
+            }
+            AggKind::Min | AggKind::Max => (a.arg_type, true),
+            AggKind::GroupConcat | AggKind::JsonArrayAgg => {
+                (ColumnType::text(2, Collation::DEFAULT), true)
+            }
+            AggKind::StdPop | AggKind::StdSamp | AggKind::VarPop | AggKind::VarSamp => {
+                (stat_type(&a.arg_type), true)
+            }
+            AggKind::BitAnd | AggKind::BitOr | AggKind::BitXor => (
+                ColumnType::Int {
+                    bytes: 8,
+                    unsigned: true,
+                },
+                false,
+            ),
         }
     }
 
@@ -103,45 +147,11 @@ impl<'a> Binder<'a> {
             }
             Expr::Lit(v) => (value_type(v), v.is_null()),
             Expr::Col(p) => self.types.get(*p).copied().unwrap_or((bigint(), true)),
-            Expr::Agg(i) => {
-                let a = &self.aggs[*i];
-                match a.kind {
-                    AggKind::Count | AggKind::CountStar => (bigint(), false),
-                    AggKind::Sum | AggKind::Avg => {
-                        let t = match a.arg_type {
-                            ColumnType::Float | ColumnType::Double => ColumnType::Double,
-                            t if !is_numeric_ty(&t) => ColumnType::Double,
-                            ColumnType::Decimal { precision, scale } => ColumnType::Decimal {
-                                precision: (precision + 22).min(65),
-                                scale: if a.kind == AggKind::Avg {
-                                    (scale + 4).min(30)
-                                } else {
-                                    scale
-                                },
-                            },
-                            _ => ColumnType::Decimal {
-                                precision: if a.kind == AggKind::Avg { 14 } else { 32 },
-                                scale: if a.kind == AggKind::Avg { 4 } else { 0 },
-                            },
-                        };
-                        (t, true)
-                    }
-                    AggKind::Min | AggKind::Max => (a.arg_type, true),
-                    AggKind::GroupConcat | AggKind::JsonArrayAgg => {
-                        (ColumnType::text(2, Collation::DEFAULT), true)
-                    }
-                    AggKind::StdPop | AggKind::StdSamp | AggKind::VarPop | AggKind::VarSamp => {
-                        (stat_type(&a.arg_type), true)
-                    }
-                    AggKind::BitAnd | AggKind::BitOr | AggKind::BitXor => (
-                        ColumnType::Int {
-                            bytes: 8,
-                            unsigned: true,
-                        },
-                        false,
-                    ),
-                }
+            Expr::Agg(i) if *i >= window::WIN_SLOT => {
+                let w = &self.windows[*i - window::WIN_SLOT];
+                (w.ty, w.nullable)
             }
+            Expr::Agg(i) => self.agg_call_type(&self.aggs[*i]),
             Expr::Neg(a) => {
                 let (t, n) = self.base_type_of(a);
                 (
