@@ -86,6 +86,7 @@ pub static VARS: &[VarDef] = &[
         "FULL",
     ),
     v("binlog_storage", Str, Global, true, "engine"),
+    v("binlog_storage_engine", Str, Global, true, ""),
     v("character_set_client", Str, Both, false, "utf8mb4"),
     v("character_set_connection", Str, Both, false, "utf8mb4"),
     v("character_set_database", Str, Both, false, "utf8mb4"),
@@ -112,7 +113,8 @@ pub static VARS: &[VarDef] = &[
     v("error_count", Int, Session, true, "0"),
     v("explicit_defaults_for_timestamp", Bool, Both, true, "1"),
     v("foreign_key_checks", Bool, Both, false, "1"),
-    v("general_log", Bool, Global, false, "0"),
+    // No general query log: read-only OFF (setting it would answer OK without effect).
+    v("general_log", Bool, Global, true, "0"),
     v("group_concat_max_len", Int, Both, false, "1048576"),
     v("gtid_binlog_pos", Str, Global, true, ""),
     v("gtid_binlog_state", Str, Global, true, ""),

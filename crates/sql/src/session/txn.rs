@@ -14,6 +14,18 @@ impl Session {
         self.in_explicit = false;
         self.read_only_txn = false;
         if let Some(mut t) = self.txn.take() {
+            // A commit with changes waits while another session holds the global read
+            // lock (FLUSH TABLES WITH READ LOCK).
+            let _pass = match t.has_writes() {
+                true => match self.commit_pass() {
+                    Ok(p) => Some(p),
+                    Err(e) => {
+                        self.txn = Some(t);
+                        return Err(e);
+                    }
+                },
+                false => None,
+            };
             t.set_gtid(self.next_gtid.take());
             if let Some(g) = t.commit().map_err(engine_err)?.gtid {
                 self.last_gtid = g;
@@ -53,13 +65,16 @@ impl Session {
 
     /// Runs `f` as one statement of the current transaction (starting one if needed):
     /// statement savepoint, rollback of the statement (or of the whole transaction on
-    /// deadlock) on error, commit at the end in autocommit mode.
+    /// deadlock) on error, commit at the end in autocommit mode. `tables` are the tables
+    /// it uses, `written` those it writes (opened with a write-mode metadata lock).
     pub(super) fn in_statement<T>(
         &mut self,
         sql: &str,
         tables: &[(String, String)],
+        written: &[(String, String)],
         f: impl FnOnce(&mut ExecCtx) -> Result<T, SqlError>,
     ) -> Result<T, SqlError> {
+        let covered: Vec<bool> = tables.iter().map(|(d, t)| self.covered(d, t)).collect();
         let mode = self.sql_mode();
         let strict = mode.contains("STRICT_TRANS_TABLES") || mode.contains("STRICT_ALL_TABLES");
         let no_auto_value_on_zero = mode.contains("NO_AUTO_VALUE_ON_ZERO");
@@ -68,10 +83,19 @@ impl Session {
         let txn = self.txn.as_mut().unwrap();
         txn.statement_begin();
         let mut result = (|| {
-            for (d, t) in tables {
-                if !d.eq_ignore_ascii_case("information_schema") {
-                    txn.open_table(d, t).map_err(engine_err)?;
+            for ((d, t), covered) in tables.iter().zip(covered) {
+                if d.eq_ignore_ascii_case("information_schema") {
+                    continue;
                 }
+                let table = (d.clone(), t.clone());
+                if covered {
+                    txn.open_table_covered(d, t)
+                } else if written.contains(&table) {
+                    txn.open_table_for_write(d, t)
+                } else {
+                    txn.open_table(d, t)
+                }
+                .map_err(engine_err)?;
             }
             let mut cx = ExecCtx {
                 txn,
@@ -129,6 +153,7 @@ impl Session {
         self.read_only_txn = false;
         match self.txn.take() {
             Some(mut t) => {
+                let _pass = self.commit_pass()?;
                 t.set_gtid(self.next_gtid.take());
                 t.commit_logged(stmt).map(|_| ()).map_err(engine_err)
             }
