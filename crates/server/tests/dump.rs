@@ -170,7 +170,9 @@ fn every_dump_mode_restores_into_onelogd_and_mariadb() {
     if !have(DUMP, t) || !have(common::MARIADB, t) {
         return;
     }
-    let Some(maria) = MariaDb::start(t) else {
+    // With grant tables: MariaDB 10.11.19 under --skip-grant-tables crashed (SIGSEGV) once
+    // in mariadb-dump's information_schema.COLUMNS query.
+    let Some(maria) = MariaDb::start_with(t, &[]) else {
         return;
     };
     let src = Server::start(&[]);
@@ -273,7 +275,7 @@ fn a_mariadb_dump_restores_into_onelogd() {
     if !have(DUMP, t) || !have(common::MARIADB, t) {
         return;
     }
-    let Some(maria) = MariaDb::start(t) else {
+    let Some(maria) = MariaDb::start_with(t, &[]) else {
         return;
     };
     fill(&maria.socket, "src");

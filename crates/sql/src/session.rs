@@ -373,9 +373,11 @@ impl Session {
         self.warnings.len().min(65535) as u16
     }
 
-    /// COM_RESET_CONNECTION: rolls back, forgets variables and prepared statements.
+    /// COM_RESET_CONNECTION: rolls back, releases table locks and the global read lock,
+    /// forgets variables and prepared statements.
     pub fn reset(&mut self) {
         self.rollback_txn();
+        self.drop_locks();
         self.vars.clear();
         self.user_vars.clear();
         self.prepared.clear();

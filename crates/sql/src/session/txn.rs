@@ -11,21 +11,15 @@ use crate::executor::{engine_err, ExecCtx};
 
 impl Session {
     pub(crate) fn commit_txn(&mut self) -> Result<(), SqlError> {
+        // A commit with changes waits while another session holds the global read lock
+        // (FLUSH TABLES WITH READ LOCK); if the wait fails the transaction stays open.
+        let _pass = match &self.txn {
+            Some(t) if t.has_writes() => Some(self.commit_pass()?),
+            _ => None,
+        };
         self.in_explicit = false;
         self.read_only_txn = false;
         if let Some(mut t) = self.txn.take() {
-            // A commit with changes waits while another session holds the global read
-            // lock (FLUSH TABLES WITH READ LOCK).
-            let _pass = match t.has_writes() {
-                true => match self.commit_pass() {
-                    Ok(p) => Some(p),
-                    Err(e) => {
-                        self.txn = Some(t);
-                        return Err(e);
-                    }
-                },
-                false => None,
-            };
             t.set_gtid(self.next_gtid.take());
             if let Some(g) = t.commit().map_err(engine_err)?.gtid {
                 self.last_gtid = g;
