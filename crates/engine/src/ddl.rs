@@ -267,6 +267,22 @@ pub(crate) fn run(
     result
 }
 
+/// [`run`] with the metadata locks taken under `owner` (a session's `LOCK TABLES` id):
+/// those it already holds exclusively are neither waited for nor released.
+pub(crate) fn run_owned(
+    engine: &Engine,
+    db: &str,
+    sql: &str,
+    ddl: Ddl,
+    gtid: Option<onelog_binlog::Gtid>,
+    owner: u64,
+) -> Result<DdlOutcome> {
+    let mut held = Vec::new();
+    let result = run_holding(engine, db, sql, ddl, (false, gtid), owner, &mut held);
+    engine.locks.release_all(owner, &held);
+    result
+}
+
 /// Takes the exclusive metadata locks of the tables `ddl` touches (adding what it takes to
 /// `held`), then the DDL mutex, which it returns. The locks come first and in name order,
 /// so a DDL waiting for a table keeps no other DDL waiting, and DDLs never wait for each
@@ -279,19 +295,21 @@ fn lock_tables<'e>(
     owner: u64,
     held: &mut Vec<Vec<u8>>,
 ) -> Result<parking_lot::MutexGuard<'e, ()>> {
+    // Locks `owner` held before (a session's LOCK TABLES): taken, but not released here.
+    let mut owned: Vec<Vec<u8>> = Vec::new();
     loop {
-        let missing = |held: &Vec<Vec<u8>>| -> Vec<Vec<u8>> {
+        let missing = |held: &Vec<Vec<u8>>, owned: &Vec<Vec<u8>>| -> Vec<Vec<u8>> {
             let mut names: Vec<Vec<u8>> = tables_touched(ddl, &engine.catalog())
                 .iter()
                 .map(|(d, t)| mdl_name(d, t))
-                .filter(|n| !held.contains(n))
+                .filter(|n| !held.contains(n) && !owned.contains(n))
                 .collect();
             names.sort();
             names.dedup();
             names
         };
         if !replay {
-            for name in missing(held) {
+            for name in missing(held, &owned) {
                 if engine.locks.acquire(
                     owner,
                     &name,
@@ -300,11 +318,13 @@ fn lock_tables<'e>(
                     None,
                 )? {
                     held.push(name);
+                } else {
+                    owned.push(name);
                 }
             }
         }
         let serial = engine.ddl_lock.lock();
-        if replay || missing(held).is_empty() {
+        if replay || missing(held, &owned).is_empty() {
             return Ok(serial);
         }
     }

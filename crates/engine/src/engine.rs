@@ -446,6 +446,20 @@ impl Engine {
         crate::ddl::run(self, db, sql, ddl, false, gtid)
     }
 
+    /// [`ddl_as`](Self::ddl_as) for a session holding `LOCK TABLES`: the metadata locks
+    /// are taken under the id its table locks are held under (`owner`), so a table it
+    /// WRITE-locked is already its own.
+    pub fn ddl_owned(
+        &self,
+        db: &str,
+        sql: &str,
+        ddl: Ddl,
+        gtid: Option<onelog_binlog::Gtid>,
+        owner: u64,
+    ) -> Result<DdlOutcome> {
+        crate::ddl::run_owned(self, db, sql, ddl, gtid, owner)
+    }
+
     /// Applies a DDL statement during recovery (no logging: the event is already in the log).
     pub fn ddl_replay(&self, db: &str, sql: &str, ddl: Ddl) -> Result<()> {
         crate::ddl::run(self, db, sql, ddl, true, None).map(|_| ())

@@ -10,6 +10,7 @@
 //! - `keys.rs`: the RocksDB key layout; `keycode.rs`: order-preserving key encoding;
 //!   `rowcodec.rs`: row value encoding.
 //! - `locks.rs`: row and metadata locks, lock waits, deadlock detection.
+//! - `table_locks.rs`: the metadata locks `LOCK TABLES` holds for a session.
 //! - `txn.rs`: transactions: buffered writes, snapshot reads, statement rollback, savepoints.
 //! - `commit.rs`: the group-commit log writer (one write + one sync per group).
 //! - `recovery.rs`: replay of the binlog after the applied position.
@@ -38,6 +39,7 @@ mod replicate;
 mod scan;
 mod semisync;
 mod slave_pos;
+mod table_locks;
 mod txn;
 pub mod wait;
 mod wal;
@@ -50,4 +52,5 @@ pub use error::{EngineError, Result};
 pub use onelog_binlog::{Gtid, Preallocate, RowMetadata};
 pub use scan::{KeyRange, RowCursor, ScanOptions};
 pub use semisync::{SemiSync, SemiSyncStatus, WaitPoint};
+pub use table_locks::{TableLockMode, TableLocks};
 pub use txn::{CommitInfo, Isolation, LockMode, LoggedStatement, Row, Txn};

@@ -6,6 +6,11 @@
 //! transaction ends (strict two-phase locking; for commits, until the commit is durable
 //! and applied).
 //!
+//! A metadata lock has MariaDB's four table modes: a reader holds it [`Mode::Shared`], a
+//! writer [`Mode::Write`], `LOCK TABLES ... READ` [`Mode::ReadOnly`] (it keeps writers
+//! out, readers in) and DDL or `LOCK TABLES ... WRITE` [`Mode::Exclusive`]. Row and
+//! unique-value locks use Shared and Exclusive only.
+//!
 //! Deadlock detection runs when a transaction is about to wait: it follows the wait-for
 //! edges (waiter -> holders) from the requester; a cycle back to the requester means a
 //! deadlock, and the requester is chosen as the victim (error 1213).
@@ -24,8 +29,38 @@ pub type TxnId = u64;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
+    /// Readers (MariaDB's MDL_SHARED_READ; S for a row).
     Shared,
+    /// A transaction that writes the table (MDL_SHARED_WRITE): compatible with readers
+    /// and other writers.
+    Write,
+    /// `LOCK TABLES ... READ` (MDL_SHARED_READ_ONLY): compatible with readers only.
+    ReadOnly,
+    /// DDL, `LOCK TABLES ... WRITE`, X for a row: compatible with nothing.
     Exclusive,
+}
+
+impl Mode {
+    /// Whether a holder in `held` lets another transaction hold `self`.
+    fn compatible_with(self, held: Mode) -> bool {
+        use Mode::*;
+        matches!(
+            (self, held),
+            (Shared, Shared | Write | ReadOnly)
+                | (Write, Shared | Write)
+                | (ReadOnly, Shared | ReadOnly)
+        )
+    }
+
+    /// The weakest mode that grants both `self` and `other`.
+    fn join(self, other: Mode) -> Mode {
+        use Mode::*;
+        match (self, other) {
+            (a, b) if a == b => a,
+            (Shared, m) | (m, Shared) => m,
+            _ => Exclusive,
+        }
+    }
 }
 
 #[derive(Default)]
@@ -39,7 +74,7 @@ impl Entry {
     fn compatible(&self, txn: TxnId, mode: Mode) -> bool {
         self.holders
             .iter()
-            .all(|&(h, m)| h == txn || (mode == Mode::Shared && m == Mode::Shared))
+            .all(|&(h, m)| h == txn || mode.compatible_with(m))
     }
 }
 
@@ -91,15 +126,18 @@ impl LockManager {
         interrupt: Option<&AtomicBool>,
     ) -> Result<bool> {
         let s = self.shard(key);
+        let mut mode = mode;
         {
             let mut st = self.shards[s].lock();
             let e = st.locks.entry(key.to_vec()).or_default();
             if let Some(pos) = e.holders.iter().position(|&(h, _)| h == txn) {
-                if e.holders[pos].1 == Mode::Exclusive || mode == Mode::Shared {
+                let held = e.holders[pos].1;
+                mode = held.join(mode);
+                if mode == held {
                     return Ok(false);
                 }
                 if e.compatible(txn, mode) {
-                    e.holders[pos].1 = Mode::Exclusive;
+                    e.holders[pos].1 = mode;
                     return Ok(false);
                 }
             } else if e.compatible(txn, mode) && e.waiters == 0 {
@@ -134,7 +172,7 @@ impl LockManager {
                 if e.compatible(txn, mode) {
                     let newly = match e.holders.iter().position(|&(h, _)| h == txn) {
                         Some(pos) => {
-                            e.holders[pos].1 = Mode::Exclusive;
+                            e.holders[pos].1 = e.holders[pos].1.join(mode);
                             false
                         }
                         None => {
@@ -262,6 +300,34 @@ mod tests {
         assert!(lm.acquire(3, b"a", Mode::Exclusive, t, None).unwrap());
         lm.release_all(3, &[b"a".to_vec()]);
         assert_eq!(lm.len(), 0);
+    }
+
+    #[test]
+    fn table_modes() {
+        let lm = LockManager::new();
+        let t = Duration::from_millis(30);
+        let timeout = |r: Result<bool>| matches!(r, Err(EngineError::LockWaitTimeout));
+        // Two LOCK TABLES READ and a reader together; a writer waits for them.
+        assert!(lm.acquire(1, b"m", Mode::ReadOnly, t, None).unwrap());
+        assert!(lm.acquire(2, b"m", Mode::ReadOnly, t, None).unwrap());
+        assert!(lm.acquire(3, b"m", Mode::Shared, t, None).unwrap());
+        assert!(timeout(lm.acquire(4, b"m", Mode::Write, t, None)));
+        // A reader that starts writing waits as well, and keeps its read lock.
+        assert!(timeout(lm.acquire(3, b"m", Mode::Write, t, None)));
+        lm.release_all(1, &[b"m".to_vec()]);
+        lm.release_all(2, &[b"m".to_vec()]);
+        assert!(!lm.acquire(3, b"m", Mode::Write, t, None).unwrap());
+        assert!(lm.acquire(4, b"m", Mode::Write, t, None).unwrap());
+        // Writers keep LOCK TABLES READ and WRITE out, not readers.
+        assert!(timeout(lm.acquire(5, b"m", Mode::ReadOnly, t, None)));
+        assert!(timeout(lm.acquire(5, b"m", Mode::Exclusive, t, None)));
+        assert!(lm.acquire(5, b"m", Mode::Shared, t, None).unwrap());
+        lm.release_all(3, &[b"m".to_vec()]);
+        lm.release_all(4, &[b"m".to_vec()]);
+        lm.release_all(5, &[b"m".to_vec()]);
+        assert_eq!(lm.len(), 0);
+        assert_eq!(Mode::Write.join(Mode::ReadOnly), Mode::Exclusive);
+        assert_eq!(Mode::Shared.join(Mode::Write), Mode::Write);
     }
 
     #[test]

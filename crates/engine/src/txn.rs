@@ -256,6 +256,35 @@ impl Txn {
             })
     }
 
+    /// [`open_table`](Self::open_table) for a table the statement writes: the metadata lock
+    /// is taken in write mode, so `LOCK TABLES ... READ` of another session keeps the
+    /// transaction waiting, and waits for it to end.
+    pub fn open_table_for_write(&mut self, db: &str, name: &str) -> Result<Arc<TableDef>> {
+        self.lock(mdl_name(db, name), Mode::Write)?;
+        self.catalog = self.engine.catalog();
+        self.catalog
+            .table(db, name)
+            .cloned()
+            .ok_or_else(|| EngineError::NoSuchTable {
+                db: db.to_string(),
+                table: name.to_string(),
+            })
+    }
+
+    /// Opens a table the session holds a `LOCK TABLES` lock on ([`crate::TableLocks`]):
+    /// that lock already keeps the table as the session needs it, so no metadata lock is
+    /// taken (the transaction's own would conflict with its session's WRITE lock).
+    pub fn open_table_covered(&mut self, db: &str, name: &str) -> Result<Arc<TableDef>> {
+        self.catalog = self.engine.catalog();
+        self.catalog
+            .table(db, name)
+            .cloned()
+            .ok_or_else(|| EngineError::NoSuchTable {
+                db: db.to_string(),
+                table: name.to_string(),
+            })
+    }
+
     fn lock(&self, name: Vec<u8>, mode: Mode) -> Result<()> {
         match self.engine.locks.acquire(
             self.id,
@@ -282,6 +311,12 @@ impl Txn {
             LockMode::Shared => self.lock(lock_name(b'r', pk_key), Mode::Shared),
             LockMode::Exclusive => self.lock(lock_name(b'r', pk_key), Mode::Exclusive),
         }
+    }
+
+    /// Takes the read view now (`START TRANSACTION WITH CONSISTENT SNAPSHOT`) instead of
+    /// at the first consistent read.
+    pub fn take_snapshot(&mut self) {
+        self.snapshot();
     }
 
     fn snapshot(&mut self) -> Arc<Snap> {

@@ -90,6 +90,10 @@ pub enum Command<'a> {
         wildcard: &'a [u8],
     },
     Statistics,
+    /// COM_REFRESH: `REFRESH_*` option bits (one byte).
+    Refresh(u8),
+    /// COM_SHUTDOWN: the shutdown level (ignored; absent in old clients).
+    Shutdown,
     ProcessKill(u32),
     Ping,
     ChangeUser(ChangeUser),
@@ -164,6 +168,8 @@ pub fn parse_command(payload: &[u8], client_capabilities: u64) -> Result<Command
             }
         }
         com::STATISTICS => Command::Statistics,
+        com::REFRESH => Command::Refresh(r.u8()?),
+        com::SHUTDOWN => Command::Shutdown,
         com::PROCESS_KILL => Command::ProcessKill(r.u32()?),
         com::PING => Command::Ping,
         com::CHANGE_USER => Command::ChangeUser(parse_change_user(&mut r, client_capabilities)?),

@@ -327,7 +327,10 @@ impl<'a> Conn<'a> {
                     return;
                 }
             }
-            if self.ps.flush().is_err() {
+            let sent = self.ps.flush();
+            // SHUTDOWN / COM_SHUTDOWN stop the server once their answer is out.
+            self.server.db.run_requested_shutdown();
+            if sent.is_err() {
                 return;
             }
         }
@@ -445,16 +448,31 @@ impl<'a> Conn<'a> {
             Command::Statistics => {
                 let db = &self.server.db;
                 let st = db.engine().status();
+                let (uptime, questions) = (db.uptime(), db.questions());
+                // MariaDB's average: statements received over seconds up, to 1/1000.
+                let qps1000 = (questions * 1000).checked_div(uptime).unwrap_or(0);
                 let text = format!(
-                    "Uptime: {}  Threads: {}  Slow queries: 0  Opens: 0  Open tables: {}  Queries per second avg: 0.000  Binlog commits: {}  Log syncs: {}",
-                    db.uptime(),
+                    "Uptime: {uptime}  Threads: {}  Questions: {questions}  Slow queries: 0  Opens: 0  Open tables: {}  Queries per second avg: {}.{:03}  Binlog commits: {}  Log syncs: {}",
                     db.threads_connected(),
                     db.engine().catalog().tables.len(),
+                    qps1000 / 1000,
+                    qps1000 % 1000,
                     st.binlog_commits,
                     st.log_syncs,
                 );
                 self.ps.write_packet(text.as_bytes())?;
             }
+            Command::Refresh(options) => match self.session.refresh(options) {
+                Ok(_) => self.ok()?,
+                Err(e) => self.ps.write_err(&e)?,
+            },
+            Command::Shutdown => match self.session.shutdown() {
+                Ok(_) => {
+                    let st = self.status();
+                    self.ps.write_eof(0, st)?
+                }
+                Err(e) => self.ps.write_err(&e)?,
+            },
             Command::ProcessKill(id) => match self.session.kill_connection(id as u64, false) {
                 Ok(()) => self.ok()?,
                 Err(e) => self.ps.write_err(&e)?,

@@ -192,6 +192,14 @@ pub fn run(cfg: Config) -> Result<(), String> {
         signal_hook::consts::SIGINT,
     ])
     .map_err(|e| e.to_string())?;
+    // SHUTDOWN and COM_SHUTDOWN stop the server as SIGTERM does.
+    {
+        let handle = signals.handle();
+        server.db.set_shutdown_hook(Box::new(move || {
+            eprintln!("onelogd: shutdown requested by a client");
+            handle.close();
+        }));
+    }
     // A commit that is in the binlog but could not be applied to the tables stops the
     // server as a signal would: its client was told it committed, and only recovery (a
     // restart) applies it.

@@ -19,6 +19,7 @@ use crate::parser::{Parsed, Stmt};
 use crate::session::Session;
 use crate::sql_err;
 use crate::users::{self, Priv};
+use crate::ResultColumn;
 
 type Tables = Vec<(String, String)>;
 
@@ -246,26 +247,32 @@ impl Session {
 
     /// The checks of the statement a PREPARE prepares (see the module comment); binds it
     /// to find its tables, so unknown tables and columns fail here too.
-    pub(crate) fn check_prepared(&self, parsed: &Parsed) -> Result<(), SqlError> {
-        if self.internal {
-            return Ok(());
-        }
+    pub(crate) fn check_prepared(&self, parsed: &Parsed) -> Result<Vec<ResultColumn>, SqlError> {
         let Stmt::Sql(s) = &parsed.stmt else {
-            return Ok(());
+            return Ok(vec![]);
         };
         let text = parsed.text.as_str();
+        let returning =
+            |r: Option<crate::binder::Returning>| r.map(|r| r.columns).unwrap_or_default();
         match s.as_ref() {
             sq::Statement::Insert(ins) => {
                 let plan = self.bind(text, |b| b.bind_insert(ins))?;
-                self.check_insert(&plan).map(drop)
-            }
-            sq::Statement::Update(u) => {
-                let plan = self.bind(text, |b| b.bind_update(u))?;
-                self.check_update(&plan).map(drop)
+                if !self.internal {
+                    self.check_insert(&plan)?;
+                }
+                Ok(returning(plan.returning))
             }
             sq::Statement::Delete(d) => {
                 let plan = self.bind(text, |b| b.bind_delete(d))?;
-                self.check_delete(&plan).map(drop)
+                if !self.internal {
+                    self.check_delete(&plan)?;
+                }
+                Ok(returning(plan.returning))
+            }
+            _ if self.internal => Ok(vec![]),
+            sq::Statement::Update(u) => {
+                let plan = self.bind(text, |b| b.bind_update(u))?;
+                self.check_update(&plan).map(|_| vec![])
             }
             sq::Statement::CreateTable(ct) => {
                 let mut parts = crate::parser::name_parts(&ct.name);
@@ -278,8 +285,9 @@ impl Session {
                         .to_string(),
                 };
                 self.check_tables(&[(db, table)], Priv::CREATE)
+                    .map(|_| vec![])
             }
-            _ => Ok(()),
+            _ => Ok(vec![]),
         }
     }
 }

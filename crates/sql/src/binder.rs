@@ -181,6 +181,7 @@ mod dml;
 pub(crate) mod joins;
 mod logic;
 mod query;
+mod returning;
 mod scalar;
 mod select_template;
 mod setop;
@@ -193,6 +194,7 @@ pub use scalar::*;
 pub use types::*;
 pub use window::{ntile_error, FrameBound, WinCall, WinFunc};
 
+pub use returning::Returning;
 pub use select_template::{changed_params, SelectTemplate};
 pub use setop::{coerce as setop_coerce, SetNode, SetOp, SetOpKind, NULL_TYPE};
 pub use template::InsertTemplate;
@@ -416,6 +418,8 @@ pub struct Insert {
     /// ON DUPLICATE KEY UPDATE: (column, expr over existing row ++ new row).
     pub on_dup: Vec<(usize, Expr)>,
     pub subqueries: Vec<Select>,
+    /// `RETURNING ...`, over the row written.
+    pub returning: Option<Returning>,
 }
 
 #[derive(Clone, Debug)]
@@ -435,6 +439,8 @@ pub struct Delete {
     /// Multi-table DELETE: the sources whose rows are deleted (empty: single-table, the
     /// only source).
     pub targets: Vec<usize>,
+    /// `RETURNING ...` (single-table), over the row deleted.
+    pub returning: Option<Returning>,
 }
 
 /// A column visible to name resolution.

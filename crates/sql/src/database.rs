@@ -61,7 +61,16 @@ pub struct Database {
     pub(crate) global_hook: RwLock<Option<GlobalHook>>,
     pub(crate) conn_stats: crate::ConnStats,
     replicas: crate::replication::Replicas,
+    /// FLUSH TABLES WITH READ LOCK.
+    pub(crate) global_read: crate::locks::GlobalReadLock,
+    /// Stops the server (`SHUTDOWN`, COM_SHUTDOWN); set by the server.
+    shutdown_hook: RwLock<Option<ShutdownHook>>,
+    /// A session asked for a shutdown; the server runs the hook once it has answered.
+    shutdown_requested: AtomicBool,
 }
+
+/// Asks the server to stop cleanly (as SIGTERM does).
+pub type ShutdownHook = Box<dyn Fn() + Send + Sync>;
 
 /// Called with a global variable's name and new value after `SET GLOBAL`.
 pub type GlobalHook = Box<dyn Fn(&str, &Value) + Send + Sync>;
@@ -192,6 +201,9 @@ impl Database {
             global_hook: RwLock::new(None),
             conn_stats: crate::ConnStats::default(),
             replicas: Default::default(),
+            global_read: Default::default(),
+            shutdown_hook: RwLock::new(None),
+            shutdown_requested: AtomicBool::new(false),
         });
         crate::users::bootstrap(&db)?;
         crate::users::reload(&db)?;
@@ -333,6 +345,37 @@ impl Database {
 
     pub fn uptime(&self) -> u64 {
         self.started.elapsed().as_secs()
+    }
+
+    /// Sets what `SHUTDOWN` and COM_SHUTDOWN do (the server stops as on SIGTERM).
+    pub fn set_shutdown_hook(&self, hook: ShutdownHook) {
+        *self.shutdown_hook.write() = Some(hook);
+    }
+
+    /// Asks for a clean shutdown, which starts once the asking session has been answered
+    /// ([`run_requested_shutdown`](Self::run_requested_shutdown)); false when nothing can
+    /// stop the server (an embedded database).
+    pub(crate) fn request_shutdown(&self) -> bool {
+        let hooked = self.shutdown_hook.read().is_some();
+        if hooked {
+            self.shutdown_requested.store(true, Ordering::SeqCst);
+        }
+        hooked
+    }
+
+    /// Starts the shutdown a session asked for, if one did (the server calls this after
+    /// sending each answer).
+    pub fn run_requested_shutdown(&self) {
+        if self.shutdown_requested.swap(false, Ordering::SeqCst) {
+            if let Some(h) = self.shutdown_hook.read().as_ref() {
+                h();
+            }
+        }
+    }
+
+    /// The statements received so far (`Questions`).
+    pub fn questions(&self) -> u64 {
+        self.questions.load(Ordering::Relaxed)
     }
 
     /// Flushes and stops the engine (clean shutdown).

@@ -935,12 +935,33 @@ fn zero_value(ty: &ColumnType) -> Value {
     }
 }
 
+#[derive(Default)]
 pub struct WriteResult {
     pub affected: u64,
     pub last_insert_id: Option<u64>,
     pub info: String,
     pub records: u64,
     pub duplicates: u64,
+    /// The RETURNING rows (when the statement has RETURNING).
+    pub returned: Option<Vec<Vec<Value>>>,
+}
+
+/// Evaluates a RETURNING list over a row written or deleted, adding it to `out`.
+fn returning_row(
+    ret: &Option<crate::binder::Returning>,
+    row: &[Value],
+    out: &mut Option<Vec<Vec<Value>>>,
+) -> Result<(), SqlError> {
+    if let (Some(r), Some(out)) = (ret, out) {
+        let cx = Ctx::new(row);
+        out.push(
+            r.items
+                .iter()
+                .map(|e| eval(e, &cx))
+                .collect::<Result<_, _>>()?,
+        );
+    }
+    Ok(())
 }
 
 fn find_conflict(
@@ -1031,11 +1052,8 @@ pub fn run_insert(cx: &mut ExecCtx, ins: &mut Insert) -> Result<WriteResult, Sql
     let multi = input.len() > 1 || matches!(ins.source, InsertSource::Select(_));
     let auto_col = t.auto_increment_column();
     let mut res = WriteResult {
-        affected: 0,
-        last_insert_id: None,
-        info: String::new(),
-        records: 0,
-        duplicates: 0,
+        returned: ins.returning.as_ref().map(|_| Vec::new()),
+        ..Default::default()
     };
     let warnings_before = cx.warnings.len();
     for (n, vals) in input.into_iter().enumerate() {
@@ -1159,6 +1177,7 @@ pub fn run_insert(cx: &mut ExecCtx, ins: &mut Insert) -> Result<WriteResult, Sql
                         new[*c] = v.clone();
                         ctx_row[*c] = v;
                     }
+                    returning_row(&ins.returning, &new, &mut res.returned)?;
                     if !rows_equal(&new[..t.columns.len()], &old[..t.columns.len()]) {
                         cx.txn.update(&t, &old, new).map_err(engine_err)?;
                         res.affected += 2;
@@ -1202,6 +1221,7 @@ pub fn run_insert(cx: &mut ExecCtx, ins: &mut Insert) -> Result<WriteResult, Sql
                 continue;
             }
         }
+        returning_row(&ins.returning, &row, &mut res.returned)?;
         cx.txn.insert(&t, row).map_err(engine_err)?;
         res.affected += 1;
     }
@@ -1411,8 +1431,7 @@ pub fn run_update(cx: &mut ExecCtx, up: &mut Update) -> Result<WriteResult, SqlE
         affected: changed,
         last_insert_id: None,
         info: format!("Rows matched: {matched}  Changed: {changed}  Warnings: {warnings}"),
-        records: 0,
-        duplicates: 0,
+        ..Default::default()
     })
 }
 
@@ -1425,6 +1444,7 @@ pub fn run_delete(cx: &mut ExecCtx, del: &mut Delete) -> Result<WriteResult, Sql
     let targets = if multi { del.targets.clone() } else { vec![0] };
     let mut seen = HashSet::new();
     let mut deleted = 0u64;
+    let mut returned = del.returning.as_ref().map(|_| Vec::new());
     for (n, r) in rows.iter().enumerate() {
         if n.is_multiple_of(256) {
             h.with_cx(|cx| cx.check_interrupt())?;
@@ -1436,15 +1456,14 @@ pub fn run_delete(cx: &mut ExecCtx, del: &mut Delete) -> Result<WriteResult, Sql
             if multi && (absent(t, part) || !seen.insert(row_key(t, part))) {
                 continue;
             }
+            returning_row(&del.returning, r, &mut returned)?;
             h.with_cx(|cx| cx.txn.delete(t, &part.to_vec()).map_err(engine_err))?;
             deleted += 1;
         }
     }
     Ok(WriteResult {
         affected: deleted,
-        last_insert_id: None,
-        info: String::new(),
-        records: 0,
-        duplicates: 0,
+        returned,
+        ..Default::default()
     })
 }

@@ -14,10 +14,12 @@
 //! - `session`: transactions (autocommit, statement rollback, savepoints), variables,
 //!   warnings, prepared statements (protocol and `PREPARE`/`EXECUTE`), dispatch.
 //! - `alter`: how ALTER TABLE converts existing values when a column changes type.
-//! - `show`: SHOW statements and the read-only `information_schema`.
+//! - `show`: SHOW statements; `info_schema`: the read-only `information_schema`.
 //! - `users`: accounts, passwords (mysql_native_password) and privileges.
 //! - `database`: open, bootstrap, DDL replay for recovery, the process list.
 //! - `replication`: the primary side: registered replicas, what a binlog dump asks for.
+//! - `locks`: LOCK TABLES and the global read lock (FLUSH TABLES WITH READ LOCK).
+//! - `server_admin`: FLUSH, COM_REFRESH, SHUTDOWN.
 //!
 //! Differences from MariaDB worth knowing:
 //! - Strings compare under MariaDB's collations: text columns default to
@@ -61,10 +63,13 @@ mod dates;
 mod executor;
 mod expr;
 mod functions;
+mod info_schema;
 mod inlist;
+mod locks;
 mod planner;
 mod prepared_count;
 mod replication;
+mod server_admin;
 mod session;
 mod shape;
 mod show;
@@ -78,6 +83,7 @@ pub use conn_stats::ConnStats;
 pub use database::{Database, ProcessInfo};
 pub use parser::ReplicaStmt;
 pub use replication::{DumpVars, ReplicaControl, ReplicaHost, Replicas};
+pub use server_admin::refresh;
 pub use session::{PreparedInfo, Session};
 pub use ssl_require::{CertNames, PeerTls, SslRequire};
 pub use users::Account;

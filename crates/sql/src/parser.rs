@@ -18,10 +18,12 @@ use sqlparser::tokenizer::{Location, Token, TokenWithSpan, Tokenizer};
 use crate::syntax_depth;
 
 mod accounts;
+mod locks;
 mod replica;
 mod rewrite;
 use accounts::user_name;
 pub use accounts::{AccountStmt, PrivLevel, UserName, UserSpec};
+pub use locks::{FlushWhat, LockItem, LockKind};
 pub use replica::ReplicaStmt;
 use rewrite::{
     rewrite_interval_units, rewrite_lock_in_share_mode, rewrite_mod_operator, rewrite_multi_table,
@@ -68,6 +70,11 @@ pub enum SetTarget {
     User(String),
     /// `[GLOBAL|SESSION] name`, `@@[global.|session.]name`
     System(Scope, String),
+    /// `NAMES charset [COLLATE collation]` (the value is the charset name, or `DEFAULT`).
+    Names(Option<String>),
+    /// `CHARACTER SET charset` / `CHARSET charset` (the value is the charset name, or
+    /// `DEFAULT`).
+    CharacterSet,
 }
 
 #[derive(Debug, Clone)]
@@ -142,7 +149,6 @@ pub enum Admin {
     },
     ShowPrivileges,
     Set(Vec<(SetTarget, Expr)>),
-    SetNames,
     SetTransaction {
         scope: Option<Scope>,
         isolation: Option<String>,
@@ -151,6 +157,8 @@ pub enum Admin {
     Use(String),
     Begin {
         read_only: bool,
+        /// `WITH CONSISTENT SNAPSHOT`: the read view is taken now, not at the first read.
+        snapshot: bool,
     },
     Commit,
     Rollback,
@@ -176,10 +184,17 @@ pub enum Admin {
         query: bool,
         id: u64,
     },
-    FlushBinaryLogs,
-    FlushPrivileges,
-    /// FLUSH TABLES / STATUS / HOSTS ...: nothing to do in onelog (no table cache).
-    FlushNoop,
+    Flush(Vec<FlushWhat>),
+    /// `LOCK TABLES t READ, u WRITE, ...`
+    LockTables(Vec<LockItem>),
+    /// `SHUTDOWN`
+    Shutdown,
+    /// `ALTER TABLE t DISABLE KEYS | ENABLE KEYS`
+    AlterKeys {
+        db: Option<String>,
+        table: String,
+        enable: bool,
+    },
     PurgeTo(String),
     PurgeBefore(Expr),
     ResetMaster,
@@ -189,7 +204,7 @@ pub enum Admin {
         db: Option<String>,
         table: String,
     },
-    /// Accepted and ignored with an explanation: `UNLOCK TABLES` (no table locks exist).
+    /// `UNLOCK TABLES`: ends LOCK TABLES and FLUSH TABLES WITH READ LOCK.
     UnlockTables,
     Do(Vec<Expr>),
 }
@@ -287,6 +302,7 @@ fn error_location(msg: &str) -> Option<Location> {
 /// Splits and parses a (multi-)statement string. A tokenizer failure fails the whole string;
 /// a statement that fails to parse yields an error in its place (execution stops there).
 pub fn parse_multi(sql: &str) -> Result<Vec<Result<Parsed, SqlError>>, SqlError> {
+    let sql = &*rewrite::mariadb_comments(sql);
     // The common case, one statement and no `;` at all: tokenize once, not once to split
     // and again to parse. Errors take the general path below, which words them.
     if !sql.contains(';') {
@@ -555,6 +571,12 @@ fn set_value(p: &mut Parser) -> Result<Expr, ParserError> {
             && matches!(p.peek_nth_token_ref(1).token, Token::Comma | Token::EOF)
         {
             p.next_token();
+            if w == "DEFAULT" {
+                // Kept a bare word: the session tells it from the string 'DEFAULT'.
+                return Ok(Expr::Identifier(sqlparser::ast::Ident::new("DEFAULT")));
+            }
+            // `character_set_results = binary`: the charset's name as MariaDB shows it.
+            let w = if w == "BINARY" { "binary".into() } else { w };
             return Ok(Expr::Value(
                 sqlparser::ast::Value::SingleQuotedString(w).with_empty_span(),
             ));
@@ -563,15 +585,29 @@ fn set_value(p: &mut Parser) -> Result<Expr, ParserError> {
     p.parse_expr()
 }
 
-fn parse_set(p: &mut Parser) -> Result<Admin, ParserError> {
-    // SET NAMES / CHARACTER SET / CHARSET
-    if word(p, "NAMES") || words(p, &["CHARACTER", "SET"]) || word(p, "CHARSET") {
-        let _ = string_or_ident(p)?;
-        if p.parse_keyword(Keyword::COLLATE) {
-            let _ = string_or_ident(p)?;
-        }
-        return Ok(Admin::SetNames);
+/// `NAMES cs [COLLATE c]` or `CHARACTER SET cs` / `CHARSET cs` as one item of a SET (the
+/// value a string: the charset's name, or `DEFAULT`).
+fn set_charset_item(p: &mut Parser) -> Result<Option<(SetTarget, Expr)>, ParserError> {
+    let names = word(p, "NAMES");
+    if !names && !words(p, &["CHARACTER", "SET"]) && !word(p, "CHARSET") {
+        return Ok(None);
     }
+    let cs = string_or_ident(p)?;
+    let target = if names {
+        let coll = if p.parse_keyword(Keyword::COLLATE) {
+            Some(string_or_ident(p)?)
+        } else {
+            None
+        };
+        SetTarget::Names(coll)
+    } else {
+        SetTarget::CharacterSet
+    };
+    let value = Expr::Value(sqlparser::ast::Value::SingleQuotedString(cs).with_empty_span());
+    Ok(Some((target, value)))
+}
+
+fn parse_set(p: &mut Parser) -> Result<Admin, ParserError> {
     let scope = if peek_word(p, 1).as_deref() == Some("TRANSACTION") {
         if word(p, "GLOBAL") {
             Some(Scope::Global)
@@ -646,6 +682,14 @@ fn parse_set(p: &mut Parser) -> Result<Admin, ParserError> {
     let mut items = Vec::new();
     let mut default = Scope::Session;
     loop {
+        // `SET autocommit=1, NAMES utf8mb4` (Connector/J 3 sends that at connect).
+        if let Some(item) = set_charset_item(p)? {
+            items.push(item);
+            if !p.consume_token(&Token::Comma) {
+                break;
+            }
+            continue;
+        }
         // `SET GLOBAL a=1, b=2`: the scope keyword carries to later items without one.
         let target = set_target(p, default)?;
         if let SetTarget::System(s, _) = &target {
@@ -659,7 +703,10 @@ fn parse_set(p: &mut Parser) -> Result<Admin, ParserError> {
         // A system variable's value may be a bare word, taken as a string
         // (`SET GLOBAL read_only=OFF`, `SET character_set_client=utf8mb4`, `time_zone=SYSTEM`).
         if let (SetTarget::System(..), Expr::Identifier(id)) = (&target, &value) {
-            if id.quote_style.is_none() {
+            if id.quote_style.is_none()
+                && !id.value.eq_ignore_ascii_case("DEFAULT")
+                && !id.value.starts_with('@')
+            {
                 value = Expr::Value(
                     sqlparser::ast::Value::SingleQuotedString(id.value.clone()).with_empty_span(),
                 );
@@ -874,6 +921,9 @@ fn parse_admin(p: &mut Parser) -> Result<Option<Admin>, ParserError> {
     if let Some(a) = accounts::parse_account(p, &first, second.as_deref())? {
         return Ok(Some(Admin::Account(a)));
     }
+    if let Some(a) = locks::parse(p, &first, second.as_deref())? {
+        return Ok(Some(a));
+    }
     let a = match first.as_str() {
         "SHOW" => {
             p.next_token();
@@ -890,14 +940,19 @@ fn parse_admin(p: &mut Parser) -> Result<Option<Admin>, ParserError> {
         "BEGIN" => {
             p.next_token();
             let _ = word(p, "WORK");
-            Admin::Begin { read_only: false }
+            Admin::Begin {
+                read_only: false,
+                snapshot: false,
+            }
         }
         "START" if second.as_deref() == Some("TRANSACTION") => {
             p.next_token();
             p.next_token();
             let mut read_only = false;
+            let mut snapshot = false;
             loop {
                 if words(p, &["WITH", "CONSISTENT", "SNAPSHOT"]) {
+                    snapshot = true;
                 } else if words(p, &["READ", "ONLY"]) {
                     read_only = true;
                 } else if words(p, &["READ", "WRITE"]) {
@@ -909,7 +964,10 @@ fn parse_admin(p: &mut Parser) -> Result<Option<Admin>, ParserError> {
                     break;
                 }
             }
-            Admin::Begin { read_only }
+            Admin::Begin {
+                read_only,
+                snapshot,
+            }
         }
         "COMMIT" | "ROLLBACK" => {
             p.next_token();
@@ -985,29 +1043,6 @@ fn parse_admin(p: &mut Parser) -> Result<Option<Admin>, ParserError> {
                 id: p.parse_literal_uint()?,
             }
         }
-        "FLUSH" => {
-            p.next_token();
-            let _ = word(p, "NO_WRITE_TO_BINLOG") || word(p, "LOCAL");
-            if words(p, &["BINARY", "LOGS"]) || word(p, "LOGS") {
-                Admin::FlushBinaryLogs
-            } else if word(p, "PRIVILEGES") {
-                Admin::FlushPrivileges
-            } else if word(p, "TABLES") || word(p, "STATUS") || word(p, "HOSTS") {
-                // FLUSH TABLES [t, ...] [WITH READ LOCK] is not supported with a lock.
-                if words(p, &["WITH", "READ", "LOCK"]) {
-                    return Err(ParserError::ParserError(
-                        "FLUSH TABLES WITH READ LOCK".into(),
-                    ));
-                }
-                while !matches!(p.peek_token().token, Token::EOF) {
-                    p.next_token();
-                }
-                Admin::FlushNoop
-            } else {
-                let t = p.peek_token();
-                return p.expected("BINARY LOGS, PRIVILEGES or TABLES", t);
-            }
-        }
         "PURGE" => {
             p.next_token();
             if !word(p, "BINARY") {
@@ -1058,11 +1093,6 @@ fn parse_admin(p: &mut Parser) -> Result<Option<Admin>, ParserError> {
             p.next_token();
             let (db, table) = qualified(p)?;
             Admin::Describe { db, table }
-        }
-        "UNLOCK" if second.as_deref() == Some("TABLES") => {
-            p.next_token();
-            p.next_token();
-            Admin::UnlockTables
         }
         "DO" => {
             p.next_token();
@@ -1163,6 +1193,10 @@ mod tests {
             "SHOW VARIABLES LIKE 'x%'",
             "show global status where variable_name = 'Uptime'",
             "SET autocommit=0",
+            "SET autocommit=1, NAMES utf8mb4",
+            "SET NAMES utf8mb4 COLLATE utf8mb4_bin, @a = 1, CHARACTER SET latin1",
+            "SET x = DEFAULT",
+            "START TRANSACTION /*!40100 WITH CONSISTENT SNAPSHOT */",
             "SET @@session.autocommit = 1, @a := 5",
             "SET NAMES utf8mb4 COLLATE utf8mb4_general_ci",
             "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",

@@ -112,7 +112,7 @@ pub struct Session {
     /// This session's share of the server's prepared statements.
     prepared_count: SessionCount,
     next_stmt: u32,
-    control: Arc<StmtControl>,
+    pub(crate) control: Arc<StmtControl>,
     killed: Arc<AtomicBool>,
     proc: Option<Arc<ProcEntry>>,
     next_isolation: Option<Isolation>,
@@ -127,6 +127,8 @@ pub struct Session {
     shapes: HashMap<String, Prepared>,
     /// The connection's TLS session (None: not TLS), for `Ssl_cipher` / `Ssl_version`.
     tls: Option<crate::PeerTls>,
+    /// LOCK TABLES and FLUSH TABLES WITH READ LOCK (`crate::locks`).
+    pub(crate) locks: crate::locks::SessionLocks,
 }
 
 /// The binder's view of a session for one statement.
@@ -186,7 +188,7 @@ impl BindEnv for Env<'_> {
     }
     fn info_schema(&self, table: &str) -> Option<(Vec<VirtualColumn>, Vec<Vec<Value>>)> {
         self.read_session.set(true);
-        crate::show::info_schema(self.s, &self.catalog, table)
+        crate::info_schema::info_schema(self.s, &self.catalog, table)
     }
     fn interrupted(&self) -> bool {
         self.s.control.interrupt.load(Ordering::Relaxed)
@@ -261,6 +263,7 @@ impl Session {
             params: Vec::new(),
             shapes: HashMap::new(),
             tls: None,
+            locks: Default::default(),
         }
     }
 
@@ -297,6 +300,7 @@ impl Session {
             params: Vec::new(),
             shapes: HashMap::new(),
             tls: None,
+            locks: Default::default(),
         }
     }
 
@@ -374,9 +378,11 @@ impl Session {
         self.warnings.len().min(65535) as u16
     }
 
-    /// COM_RESET_CONNECTION: rolls back, forgets variables and prepared statements.
+    /// COM_RESET_CONNECTION: rolls back, releases table locks and the global read lock,
+    /// forgets variables and prepared statements.
     pub fn reset(&mut self) {
         self.rollback_txn();
+        self.drop_locks();
         self.vars.clear();
         self.user_vars.clear();
         self.prepared.clear();
@@ -592,8 +598,7 @@ impl Session {
                 _ => {
                     let r = self.check_prepared(&parsed);
                     self.params.clear();
-                    r?;
-                    vec![]
+                    r?
                 }
             },
             Stmt::Admin(_) => vec![],
@@ -782,6 +787,11 @@ impl Session {
         let mut tables = Vec::new();
         tables_of(&sel, &mut tables);
         self.check_tables(&tables, Priv::SELECT)?;
+        if self.has_locked_tables() {
+            let mut refs = Vec::new();
+            crate::locks::table_refs(&sel, &mut refs);
+            self.check_locked_tables(&refs, &[])?;
+        }
         let columns = sel.columns.clone();
         let rows = if tables.is_empty() && sel.subqueries.is_empty() && self.txn.is_none() {
             // No table: no transaction needed.
@@ -800,7 +810,7 @@ impl Session {
             dummy.rollback();
             r?
         } else {
-            self.in_statement(text, &tables, |cx| executor::run_select(cx, &mut sel))?
+            self.in_statement(text, &tables, &[], |cx| executor::run_select(cx, &mut sel))?
         };
         Ok(QueryResult::Rows { columns, rows })
     }
@@ -865,10 +875,22 @@ impl Session {
                 self.check_read_only()?;
                 let mut plan = self.insert_plan(text, ins, kept.map(|k| &mut k.insert))?;
                 let tables = self.check_insert(&plan)?;
-                let r =
-                    self.in_statement(text, &tables, |cx| executor::run_insert(cx, &mut plan))?;
+                let (used, written) = crate::locks::insert_refs(&plan);
+                self.check_locked_tables(&used, &written)?;
+                let written = crate::locks::pairs(&written);
+                let r = self.as_write_statement(|s| {
+                    s.in_statement(text, &tables, &written, |cx| {
+                        executor::run_insert(cx, &mut plan)
+                    })
+                })?;
                 if let Some(id) = r.last_insert_id {
                     self.last_insert_id = id;
+                }
+                if let Some(rows) = r.returned {
+                    return Ok(QueryResult::Rows {
+                        columns: plan.returning.map(|x| x.columns).unwrap_or_default(),
+                        rows,
+                    });
                 }
                 Ok(ok(
                     r.affected,
@@ -882,8 +904,14 @@ impl Session {
                 self.check_read_only()?;
                 let mut plan = self.bind(text, |b| b.bind_update(u))?;
                 let tables = self.check_update(&plan)?;
-                let r =
-                    self.in_statement(text, &tables, |cx| executor::run_update(cx, &mut plan))?;
+                let (used, written) = crate::locks::update_refs(&plan);
+                self.check_locked_tables(&used, &written)?;
+                let written = crate::locks::pairs(&written);
+                let r = self.as_write_statement(|s| {
+                    s.in_statement(text, &tables, &written, |cx| {
+                        executor::run_update(cx, &mut plan)
+                    })
+                })?;
                 Ok(ok(r.affected, 0, self.warnings.len(), r.info))
             }
             S::Delete(d) => {
@@ -891,12 +919,30 @@ impl Session {
                 self.check_read_only()?;
                 let mut plan = self.bind(text, |b| b.bind_delete(d))?;
                 let tables = self.check_delete(&plan)?;
-                let r =
-                    self.in_statement(text, &tables, |cx| executor::run_delete(cx, &mut plan))?;
+                let (used, written) = crate::locks::delete_refs(&plan);
+                self.check_locked_tables(&used, &written)?;
+                let written = crate::locks::pairs(&written);
+                let r = self.as_write_statement(|s| {
+                    s.in_statement(text, &tables, &written, |cx| {
+                        executor::run_delete(cx, &mut plan)
+                    })
+                })?;
+                if let Some(rows) = r.returned {
+                    return Ok(QueryResult::Rows {
+                        columns: plan.returning.map(|x| x.columns).unwrap_or_default(),
+                        rows,
+                    });
+                }
                 Ok(ok(r.affected, 0, self.warnings.len(), r.info))
             }
             S::Explain { statement, .. } => self.explain(text, statement),
-            S::StartTransaction { .. } => self.run_admin(&Admin::Begin { read_only: false }, p),
+            S::StartTransaction { .. } => self.run_admin(
+                &Admin::Begin {
+                    read_only: false,
+                    snapshot: false,
+                },
+                p,
+            ),
             S::Commit { .. } => self.run_admin(&Admin::Commit, p),
             S::Rollback {
                 savepoint: None, ..
@@ -962,7 +1008,9 @@ impl Session {
         let mut tables = Vec::new();
         tables_of(&sel, &mut tables);
         self.check_tables(&tables, Priv::SELECT)?;
-        let rows = self.in_statement(text, &tables, |cx| executor::explain_select(cx, &mut sel))?;
+        let rows = self.in_statement(text, &tables, &[], |cx| {
+            executor::explain_select(cx, &mut sel)
+        })?;
         let columns = crate::planner::EXPLAIN_COLUMNS
             .iter()
             .map(|c| {
@@ -996,6 +1044,7 @@ impl Session {
                 ));
             }
         }
+        self.check_ddl_locked_tables(&ddl)?;
         self.db.count_com("Com_ddl");
         self.implicit_commit()?;
         let dropped_db = match &ddl {
@@ -1019,7 +1068,12 @@ impl Session {
         };
         let db = self.current_db.clone().unwrap_or_default();
         let gtid = self.next_gtid.take().or_else(|| self.take_seq_no_gtid());
-        let out = self.db.engine.ddl_as(&db, text, ddl, gtid);
+        let out = self.as_write_statement(|s| {
+            Ok(match s.table_lock_owner() {
+                Some(owner) => s.db.engine.ddl_owned(&db, text, ddl, gtid, owner),
+                None => s.db.engine.ddl_as(&db, text, ddl, gtid),
+            })
+        })?;
         if let Some(c) = &converter {
             self.warnings.extend(c.take_warnings());
         }
@@ -1058,7 +1112,7 @@ impl Session {
                 tables_of(s, &mut tables);
             }
             self.check_tables(&tables, Priv::SELECT)?;
-            self.in_statement("", &tables, |cx| {
+            self.in_statement("", &tables, &[], |cx| {
                 executor::resolve_subqueries(cx, &mut subs, &mut [&mut expr])
             })?;
         }
@@ -1071,11 +1125,18 @@ impl Session {
                 self.use_database(d)?;
                 Ok(QueryResult::ok())
             }
-            Admin::Begin { read_only } => {
+            Admin::Begin {
+                read_only,
+                snapshot,
+            } => {
                 self.implicit_commit()?;
+                self.release_table_locks();
                 self.in_explicit = true;
                 self.read_only_txn = *read_only;
-                self.ensure_txn();
+                let txn = self.ensure_txn();
+                if *snapshot {
+                    txn.take_snapshot();
+                }
                 Ok(QueryResult::ok())
             }
             Admin::Commit => {
@@ -1129,10 +1190,20 @@ impl Session {
             }
             Admin::Set(items) => {
                 for (target, e) in items {
+                    let default = matches!(e, sq::Expr::Identifier(id)
+                        if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("DEFAULT"));
+                    if default {
+                        if let SetTarget::System(scope, name) = target {
+                            self.set_var_default(*scope, name)?;
+                            continue;
+                        }
+                    }
                     // A system variable takes a bare word as its value (`= FULL`, `= ON`).
                     let v = match (target, e) {
-                        (SetTarget::System(..), sq::Expr::Identifier(id))
-                            if id.quote_style.is_none() =>
+                        (_, sq::Expr::Identifier(id))
+                            if id.quote_style.is_none()
+                                && !id.value.starts_with('@')
+                                && !matches!(target, SetTarget::User(_)) =>
                         {
                             Value::str(&id.value)
                         }
@@ -1143,11 +1214,16 @@ impl Session {
                             self.user_vars.insert(n.clone(), v);
                         }
                         SetTarget::System(scope, name) => self.set_var(*scope, name, v)?,
+                        SetTarget::Names(coll) => {
+                            self.set_names(&crate::expr::to_string(&v), coll.as_deref())?
+                        }
+                        SetTarget::CharacterSet => {
+                            self.set_character_set(&crate::expr::to_string(&v))?
+                        }
                     }
                 }
                 Ok(ok(0, 0, self.warnings.len(), String::new()))
             }
-            Admin::SetNames => Ok(QueryResult::ok()),
             Admin::SetTransaction {
                 scope,
                 isolation,
@@ -1198,21 +1274,11 @@ impl Session {
                 }
                 Ok(QueryResult::ok())
             }
-            Admin::UnlockTables => Ok(QueryResult::ok()),
-            Admin::FlushNoop => {
-                self.require_global(Priv::RELOAD)?;
-                Ok(QueryResult::ok())
-            }
-            Admin::FlushPrivileges => {
-                self.require_global(Priv::RELOAD)?;
-                users::reload(&self.db)?;
-                Ok(QueryResult::ok())
-            }
-            Admin::FlushBinaryLogs => {
-                self.require_global(Priv::RELOAD)?;
-                self.db.engine.flush_binary_logs().map_err(engine_err)?;
-                Ok(QueryResult::ok())
-            }
+            Admin::UnlockTables => self.unlock_tables(),
+            Admin::LockTables(items) => self.lock_tables(items),
+            Admin::Flush(what) => self.flush(what),
+            Admin::Shutdown => self.shutdown(),
+            Admin::AlterKeys { db, table, .. } => self.alter_keys(db.as_deref(), table),
             Admin::PurgeTo(f) => {
                 self.require_global(Priv::SUPER)?;
                 self.db.engine.purge_binary_logs_to(f).map_err(engine_err)?;
@@ -1244,7 +1310,10 @@ impl Session {
             Admin::Replica(r) => crate::replication::run_replica_stmt(self, r),
             Admin::Account(a) => {
                 self.implicit_commit()?;
-                crate::account_stmt::run(self, a, &p.text)
+                if self.has_locked_tables() {
+                    return Err(locked_tables_active());
+                }
+                self.as_write_statement(|s| crate::account_stmt::run(s, a, &p.text))
             }
             _ => crate::show::run_show(self, a, p),
         }
@@ -1292,6 +1361,7 @@ fn is_note_or_warning(code: u16) -> bool {
         code,
         1003 | 1007
             | 1008
+            | 1031
             | 1050
             | 1051
             | 1062
@@ -1318,9 +1388,18 @@ fn first_words(text: &str) -> String {
         .join(" ")
 }
 
+/// 1192: a statement that cannot run while the session holds LOCK TABLES.
+pub(crate) fn locked_tables_active() -> SqlError {
+    sql_err(
+        1192,
+        "Can't execute the given command because you have active locked tables or an active transaction",
+    )
+}
+
 impl Drop for Session {
     fn drop(&mut self) {
         self.rollback_txn();
+        self.drop_locks();
         self.prepared_count.set(&self.db.prepared, 0);
         self.db.replicas().forget(self.conn_id);
         if let Some(p) = &self.proc {

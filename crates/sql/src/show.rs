@@ -1,10 +1,9 @@
-//! SHOW statements and the read-only `information_schema` (SCHEMATA, TABLES, COLUMNS,
-//! STATISTICS, PROCESSLIST, SESSION_VARIABLES, GLOBAL_VARIABLES, ENGINES), built from the
-//! catalog and the server state when a statement reads them.
+//! SHOW statements, built from the catalog and the server state when a statement reads
+//! them (`info_schema.rs` has the information_schema tables).
 
 use std::sync::atomic::Ordering;
 
-use onelog_engine::{Catalog, ColumnDef, TableDef};
+use onelog_engine::{ColumnDef, TableDef};
 use onelog_types::{code, Collation, ColumnType, SqlError, Value};
 
 use crate::binder::{unsupported, VirtualColumn};
@@ -15,15 +14,15 @@ use crate::users::{self, Priv};
 use crate::vars;
 use crate::{sql_err, QueryResult, ResultColumn};
 
-fn s(v: &str) -> Value {
+pub(crate) fn s(v: &str) -> Value {
     Value::str(v)
 }
 
-fn u(v: u64) -> Value {
+pub(crate) fn u(v: u64) -> Value {
     Value::UInt(v)
 }
 
-fn opt_s(v: Option<&str>) -> Value {
+pub(crate) fn opt_s(v: Option<&str>) -> Value {
     v.map(Value::str).unwrap_or(Value::Null)
 }
 
@@ -74,7 +73,7 @@ pub(crate) fn result(
     Ok(QueryResult::Rows { columns, rows })
 }
 
-fn type_name(c: &ColumnDef) -> String {
+pub(crate) fn type_name(c: &ColumnDef) -> String {
     c.ty.sql_name()
 }
 
@@ -85,7 +84,7 @@ fn default_text(c: &ColumnDef) -> Option<String> {
     c.default.as_ref().map(crate::expr::to_string)
 }
 
-fn quote_default(c: &ColumnDef) -> Option<String> {
+pub(crate) fn quote_default(c: &ColumnDef) -> Option<String> {
     if c.default_now {
         return Some("current_timestamp()".into());
     }
@@ -107,7 +106,7 @@ fn quote_default(c: &ColumnDef) -> Option<String> {
     }
 }
 
-fn key_of(t: &TableDef, c: usize) -> &'static str {
+pub(crate) fn key_of(t: &TableDef, c: usize) -> &'static str {
     for idx in &t.indexes {
         if idx.columns.first() == Some(&c) {
             return if idx.primary {
@@ -128,7 +127,7 @@ fn key_of(t: &TableDef, c: usize) -> &'static str {
     ""
 }
 
-fn extra_of(c: &ColumnDef) -> String {
+pub(crate) fn extra_of(c: &ColumnDef) -> String {
     let mut e = Vec::new();
     if c.auto_increment {
         e.push("auto_increment");
@@ -215,7 +214,7 @@ pub fn create_table_sql(t: &TableDef, autoinc: Option<u64>) -> String {
     out
 }
 
-fn data_type(ty: &ColumnType) -> &'static str {
+pub(crate) fn data_type(ty: &ColumnType) -> &'static str {
     match ty {
         ColumnType::Int { bytes: 1, .. } => "tinyint",
         ColumnType::Int { bytes: 2, .. } => "smallint",
@@ -268,353 +267,7 @@ fn data_type(ty: &ColumnType) -> &'static str {
     }
 }
 
-fn visible_dbs(sess: &Session, cat: &Catalog) -> Vec<String> {
-    let acc = sess.account();
-    let mut v: Vec<String> = cat
-        .databases
-        .keys()
-        .filter(|d| acc.has_global(Priv::SHOW_DB) || users::any_db_privilege(&acc, d))
-        .cloned()
-        .collect();
-    v.push("information_schema".into());
-    v.sort();
-    v
-}
-
-/// Rows of an information_schema table.
-pub fn info_schema(
-    sess: &Session,
-    cat: &Catalog,
-    table: &str,
-) -> Option<(Vec<VirtualColumn>, Vec<Vec<Value>>)> {
-    let text = |names: &[&str]| -> Vec<VirtualColumn> {
-        names.iter().map(|n| VirtualColumn::text(n)).collect()
-    };
-    let dbs = visible_dbs(sess, cat);
-    let tables = || {
-        cat.tables
-            .values()
-            .filter(|t| dbs.contains(&t.db))
-            .cloned()
-            .collect::<Vec<_>>()
-    };
-    Some(match table {
-        "SCHEMATA" => (
-            text(&[
-                "CATALOG_NAME",
-                "SCHEMA_NAME",
-                "DEFAULT_CHARACTER_SET_NAME",
-                "DEFAULT_COLLATION_NAME",
-                "SQL_PATH",
-                "SCHEMA_COMMENT",
-            ]),
-            dbs.iter()
-                .map(|d| {
-                    vec![
-                        s("def"),
-                        s(d),
-                        s("utf8mb4"),
-                        s("utf8mb4_general_ci"),
-                        Value::Null,
-                        s(""),
-                    ]
-                })
-                .collect(),
-        ),
-        "TABLES" => {
-            let mut cols = text(&[
-                "TABLE_CATALOG",
-                "TABLE_SCHEMA",
-                "TABLE_NAME",
-                "TABLE_TYPE",
-                "ENGINE",
-                "VERSION",
-                "ROW_FORMAT",
-                "TABLE_ROWS",
-                "AVG_ROW_LENGTH",
-                "DATA_LENGTH",
-                "MAX_DATA_LENGTH",
-                "INDEX_LENGTH",
-                "DATA_FREE",
-                "AUTO_INCREMENT",
-                "CREATE_TIME",
-                "UPDATE_TIME",
-                "CHECK_TIME",
-                "TABLE_COLLATION",
-                "CHECKSUM",
-                "CREATE_OPTIONS",
-                "TABLE_COMMENT",
-            ]);
-            for c in cols.iter_mut() {
-                if matches!(
-                    c.name.as_str(),
-                    "VERSION"
-                        | "TABLE_ROWS"
-                        | "AVG_ROW_LENGTH"
-                        | "DATA_LENGTH"
-                        | "MAX_DATA_LENGTH"
-                        | "INDEX_LENGTH"
-                        | "DATA_FREE"
-                        | "AUTO_INCREMENT"
-                ) {
-                    c.ty = VirtualColumn::int("x").ty;
-                }
-            }
-            let rows = tables()
-                .iter()
-                .map(|t| {
-                    vec![
-                        s("def"),
-                        s(&t.db),
-                        s(&t.name),
-                        s("BASE TABLE"),
-                        s(if t.engine_name.is_empty() {
-                            "InnoDB"
-                        } else {
-                            &t.engine_name
-                        }),
-                        u(10),
-                        s("Dynamic"),
-                        u(0),
-                        u(0),
-                        u(0),
-                        u(0),
-                        u(0),
-                        u(0),
-                        Value::Null,
-                        Value::Null,
-                        Value::Null,
-                        Value::Null,
-                        s(t.collation.name()),
-                        Value::Null,
-                        s(""),
-                        s(&t.comment),
-                    ]
-                })
-                .collect();
-            (cols, rows)
-        }
-        "COLUMNS" => {
-            let mut cols = text(&[
-                "TABLE_CATALOG",
-                "TABLE_SCHEMA",
-                "TABLE_NAME",
-                "COLUMN_NAME",
-                "ORDINAL_POSITION",
-                "COLUMN_DEFAULT",
-                "IS_NULLABLE",
-                "DATA_TYPE",
-                "CHARACTER_MAXIMUM_LENGTH",
-                "CHARACTER_OCTET_LENGTH",
-                "NUMERIC_PRECISION",
-                "NUMERIC_SCALE",
-                "DATETIME_PRECISION",
-                "CHARACTER_SET_NAME",
-                "COLLATION_NAME",
-                "COLUMN_TYPE",
-                "COLUMN_KEY",
-                "EXTRA",
-                "PRIVILEGES",
-                "COLUMN_COMMENT",
-            ]);
-            for c in cols.iter_mut() {
-                if matches!(
-                    c.name.as_str(),
-                    "ORDINAL_POSITION"
-                        | "CHARACTER_MAXIMUM_LENGTH"
-                        | "CHARACTER_OCTET_LENGTH"
-                        | "NUMERIC_PRECISION"
-                        | "NUMERIC_SCALE"
-                        | "DATETIME_PRECISION"
-                ) {
-                    c.ty = VirtualColumn::int("x").ty;
-                }
-            }
-            let mut rows = Vec::new();
-            for t in tables() {
-                for (i, c) in t.columns.iter().enumerate() {
-                    let (cmax, coct) = match c.ty {
-                        ColumnType::Char { len, binary, .. }
-                        | ColumnType::Varchar { len, binary, .. } => {
-                            (u(len as u64), u(len as u64 * if binary { 1 } else { 4 }))
-                        }
-                        ColumnType::Blob { .. } => {
-                            let m = c.ty.max_bytes().unwrap_or(0);
-                            (u(m), u(m))
-                        }
-                        _ => (Value::Null, Value::Null),
-                    };
-                    let (np, ns) = match c.ty {
-                        ColumnType::Int { bytes, unsigned } => (
-                            u(match (bytes, unsigned) {
-                                (1, _) => 3,
-                                (2, _) => 5,
-                                (3, _) => 7,
-                                (4, _) => 10,
-                                (_, true) => 20,
-                                _ => 19,
-                            }),
-                            u(0),
-                        ),
-                        ColumnType::Decimal { precision, scale } => {
-                            (u(precision as u64), u(scale as u64))
-                        }
-                        ColumnType::Float => (u(12), Value::Null),
-                        ColumnType::Double => (u(22), Value::Null),
-                        _ => (Value::Null, Value::Null),
-                    };
-                    let dp = match c.ty {
-                        ColumnType::Time { fsp }
-                        | ColumnType::DateTime { fsp }
-                        | ColumnType::Timestamp { fsp } => u(fsp as u64),
-                        ColumnType::Date => u(0),
-                        _ => Value::Null,
-                    };
-                    let textual = c.ty.is_string() && !c.ty.is_binary();
-                    rows.push(vec![
-                        s("def"),
-                        s(&t.db),
-                        s(&t.name),
-                        s(&c.name),
-                        u(i as u64 + 1),
-                        opt_s(quote_default(c).as_deref()),
-                        s(if c.nullable { "YES" } else { "NO" }),
-                        s(data_type(&c.ty)),
-                        cmax,
-                        coct,
-                        np,
-                        ns,
-                        dp,
-                        match c.ty.collation() {
-                            Some(coll) if textual => s(coll.charset()),
-                            _ => Value::Null,
-                        },
-                        match c.ty.collation() {
-                            Some(coll) if textual => s(coll.name()),
-                            _ => Value::Null,
-                        },
-                        s(&type_name(c)),
-                        s(key_of(&t, i)),
-                        s(&extra_of(c)),
-                        s("select,insert,update,references"),
-                        s(&c.comment),
-                    ]);
-                }
-            }
-            (cols, rows)
-        }
-        "STATISTICS" => {
-            let mut cols = text(&[
-                "TABLE_CATALOG",
-                "TABLE_SCHEMA",
-                "TABLE_NAME",
-                "NON_UNIQUE",
-                "INDEX_SCHEMA",
-                "INDEX_NAME",
-                "SEQ_IN_INDEX",
-                "COLUMN_NAME",
-                "COLLATION",
-                "CARDINALITY",
-                "SUB_PART",
-                "PACKED",
-                "NULLABLE",
-                "INDEX_TYPE",
-                "COMMENT",
-                "INDEX_COMMENT",
-            ]);
-            for c in cols.iter_mut() {
-                if matches!(
-                    c.name.as_str(),
-                    "NON_UNIQUE" | "SEQ_IN_INDEX" | "CARDINALITY" | "SUB_PART"
-                ) {
-                    c.ty = VirtualColumn::int("x").ty;
-                }
-            }
-            let mut rows = Vec::new();
-            for t in tables() {
-                rows.extend(index_rows(&t).into_iter().map(|r| {
-                    vec![
-                        s("def"),
-                        s(&t.db),
-                        r[0].clone(),
-                        r[1].clone(),
-                        s(&t.db),
-                        r[2].clone(),
-                        r[3].clone(),
-                        r[4].clone(),
-                        r[5].clone(),
-                        r[6].clone(),
-                        r[7].clone(),
-                        r[8].clone(),
-                        r[9].clone(),
-                        r[10].clone(),
-                        r[11].clone(),
-                        r[12].clone(),
-                    ]
-                }));
-            }
-            (cols, rows)
-        }
-        "PROCESSLIST" => {
-            let mut cols = text(&[
-                "ID", "USER", "HOST", "DB", "COMMAND", "TIME", "STATE", "INFO",
-            ]);
-            cols[0].ty = VirtualColumn::int("x").ty;
-            cols[5].ty = VirtualColumn::int("x").ty;
-            let rows = sess
-                .db
-                .process_list()
-                .into_iter()
-                .map(|p| {
-                    vec![
-                        u(p.id as u64),
-                        s(&p.user),
-                        s(&p.host),
-                        opt_s(p.db.as_deref()),
-                        s(&p.command),
-                        u(p.time),
-                        s(&p.state),
-                        opt_s(p.info.as_deref()),
-                    ]
-                })
-                .collect();
-            (cols, rows)
-        }
-        "SESSION_VARIABLES" | "GLOBAL_VARIABLES" => {
-            let scope = if table == "GLOBAL_VARIABLES" {
-                Some(Scope::Global)
-            } else {
-                None
-            };
-            (
-                text(&["VARIABLE_NAME", "VARIABLE_VALUE"]),
-                variable_rows(sess, scope)
-                    .into_iter()
-                    .map(|(n, v)| {
-                        vec![
-                            s(&n.to_uppercase()),
-                            Value::Bytes(crate::expr::to_bytes(&v)),
-                        ]
-                    })
-                    .collect(),
-            )
-        }
-        "ENGINES" => (
-            text(&[
-                "ENGINE",
-                "SUPPORT",
-                "COMMENT",
-                "TRANSACTIONS",
-                "XA",
-                "SAVEPOINTS",
-            ]),
-            engine_rows(),
-        ),
-        _ => return None,
-    })
-}
-
-fn engine_rows() -> Vec<Vec<Value>> {
+pub(crate) fn engine_rows() -> Vec<Vec<Value>> {
     vec![vec![
         s("InnoDB"),
         s("DEFAULT"),
@@ -627,7 +280,7 @@ fn engine_rows() -> Vec<Vec<Value>> {
 
 /// SHOW INDEX rows: Table, Non_unique, Key_name, Seq_in_index, Column_name, Collation,
 /// Cardinality, Sub_part, Packed, Null, Index_type, Comment, Index_comment.
-fn index_rows(t: &TableDef) -> Vec<Vec<Value>> {
+pub(crate) fn index_rows(t: &TableDef) -> Vec<Vec<Value>> {
     let mut rows = Vec::new();
     for idx in &t.indexes {
         for (i, &c) in idx.columns.iter().enumerate() {
@@ -656,7 +309,7 @@ fn index_rows(t: &TableDef) -> Vec<Vec<Value>> {
     rows
 }
 
-fn variable_rows(sess: &Session, scope: Option<Scope>) -> Vec<(String, Value)> {
+pub(crate) fn variable_rows(sess: &Session, scope: Option<Scope>) -> Vec<(String, Value)> {
     let mut out = Vec::new();
     for d in vars::VARS {
         if scope == Some(Scope::Global) && d.scope == vars::VarScope::Session {
@@ -667,6 +320,26 @@ fn variable_rows(sess: &Session, scope: Option<Scope>) -> Vec<(String, Value)> {
         }
     }
     out
+}
+
+/// `mysql.general_log` and `mysql.slow_log` as MariaDB 10.11 defines them: onelog writes
+/// no general or slow query log, but `mariadb-dump --all-databases` copies these two
+/// definitions (never their rows) from every server. A table of that name created in the
+/// catalog (a restored dump) is shown instead.
+fn log_table_sql(sess: &Session, db: &Option<String>, table: &str) -> Option<&'static str> {
+    let d = db.as_deref().or(sess.current_db())?;
+    if d != "mysql" || sess.db.engine.catalog().table(d, table).is_some() {
+        return None;
+    }
+    match table {
+        "general_log" => Some(
+            "CREATE TABLE `general_log` (\n  `event_time` timestamp(6) NOT NULL DEFAULT current_timestamp(6) ON UPDATE current_timestamp(6),\n  `user_host` mediumtext NOT NULL,\n  `thread_id` bigint(21) unsigned NOT NULL,\n  `server_id` int(10) unsigned NOT NULL,\n  `command_type` varchar(64) NOT NULL,\n  `argument` mediumtext NOT NULL\n) ENGINE=CSV DEFAULT CHARSET=utf8mb3 COLLATE=utf8mb3_general_ci COMMENT='General log'",
+        ),
+        "slow_log" => Some(
+            "CREATE TABLE `slow_log` (\n  `start_time` timestamp(6) NOT NULL DEFAULT current_timestamp(6) ON UPDATE current_timestamp(6),\n  `user_host` mediumtext NOT NULL,\n  `query_time` time(6) NOT NULL,\n  `lock_time` time(6) NOT NULL,\n  `rows_sent` bigint(20) unsigned NOT NULL,\n  `rows_examined` bigint(20) unsigned NOT NULL,\n  `db` varchar(512) NOT NULL,\n  `last_insert_id` int(11) NOT NULL,\n  `insert_id` int(11) NOT NULL,\n  `server_id` int(10) unsigned NOT NULL,\n  `sql_text` mediumtext NOT NULL,\n  `thread_id` bigint(21) unsigned NOT NULL,\n  `rows_affected` bigint(20) unsigned NOT NULL\n) ENGINE=CSV DEFAULT CHARSET=utf8mb3 COLLATE=utf8mb3_general_ci COMMENT='Slow log'",
+        ),
+        _ => None,
+    }
 }
 
 fn table_def(
@@ -847,7 +520,7 @@ pub fn run_show(sess: &mut Session, a: &Admin, _p: &Parsed) -> Result<QueryResul
             result(sess, &["Variable_name", "Value"], &[], rows, filter)
         }
         Admin::ShowDatabases { filter } => {
-            let rows = visible_dbs(sess, &cat)
+            let rows = crate::info_schema::visible_dbs(sess, &cat)
                 .into_iter()
                 .map(|d| vec![s(&d)])
                 .collect();
@@ -936,7 +609,12 @@ pub fn run_show(sess: &mut Session, a: &Admin, _p: &Parsed) -> Result<QueryResul
             )
         }
         Admin::ShowCreateTable { db, table } => {
+            if let Some(sql) = log_table_sql(sess, db, table) {
+                let rows = vec![vec![s(table), s(sql)]];
+                return result(sess, &["Table", "Create Table"], &[], rows, &None);
+            }
             let t = table_def(sess, db, table)?;
+            sess.check_locked_tables(&[crate::locks::plain_ref(&t.db, &t.name)], &[])?;
             let sql = create_table_sql(&t, t.auto_increment_start);
             result(
                 sess,
@@ -1356,7 +1034,7 @@ pub fn run_show(sess: &mut Session, a: &Admin, _p: &Parsed) -> Result<QueryResul
 
 fn level_of(w: &SqlError) -> &'static str {
     match w.code {
-        1003 | 1007 | 1008 | 1050 | 1051 | 1973 | 1974 => "Note",
+        1003 | 1007 | 1008 | 1031 | 1050 | 1051 | 1973 | 1974 => "Note",
         1213 | 1205 | 1064 | 1146 | 1054 | 1049 => "Error",
         _ => "Warning",
     }

@@ -64,7 +64,11 @@ const ROW_METADATA: &[&str] = &["NO_LOG", "MINIMAL", "FULL"];
 pub const SQL_MODE_DEFAULT: &str =
     "STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_AUTO_CREATE_USER,NO_ENGINE_SUBSTITUTION";
 
-/// Every variable onelog knows, sorted by name (SHOW VARIABLES order).
+/// Every variable onelog knows, sorted by name (SHOW VARIABLES order). A global variable
+/// onelog has no use for is read-only (SET GLOBAL gets 1238) rather than answering OK
+/// without effect: `connect_timeout`, `general_log`, `init_connect`,
+/// `innodb_flush_log_at_trx_commit` (every commit is durable as `sync_binlog` says),
+/// `local_infile`, `query_cache_size`.
 /// Values marked "dynamic" in `Database::dynamic_var` are computed when read.
 pub static VARS: &[VarDef] = &[
     v("auto_increment_increment", Int, Both, false, "1"),
@@ -86,6 +90,7 @@ pub static VARS: &[VarDef] = &[
         "FULL",
     ),
     v("binlog_storage", Str, Global, true, "engine"),
+    v("binlog_storage_engine", Str, Global, true, ""),
     v("character_set_client", Str, Both, false, "utf8mb4"),
     v("character_set_connection", Str, Both, false, "utf8mb4"),
     v("character_set_database", Str, Both, false, "utf8mb4"),
@@ -103,7 +108,7 @@ pub static VARS: &[VarDef] = &[
     v("collation_database", Str, Both, false, "utf8mb4_general_ci"),
     v("collation_server", Str, Both, false, "utf8mb4_general_ci"),
     v("completion_type", Str, Both, false, "NO_CHAIN"),
-    v("connect_timeout", Int, Global, false, "10"),
+    v("connect_timeout", Int, Global, true, "10"),
     v("datadir", Str, Global, true, ""),
     v("default_storage_engine", Str, Both, false, "InnoDB"),
     v("default_tmp_storage_engine", Str, Both, false, ""),
@@ -112,7 +117,8 @@ pub static VARS: &[VarDef] = &[
     v("error_count", Int, Session, true, "0"),
     v("explicit_defaults_for_timestamp", Bool, Both, true, "1"),
     v("foreign_key_checks", Bool, Both, false, "1"),
-    v("general_log", Bool, Global, false, "0"),
+    // No general query log: read-only OFF (setting it would answer OK without effect).
+    v("general_log", Bool, Global, true, "0"),
     v("group_concat_max_len", Int, Both, false, "1048576"),
     v("gtid_binlog_pos", Str, Global, true, ""),
     v("gtid_binlog_state", Str, Global, true, ""),
@@ -125,10 +131,10 @@ pub static VARS: &[VarDef] = &[
     v("hostname", Str, Global, true, "localhost"),
     v("identity", Int, Session, false, "0"),
     v("in_transaction", Int, Session, true, "0"),
-    v("init_connect", Str, Global, false, ""),
+    v("init_connect", Str, Global, true, ""),
     v("innodb_autoinc_lock_mode", Int, Global, true, "2"),
     v("innodb_buffer_pool_size", Int, Global, true, "134217728"),
-    v("innodb_flush_log_at_trx_commit", Int, Global, false, "1"),
+    v("innodb_flush_log_at_trx_commit", Int, Global, true, "1"),
     v("innodb_lock_wait_timeout", Int, Both, false, "50"),
     v("innodb_version", Str, Global, true, "10.11.99"),
     v("insert_id", Int, Session, false, "0"),
@@ -138,7 +144,7 @@ pub static VARS: &[VarDef] = &[
     v("lc_messages", Str, Both, false, "en_US"),
     v("lc_time_names", Str, Both, false, "en_US"),
     v("license", Str, Global, true, "GPL"),
-    v("local_infile", Bool, Global, false, "0"),
+    v("local_infile", Bool, Global, true, "0"),
     v("lock_wait_timeout", Int, Both, false, "86400"),
     v("log_bin", Bool, Global, true, "1"),
     v("log_bin_basename", Str, Global, true, ""),
@@ -159,7 +165,7 @@ pub static VARS: &[VarDef] = &[
     v("pid_file", Str, Global, true, ""),
     v("port", Int, Global, true, "3306"),
     v("protocol_version", Int, Global, true, "10"),
-    v("query_cache_size", Int, Global, false, "0"),
+    v("query_cache_size", Int, Global, true, "0"),
     v("query_cache_type", Str, Both, false, "OFF"),
     v("read_only", Bool, Global, false, "0"),
     v("rpl_semi_sync_master_enabled", Bool, Global, false, "0"),

@@ -92,21 +92,7 @@ impl<'a> Binder<'a> {
                 sq::OnInsert::DuplicateKeyUpdate(assigns) => {
                     // Scope: the existing row; VALUES(c) refers to the new row.
                     let mut sources = Vec::new();
-                    self.bind_table_factor(
-                        &mut sources,
-                        &sq::TableFactor::Table {
-                            name: name.clone(),
-                            alias: None,
-                            args: None,
-                            with_hints: vec![],
-                            version: None,
-                            with_ordinality: false,
-                            partitions: vec![],
-                            json_path: None,
-                            sample: None,
-                            index_hints: vec![],
-                        },
-                    )?;
+                    self.bind_table_factor(&mut sources, &table_factor(name))?;
                     self.values_offset = Some(t.columns.len() + t.hidden_pk as usize);
                     for a in assigns {
                         let sq::AssignmentTarget::ColumnName(n) = &a.target else {
@@ -126,6 +112,15 @@ impl<'a> Binder<'a> {
                 _ => return Err(unsupported("ON CONFLICT")),
             }
         }
+        let returning = match &ins.returning {
+            Some(list) => {
+                let mut b = self.sibling();
+                let mut sources = Vec::new();
+                b.bind_table_factor(&mut sources, &table_factor(name))?;
+                Some(b.bind_returning(&sources, list)?)
+            }
+            None => None,
+        };
         Ok(Insert {
             table: t,
             columns,
@@ -134,6 +129,7 @@ impl<'a> Binder<'a> {
             replace: ins.replace_into,
             on_dup,
             subqueries: std::mem::take(&mut self.subqueries),
+            returning,
         })
     }
 
@@ -352,6 +348,15 @@ impl<'a> Binder<'a> {
             || from.len() != 1
             || !from[0].joins.is_empty();
         if multi {
+            if d.returning.is_some() {
+                // MariaDB's grammar has RETURNING for single-table DELETE only.
+                let at = self
+                    .sql
+                    .to_ascii_lowercase()
+                    .rfind("returning")
+                    .unwrap_or(0);
+                return Err(crate::parser::syntax_error(self.sql, at));
+            }
             return self.bind_multi_delete(d, from);
         }
         let mut select = self.bind_single_table_dml(
@@ -360,10 +365,15 @@ impl<'a> Binder<'a> {
             &d.order_by,
             d.limit.as_ref(),
         )?;
+        let returning = match &d.returning {
+            Some(list) => Some(self.bind_returning(&select.sources, list)?),
+            None => None,
+        };
         select.subqueries = std::mem::take(&mut self.subqueries);
         Ok(Delete {
             select,
             targets: vec![],
+            returning,
         })
     }
 
@@ -456,6 +466,26 @@ impl<'a> Binder<'a> {
                 }
             }
         }
-        Ok(Delete { select, targets })
+        Ok(Delete {
+            select,
+            targets,
+            returning: None,
+        })
+    }
+}
+
+/// `name` as a FROM item without alias or hints.
+fn table_factor(name: &sq::ObjectName) -> sq::TableFactor {
+    sq::TableFactor::Table {
+        name: name.clone(),
+        alias: None,
+        args: None,
+        with_hints: vec![],
+        version: None,
+        with_ordinality: false,
+        partitions: vec![],
+        json_path: None,
+        sample: None,
+        index_hints: vec![],
     }
 }

@@ -88,6 +88,7 @@ impl InsertTemplate {
     pub fn new(ins: &sq::Insert, plan: &Insert, current_db: Option<&str>) -> Option<Self> {
         if !ins.assignments.is_empty()
             || ins.on.is_some()
+            || ins.returning.is_some()
             || !plan.on_dup.is_empty()
             || !plan.subqueries.is_empty()
             || !matches!(plan.source, InsertSource::Values(_))
@@ -170,6 +171,7 @@ impl InsertTemplate {
             replace: self.replace,
             on_dup: vec![],
             subqueries: vec![],
+            returning: None,
         }
     }
 }

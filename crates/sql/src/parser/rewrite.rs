@@ -201,3 +201,71 @@ pub(super) fn rewrite_mod_operator(toks: &mut [TokenWithSpan]) {
         }
     }
 }
+
+/// The version MariaDB's `/*M!NNNNNN ... */` comments are compared with (10.11.99).
+const SERVER_VERSION_ID: u32 = 101199;
+
+/// MariaDB's executable comments `/*M!NNNNNN text */`: the text runs on a server of that
+/// version or later (mariadb-dump sends `/*M!100100 SET WAIT_TIMEOUT=DEFAULT */`), as the
+/// portable `/*!NNNNN text */` runs on MySQL and MariaDB; a later version's stays a
+/// comment. Rewritten into the portable form the tokenizer expands, or into a plain
+/// comment. Quoted text is left alone.
+pub(super) fn mariadb_comments(sql: &str) -> std::borrow::Cow<'_, str> {
+    if !sql.contains("/*M!") {
+        return std::borrow::Cow::Borrowed(sql);
+    }
+    let b = sql.as_bytes();
+    let mut out = String::with_capacity(sql.len());
+    let mut i = 0;
+    let mut quote: Option<u8> = None;
+    let mut last = 0;
+    while i < b.len() {
+        let c = b[i];
+        match quote {
+            Some(q) => {
+                if c == b'\\' && q != b'`' {
+                    i += 2;
+                    continue;
+                }
+                if c == q {
+                    quote = None;
+                }
+            }
+            None if matches!(c, b'\'' | b'"' | b'`') => quote = Some(c),
+            None if b[i..].starts_with(b"/*M!") => {
+                let digits = b[i + 4..].iter().take_while(|d| d.is_ascii_digit()).count();
+                let version: u32 = sql[i + 4..i + 4 + digits].parse().unwrap_or(0);
+                out.push_str(&sql[last..i]);
+                if version <= SERVER_VERSION_ID {
+                    // The version goes (the portable form's has five digits).
+                    out.push_str("/*! ");
+                    i += 4 + digits;
+                } else {
+                    out.push_str("/* M!");
+                    i += 4;
+                }
+                last = i;
+                continue;
+            }
+            None => {}
+        }
+        i += 1;
+    }
+    out.push_str(&sql[last..]);
+    std::borrow::Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn mariadb_executable_comments() {
+        use super::mariadb_comments as m;
+        assert_eq!(m("/*M!100100 SET a=1 */"), "/*!  SET a=1 */");
+        assert_eq!(
+            m("/*M!999999\\- enable the sandbox mode */"),
+            "/* M!999999\\- enable the sandbox mode */"
+        );
+        assert_eq!(m("SELECT '/*M!1 x */'"), "SELECT '/*M!1 x */'");
+        assert_eq!(m("SELECT 1"), "SELECT 1");
+    }
+}

@@ -11,6 +11,12 @@ use crate::executor::{engine_err, ExecCtx};
 
 impl Session {
     pub(crate) fn commit_txn(&mut self) -> Result<(), SqlError> {
+        // A commit with changes waits while another session holds the global read lock
+        // (FLUSH TABLES WITH READ LOCK); if the wait fails the transaction stays open.
+        let _pass = match &self.txn {
+            Some(t) if t.has_writes() => Some(self.commit_pass()?),
+            _ => None,
+        };
         self.in_explicit = false;
         self.read_only_txn = false;
         if let Some(mut t) = self.txn.take() {
@@ -66,13 +72,16 @@ impl Session {
 
     /// Runs `f` as one statement of the current transaction (starting one if needed):
     /// statement savepoint, rollback of the statement (or of the whole transaction on
-    /// deadlock) on error, commit at the end in autocommit mode.
+    /// deadlock) on error, commit at the end in autocommit mode. `tables` are the tables
+    /// it uses, `written` those it writes (opened with a write-mode metadata lock).
     pub(super) fn in_statement<T>(
         &mut self,
         sql: &str,
         tables: &[(String, String)],
+        written: &[(String, String)],
         f: impl FnOnce(&mut ExecCtx) -> Result<T, SqlError>,
     ) -> Result<T, SqlError> {
+        let covered: Vec<bool> = tables.iter().map(|(d, t)| self.covered(d, t)).collect();
         let mode = self.sql_mode();
         let strict = mode.contains("STRICT_TRANS_TABLES") || mode.contains("STRICT_ALL_TABLES");
         let no_auto_value_on_zero = mode.contains("NO_AUTO_VALUE_ON_ZERO");
@@ -81,10 +90,19 @@ impl Session {
         let txn = self.txn.as_mut().unwrap();
         txn.statement_begin();
         let mut result = (|| {
-            for (d, t) in tables {
-                if !d.eq_ignore_ascii_case("information_schema") {
-                    txn.open_table(d, t).map_err(engine_err)?;
+            for ((d, t), covered) in tables.iter().zip(covered) {
+                if d.eq_ignore_ascii_case("information_schema") {
+                    continue;
                 }
+                let table = (d.clone(), t.clone());
+                if covered {
+                    txn.open_table_covered(d, t)
+                } else if written.contains(&table) {
+                    txn.open_table_for_write(d, t)
+                } else {
+                    txn.open_table(d, t)
+                }
+                .map_err(engine_err)?;
             }
             let mut cx = ExecCtx {
                 txn,
@@ -142,6 +160,7 @@ impl Session {
         self.read_only_txn = false;
         match self.txn.take() {
             Some(mut t) => {
+                let _pass = self.commit_pass()?;
                 let gtid = self.next_gtid.take().or_else(|| self.take_seq_no_gtid());
                 t.set_gtid(gtid);
                 t.commit_logged(stmt).map(|_| ()).map_err(engine_err)

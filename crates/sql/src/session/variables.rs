@@ -36,7 +36,18 @@ impl Session {
         if let Some(v) = self.db.globals.read().get(d.name) {
             return Ok(v.clone());
         }
-        Ok(vars::default_value(d))
+        Ok(self.startup_value(d))
+    }
+
+    /// A variable's global value before any `SET GLOBAL`: its server option where one
+    /// sets it, else the compiled default.
+    fn startup_value(&self, d: &vars::VarDef) -> Value {
+        match d.name {
+            "innodb_lock_wait_timeout" => {
+                Value::UInt(self.db.engine.options().lock_wait_timeout.as_secs())
+            }
+            _ => vars::default_value(d),
+        }
     }
 
     /// Values computed from the engine or the session.
@@ -82,6 +93,12 @@ impl Session {
             "sync_binlog" => Value::UInt(e.sync_binlog() as u64),
             "max_binlog_size" => Value::UInt(o.max_binlog_size),
             "binlog_expire_logs_seconds" => Value::UInt(o.binlog_expire_logs_seconds),
+            // MariaDB 12.3's name for "the binlog is kept by this storage engine" (empty:
+            // classic binlog files): in `engine` mode the binlog is onelog's storage log.
+            "binlog_storage_engine" => Value::str(match o.mode {
+                onelog_engine::LogMode::Engine => "onelog",
+                _ => "",
+            }),
             "binlog_storage" => Value::str(match o.mode {
                 onelog_engine::LogMode::Engine => "engine",
                 onelog_engine::LogMode::File => "file",
@@ -92,9 +109,6 @@ impl Session {
                     return Some(v.clone());
                 }
                 Value::str(&format!("{}/", o.datadir.display()))
-            }
-            "innodb_lock_wait_timeout" if !self.vars.contains_key(name) => {
-                Value::UInt(o.lock_wait_timeout.as_secs())
             }
             "last_insert_id" | "identity" => Value::UInt(self.last_insert_id),
             "warning_count" => Value::UInt(self.warnings.len() as u64),
@@ -224,8 +238,8 @@ impl Session {
                     .read()
                     .get(d.name)
                     .cloned()
-                    .unwrap_or_else(|| vars::default_value(d)),
-                VarScope::Global => vars::default_value(d),
+                    .unwrap_or_else(|| self.startup_value(d)),
+                VarScope::Global => self.startup_value(d),
             }
         } else {
             vars::check_value(d, &value)?
@@ -356,5 +370,117 @@ impl Session {
             }
         }
         Ok(())
+    }
+
+    /// `SET var = DEFAULT`: a session variable takes the global value, a global one the
+    /// value it had at start-up.
+    pub(super) fn set_var_default(&mut self, scope: VarScope, name: &str) -> Result<(), SqlError> {
+        let Some(d) = vars::find(name) else {
+            return Err(sql_err(
+                code::ER_UNKNOWN_SYSTEM_VARIABLE,
+                format!("Unknown system variable '{name}'"),
+            ));
+        };
+        if !matches!(d.kind, vars::Kind::Str) || d.name == "sql_mode" {
+            return self.set_var(scope, name, Value::str("DEFAULT"));
+        }
+        let v = match scope {
+            VarScope::Session if d.scope != Sc::Session => {
+                let global = self.db.globals.read().get(d.name).cloned();
+                global.unwrap_or_else(|| self.startup_value(d))
+            }
+            _ => self.startup_value(d),
+        };
+        self.set_var(scope, name, v)
+    }
+
+    /// `SET NAMES charset [COLLATE collation]`: the client, connection and results
+    /// character sets, and the connection collation (the charset's default without
+    /// COLLATE). `DEFAULT` takes the global values.
+    pub(super) fn set_names(&mut self, cs: &str, coll: Option<&str>) -> Result<(), SqlError> {
+        if cs.eq_ignore_ascii_case("DEFAULT") {
+            for n in [
+                "character_set_client",
+                "character_set_connection",
+                "character_set_results",
+                "collation_connection",
+            ] {
+                self.set_var_default(VarScope::Session, n)?;
+            }
+            return Ok(());
+        }
+        let cs = charset_name(cs)?;
+        let coll = match coll {
+            Some(c) => {
+                let name = c.to_ascii_lowercase();
+                if onelog_types::Collation::from_name(&name).is_none() {
+                    return Err(sql_err(
+                        crate::codes::ER_UNKNOWN_COLLATION,
+                        format!("Unknown collation: '{c}'"),
+                    ));
+                }
+                let of = onelog_types::Collation::charset_of_name(&name);
+                if charset_name(&of).ok().as_deref() != Some(cs.as_str()) && name != "binary" {
+                    return Err(sql_err(
+                        crate::codes::ER_COLLATION_CHARSET_MISMATCH,
+                        format!("COLLATION '{name}' is not valid for CHARACTER SET '{cs}'"),
+                    ));
+                }
+                name
+            }
+            None => default_collation(&cs).to_string(),
+        };
+        for n in [
+            "character_set_client",
+            "character_set_connection",
+            "character_set_results",
+        ] {
+            self.vars.insert(n.to_string(), Value::str(&cs));
+        }
+        self.vars
+            .insert("collation_connection".into(), Value::str(&coll));
+        Ok(())
+    }
+
+    /// `SET CHARACTER SET charset`: the client and results character sets; the connection
+    /// takes the database's character set and collation.
+    pub(super) fn set_character_set(&mut self, cs: &str) -> Result<(), SqlError> {
+        let cs = if cs.eq_ignore_ascii_case("DEFAULT") {
+            crate::expr::to_string(&self.get_var(Some(VarScope::Global), "character_set_client")?)
+        } else {
+            charset_name(cs)?
+        };
+        for n in ["character_set_client", "character_set_results"] {
+            self.vars.insert(n.to_string(), Value::str(&cs));
+        }
+        let db_cs = self.get_var(None, "character_set_database")?;
+        let db_coll = self.get_var(None, "collation_database")?;
+        self.vars.insert("character_set_connection".into(), db_cs);
+        self.vars.insert("collation_connection".into(), db_coll);
+        Ok(())
+    }
+}
+
+/// A character set's name as MariaDB shows it (`utf8` is `utf8mb3`); 1115 for one onelog
+/// does not know.
+fn charset_name(cs: &str) -> Result<String, SqlError> {
+    let n = cs.to_ascii_lowercase();
+    if onelog_types::Collation::charset_default(&n).is_none() {
+        return Err(sql_err(
+            crate::codes::ER_UNKNOWN_CHARACTER_SET,
+            format!("Unknown character set: '{cs}'"),
+        ));
+    }
+    Ok(if n == "utf8" { "utf8mb3".into() } else { n })
+}
+
+/// MariaDB 10.11's default collation of a character set onelog knows.
+fn default_collation(cs: &str) -> &'static str {
+    match cs {
+        "utf8mb3" => "utf8mb3_general_ci",
+        "latin1" => "latin1_swedish_ci",
+        "ascii" => "ascii_general_ci",
+        "binary" => "binary",
+        _ => "utf8mb4_general_ci",
     }
 }
