@@ -110,33 +110,9 @@ pub fn info_schema(
             let rows = tables()
                 .iter()
                 .map(|t| {
-                    vec![
-                        s("def"),
-                        s(&t.db),
-                        s(&t.name),
-                        s("BASE TABLE"),
-                        s(if t.engine_name.is_empty() {
-                            "InnoDB"
-                        } else {
-                            &t.engine_name
-                        }),
-                        u(10),
-                        s("Dynamic"),
-                        u(0),
-                        u(0),
-                        u(0),
-                        u(0),
-                        u(0),
-                        u(0),
-                        Value::Null,
-                        Value::Null,
-                        Value::Null,
-                        Value::Null,
-                        s(t.collation.name()),
-                        Value::Null,
-                        s(""),
-                        s(&t.comment),
-                    ]
+                    let mut row = vec![s("def"), s(&t.db), s(&t.name), s("BASE TABLE")];
+                    row.extend(crate::show::table_status_cells(t));
+                    row
                 })
                 .collect();
             (cols, rows)

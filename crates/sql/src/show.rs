@@ -655,32 +655,10 @@ pub fn run_show(sess: &mut Session, a: &Admin, _p: &Parsed) -> Result<QueryResul
             let rows = cat
                 .tables_in(&d)
                 .map(|t| {
-                    vec![
-                        s(&t.name),
-                        s(if t.engine_name.is_empty() {
-                            "InnoDB"
-                        } else {
-                            &t.engine_name
-                        }),
-                        u(10),
-                        s("Dynamic"),
-                        u(0),
-                        u(0),
-                        u(0),
-                        u(0),
-                        u(0),
-                        u(0),
-                        Value::Null,
-                        Value::Null,
-                        Value::Null,
-                        Value::Null,
-                        s(t.collation.name()),
-                        Value::Null,
-                        s(""),
-                        s(&t.comment),
-                        u(0),
-                        s("N"),
-                    ]
+                    let mut row = vec![s(&t.name)];
+                    row.extend(table_status_cells(t));
+                    row.extend([u(0), s("N")]);
+                    row
                 })
                 .collect();
             result(
@@ -1096,4 +1074,33 @@ fn show_columns(
             filter,
         )
     }
+}
+
+/// The columns SHOW TABLE STATUS and information_schema.TABLES share, from `Engine` to
+/// `Comment`: the engine, version 10, row format, the statistics (0 or NULL: not kept), the
+/// collation, the create options and the comment.
+pub(crate) fn table_status_cells(t: &onelog_engine::TableDef) -> Vec<Value> {
+    vec![
+        s(if t.engine_name.is_empty() {
+            "InnoDB"
+        } else {
+            &t.engine_name
+        }),
+        u(10),
+        s("Dynamic"),
+        u(0),
+        u(0),
+        u(0),
+        u(0),
+        u(0),
+        u(0),
+        Value::Null,
+        Value::Null,
+        Value::Null,
+        Value::Null,
+        s(t.collation.name()),
+        Value::Null,
+        s(""),
+        s(&t.comment),
+    ]
 }
