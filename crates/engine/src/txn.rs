@@ -244,7 +244,11 @@ impl Txn {
     /// Opens a table for use in this transaction: takes a shared metadata lock on it (held
     /// until the transaction ends, so DDL on the table waits) and returns its definition.
     pub fn open_table(&mut self, db: &str, name: &str) -> Result<Arc<TableDef>> {
-        self.lock(mdl_name(db, name), Mode::Shared)?;
+        self.open_table_in(db, name, Mode::Shared)
+    }
+
+    fn open_table_in(&mut self, db: &str, name: &str, mode: Mode) -> Result<Arc<TableDef>> {
+        self.lock(mdl_name(db, name), mode)?;
         // DDL may have changed the table before we got the lock: read the current catalog.
         self.catalog = self.engine.catalog();
         self.catalog
@@ -260,15 +264,7 @@ impl Txn {
     /// is taken in write mode, so `LOCK TABLES ... READ` of another session keeps the
     /// transaction waiting, and waits for it to end.
     pub fn open_table_for_write(&mut self, db: &str, name: &str) -> Result<Arc<TableDef>> {
-        self.lock(mdl_name(db, name), Mode::Write)?;
-        self.catalog = self.engine.catalog();
-        self.catalog
-            .table(db, name)
-            .cloned()
-            .ok_or_else(|| EngineError::NoSuchTable {
-                db: db.to_string(),
-                table: name.to_string(),
-            })
+        self.open_table_in(db, name, Mode::Write)
     }
 
     /// Opens a table the session holds a `LOCK TABLES` lock on ([`crate::TableLocks`]):
