@@ -226,6 +226,14 @@ impl Engine {
         &self.semisync
     }
 
+    /// Installs (None: removes) the function told each time a transaction starts waiting
+    /// for a row or metadata lock: a parallel replica re-checks then whether a
+    /// transaction waiting for its commit turn holds what an earlier one waits for (see
+    /// [`CommitOrder`](crate::CommitOrder)).
+    pub fn set_lock_wait_hook(&self, hook: Option<std::sync::Arc<dyn Fn() + Send + Sync>>) {
+        self.locks.set_wait_hook(hook);
+    }
+
     /// The last GTID the binlog logged in `domain`.
     pub fn last_gtid_in_domain(&self, domain: u32) -> Option<onelog_binlog::Gtid> {
         self.wal.binlog.as_ref()?.state().last_in_domain(domain)

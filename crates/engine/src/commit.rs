@@ -427,7 +427,18 @@ impl Committer {
         group: Option<Group>,
         xid: u64,
     ) -> Result<CommitInfo> {
-        crate::wait::blocking(|| self.submit_and_wait(batch, group, xid))
+        self.submit_ordered(batch, group, xid, None)
+    }
+
+    /// [`submit`](Self::submit), telling `order` once the request is queued.
+    pub(crate) fn submit_ordered(
+        &self,
+        batch: Option<WriteBatch>,
+        group: Option<Group>,
+        xid: u64,
+        order: Option<&dyn crate::CommitOrder>,
+    ) -> Result<CommitInfo> {
+        crate::wait::blocking(|| self.submit_and_wait(batch, group, xid, order))
     }
 
     fn submit_and_wait(
@@ -435,6 +446,7 @@ impl Committer {
         batch: Option<WriteBatch>,
         group: Option<Group>,
         xid: u64,
+        order: Option<&dyn crate::CommitOrder>,
     ) -> Result<CommitInfo> {
         let reply = Reply::new();
         let lead = {
@@ -460,6 +472,9 @@ impl Committer {
                 !std::mem::replace(&mut q.leader, true)
             }
         };
+        if let Some(o) = order {
+            o.queued();
+        }
         if lead {
             self.lead(self.priority.raise());
         }
@@ -1047,7 +1062,14 @@ pub(crate) fn commit_txn(txn: &mut Txn, stmt: Option<&LoggedStatement>) -> Resul
         None => engine.wal.txn_group(txn, ahead, xid)?,
         Some(s) => engine.wal.statement_group(txn, ahead, xid, s)?,
     };
-    engine.committer.submit(Some(batch), group, xid)
+    let order = txn.commit_order.take();
+    if let Some(o) = &order {
+        let id = txn.txn_id();
+        crate::wait::blocking(|| o.wait_turn(&|| engine.locks.waited_on(id)))?;
+    }
+    engine
+        .committer
+        .submit_ordered(Some(batch), group, xid, order.as_deref())
 }
 
 #[cfg(test)]

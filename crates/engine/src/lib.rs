@@ -12,7 +12,8 @@
 //! - `locks.rs`: row and metadata locks, lock waits, deadlock detection.
 //! - `table_locks.rs`: the metadata locks `LOCK TABLES` holds for a session.
 //! - `txn.rs`: transactions: buffered writes, snapshot reads, statement rollback, savepoints.
-//! - `commit.rs`: the group-commit log writer (one write + one sync per group).
+//! - `commit.rs`: the group-commit log writer (one write + one sync per group);
+//!   `commit_order.rs`: a commit order imposed from outside (parallel replica apply).
 //! - `recovery.rs`: replay of the binlog after the applied position.
 //! - `ddl.rs`: catalog changes, index builds, table rewrites (with column conversions).
 //! - `admin.rs`: binlog management (SHOW BINARY LOGS, PURGE, RESET MASTER, ...).
@@ -30,6 +31,7 @@ mod admin;
 mod autoinc;
 mod bulk;
 mod commit;
+mod commit_order;
 mod ddl;
 mod engine;
 mod layout;
@@ -46,6 +48,7 @@ mod wal;
 
 pub use admin::BinlogEventRow;
 pub use catalog::{Catalog, ColumnDef, DatabaseDef, IndexDef, IndexId, TableDef, TableId};
+pub use commit_order::CommitOrder;
 pub use ddl::{AlterOp, ColumnConverter, Converter, Ddl, DdlOutcome};
 pub use engine::{BinlogFs, DdlReplayer, Engine, EngineOptions, EngineStatus, LogMode};
 pub use error::{EngineError, Result};

@@ -17,6 +17,7 @@
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
@@ -92,7 +93,12 @@ pub struct LockManager {
     // One condvar for all; waiters re-check on wake-up. Lock waits are rare on the fast path.
     cv: Condvar,
     wait_lock: Mutex<()>,
+    /// Told each time a transaction starts waiting for a lock (see `set_wait_hook`).
+    wait_hook: parking_lot::RwLock<Option<WaitHook>>,
 }
+
+/// See [`LockManager::set_wait_hook`].
+pub type WaitHook = Arc<dyn Fn() + Send + Sync>;
 
 /// Deadlock detection looks at every shard, so waits take all shard locks in order.
 const SHARDS: usize = 16;
@@ -103,6 +109,7 @@ impl LockManager {
             shards: (0..SHARDS).map(|_| Mutex::new(State::default())).collect(),
             cv: Condvar::new(),
             wait_lock: Mutex::new(()),
+            wait_hook: parking_lot::RwLock::new(None),
         }
     }
 
@@ -158,12 +165,15 @@ impl LockManager {
         interrupt: Option<&AtomicBool>,
     ) -> Result<bool> {
         let deadline = Instant::now() + timeout;
-        let mut guard = self.wait_lock.lock();
         {
             let mut st = self.shards[s].lock();
             st.waiting.insert(txn, key.to_vec());
             st.locks.entry(key.to_vec()).or_default().waiters += 1;
         }
+        if let Some(hook) = self.wait_hook.read().clone() {
+            hook();
+        }
+        let mut guard = self.wait_lock.lock();
         let result = loop {
             // Try to take it.
             {
@@ -245,6 +255,26 @@ impl LockManager {
         self.shards
             .iter()
             .find_map(|s| s.lock().waiting.get(&t).cloned())
+    }
+
+    /// Installs (or with None removes) the function told each time a transaction starts
+    /// waiting for a lock, after [`waited_on`](Self::waited_on) can see the wait.
+    pub fn set_wait_hook(&self, hook: Option<WaitHook>) {
+        *self.wait_hook.write() = hook;
+    }
+
+    /// Whether another transaction waits for a lock `txn` holds.
+    pub fn waited_on(&self, txn: TxnId) -> bool {
+        self.shards.iter().any(|s| {
+            let st = s.lock();
+            st.waiting.iter().any(|(&w, key)| {
+                w != txn
+                    && st
+                        .locks
+                        .get(key)
+                        .is_some_and(|e| e.holders.iter().any(|&(h, _)| h == txn))
+            })
+        })
     }
 
     /// Releases every lock in `keys` held by `txn`, taking each shard's mutex once.
@@ -344,6 +374,29 @@ mod tests {
         lm.release_all(2, &[b"y".to_vec()]);
         assert!(h.join().unwrap().unwrap());
         lm.release_all(1, &[b"x".to_vec(), b"y".to_vec()]);
+        assert_eq!(lm.len(), 0);
+    }
+
+    #[test]
+    fn a_wait_is_announced_and_its_holder_known() {
+        let lm = Arc::new(LockManager::new());
+        let t = Duration::from_secs(5);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let tx = parking_lot::Mutex::new(tx);
+        lm.set_wait_hook(Some(Arc::new(move || tx.lock().send(()).unwrap())));
+        lm.acquire(1, b"x", Mode::Exclusive, t, None).unwrap();
+        assert!(!lm.waited_on(1));
+        let lm2 = lm.clone();
+        let h = std::thread::spawn(move || lm2.acquire(2, b"x", Mode::Exclusive, t, None));
+        // Told once the wait is visible: the holder is waited on, the waiter is not.
+        rx.recv_timeout(t).unwrap();
+        assert!(lm.waited_on(1));
+        assert!(!lm.waited_on(2));
+        lm.release_all(1, &[b"x".to_vec()]);
+        assert!(h.join().unwrap().unwrap());
+        assert!(!lm.waited_on(2));
+        lm.set_wait_hook(None);
+        lm.release_all(2, &[b"x".to_vec()]);
         assert_eq!(lm.len(), 0);
     }
 }

@@ -167,6 +167,8 @@ pub struct Txn {
     interrupt: Option<Arc<std::sync::atomic::AtomicBool>>,
     /// Logged under this GTID instead of the next one of this server (replication).
     pub(crate) gtid: Option<onelog_binlog::Gtid>,
+    /// The order this transaction's commit must keep (see `commit_order.rs`).
+    pub(crate) commit_order: Option<Arc<dyn crate::CommitOrder>>,
 }
 
 fn lock_name(kind: u8, key: &[u8]) -> Vec<u8> {
@@ -203,6 +205,7 @@ impl Txn {
             undo: Vec::new(),
             finished: false,
             gtid: None,
+            commit_order: None,
             ahead: None,
             lock_timeout: engine_timeout,
             interrupt: None,
@@ -752,6 +755,12 @@ impl Txn {
     /// GTID); it is then logged even without changes, so the GTID position moves on.
     pub fn set_gtid(&mut self, gtid: Option<onelog_binlog::Gtid>) {
         self.gtid = gtid;
+    }
+
+    /// Makes the commit wait for its turn in `order` before it is queued (see
+    /// [`CommitOrder`](crate::CommitOrder)).
+    pub fn set_commit_order(&mut self, order: Option<Arc<dyn crate::CommitOrder>>) {
+        self.commit_order = order;
     }
 
     /// Commits: durable (per `sync_binlog`) and visible when this returns Ok.

@@ -35,6 +35,9 @@ pub struct Config {
     pub pool: crate::pool::PoolOptions,
     /// `--rpl-semi-sync-*`: set as the global variables of the same names at start-up.
     pub semi_sync: Vec<(&'static str, String)>,
+    /// `--slave-parallel-threads`, `--slave-parallel-mode`, `--slave-parallel-max-queued`:
+    /// the global variables of the same names at start-up.
+    pub replica_parallel: Vec<(&'static str, onelog_types::Value)>,
     /// `--log-error[=FILE]`: the error log goes to FILE (relative: in the data directory;
     /// empty: `onelogd.err` there) instead of stderr.
     pub log_error: Option<PathBuf>,
@@ -58,6 +61,7 @@ impl Default for Config {
             skip_networking: false,
             skip_slave_start: false,
             semi_sync: Vec::new(),
+            replica_parallel: Vec::new(),
             log_error: None,
             thread_pool: false,
             pool: Default::default(),
@@ -279,6 +283,33 @@ impl Config {
                 self.semi_sync
                     .push(("rpl_semi_sync_master_wait_point", p.to_string()));
             }
+            "slave-parallel-threads" | "slave-parallel-workers" => self.replica_parallel.push((
+                "slave_parallel_threads",
+                onelog_types::Value::UInt(num()?.min(16383)),
+            )),
+            "slave-parallel-max-queued" => self.replica_parallel.push((
+                "slave_parallel_max_queued",
+                onelog_types::Value::UInt(num()?.clamp(100, i32::MAX as u64)),
+            )),
+            "slave-parallel-mode" => {
+                let m = val()?.to_ascii_lowercase();
+                if ![
+                    "none",
+                    "minimal",
+                    "conservative",
+                    "optimistic",
+                    "aggressive",
+                ]
+                .contains(&m.as_str())
+                {
+                    return Err(format!(
+                        "invalid --slave-parallel-mode '{m}' (expected none, minimal, \
+                         conservative, optimistic or aggressive)"
+                    ));
+                }
+                self.replica_parallel
+                    .push(("slave_parallel_mode", onelog_types::Value::str(&m)));
+            }
             "log-error" => {
                 self.log_error = Some(match v {
                     Some(f) if !f.is_empty() => PathBuf::from(f),
@@ -377,6 +408,10 @@ Usage: onelogd [OPTIONS]
                               and answered only once acknowledged (default AFTER_COMMIT)
   --rpl-semi-sync-master-timeout=MS  --rpl-semi-sync-master-wait-no-slave=ON|OFF
   --rpl-semi-sync-slave-enabled   as a replica, ask the primary for semi-sync
+  --slave-parallel-threads=N  as a replica, apply with N workers (default 0: one thread)
+  --slave-parallel-mode=none|minimal|conservative|optimistic|aggressive  which groups apply
+                              in parallel (default optimistic)
+  --slave-parallel-max-queued=BYTES  events queued per worker (default 131072)
   --innodb-lock-wait-timeout=SECS  --block-cache-size=SIZE
   --rocksdb-write-buffer-size=SIZE  RocksDB memtable size (default 16M)
   --rocksdb-use-direct-reads  read table files with O_DIRECT (the block cache is the only cache)

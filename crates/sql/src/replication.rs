@@ -245,6 +245,9 @@ pub trait ReplicaControl: Send + Sync {
     fn status(&self) -> Option<Vec<(&'static str, Value)>>;
     /// Whether the replica threads run.
     fn running(&self) -> bool;
+    /// Groups a parallel replica rolled back and applied again after a conflict
+    /// (`Slave_retried_transactions`).
+    fn retried_transactions(&self) -> u64;
 }
 
 impl Replicas {
@@ -256,6 +259,14 @@ impl Replicas {
     /// Whether this server's replica runs.
     pub fn replica_running(&self) -> bool {
         self.control.read().as_ref().is_some_and(|c| c.running())
+    }
+
+    /// `Slave_retried_transactions`.
+    pub fn retried_transactions(&self) -> u64 {
+        self.control
+            .read()
+            .as_ref()
+            .map_or(0, |c| c.retried_transactions())
     }
 
     fn control(&self) -> Result<std::sync::Arc<dyn ReplicaControl>, SqlError> {
@@ -364,9 +375,15 @@ impl Session {
     /// (logged even when it changed nothing, so the replica's position moves on).
     ///
     /// [`set_next_gtid`]: Session::set_next_gtid
-    pub fn commit_replicated(&mut self) -> Result<(), SqlError> {
-        if self.next_gtid.is_some() {
-            self.ensure_txn();
+    ///
+    /// `order`: the commit waits for its turn there (a replica applying in parallel
+    /// commits in its primary's order).
+    pub fn commit_replicated(
+        &mut self,
+        order: Option<std::sync::Arc<dyn onelog_engine::CommitOrder>>,
+    ) -> Result<(), SqlError> {
+        if self.next_gtid.is_some() || order.is_some() {
+            self.ensure_txn().set_commit_order(order);
         }
         self.commit_txn()
     }

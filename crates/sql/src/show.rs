@@ -439,6 +439,14 @@ fn status_rows(sess: &Session) -> Vec<(String, Value)> {
             "Rpl_semi_sync_slave_status".into(),
             on_off(ss.slave_status.load(Ordering::Relaxed)),
         ),
+        (
+            "Slave_retried_transactions".into(),
+            u(sess.db.replicas().retried_transactions()),
+        ),
+        (
+            "Slave_running".into(),
+            on_off(sess.db.replicas().replica_running()),
+        ),
     ]);
     for (k, n) in sess.db.com_counters.lock().iter() {
         v.push((k.to_string(), u(*n)));

@@ -197,6 +197,21 @@ pub static VARS: &[VarDef] = &[
     ),
     v("session_track_transaction_info", Str, Both, false, "OFF"),
     v("skip_name_resolve", Bool, Global, true, "0"),
+    v("slave_parallel_max_queued", Int, Global, false, "131072"),
+    v(
+        "slave_parallel_mode",
+        Enum(&[
+            "none",
+            "minimal",
+            "conservative",
+            "optimistic",
+            "aggressive",
+        ]),
+        Global,
+        false,
+        "optimistic",
+    ),
+    v("slave_parallel_threads", Int, Global, false, "0"),
     v("skip_networking", Bool, Global, true, "0"),
     v("socket", Str, Global, true, ""),
     v("sql_auto_is_null", Bool, Both, false, "0"),
@@ -340,7 +355,7 @@ pub fn check_value(d: &VarDef, v: &Value) -> Result<Value, SqlError> {
         },
         Enum(opts) => {
             let s = crate::expr::to_string(v).to_uppercase().replace(' ', "-");
-            match opts.iter().find(|o| **o == s) {
+            match opts.iter().find(|o| o.eq_ignore_ascii_case(&s)) {
                 Some(o) => Ok(Value::str(o)),
                 None => match v {
                     Value::Int(i) if (*i as usize) < opts.len() && *i >= 0 => {

@@ -8,10 +8,12 @@
 //! under the GTID; a group that changes nothing is logged empty, so the position moves on.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use onelog_binlog::event::{Event, TableMap};
 use onelog_binlog::rows::{decode_rows, RowChange};
 use onelog_binlog::{EventHeader, Gtid};
+use onelog_engine::CommitOrder;
 use onelog_sql::Session;
 use onelog_types::{code, SqlError};
 
@@ -29,6 +31,8 @@ pub struct Applier {
     maps: HashMap<u64, TableMap>,
     /// The open group: its GTID and whether it is standalone.
     group: Option<(Gtid, bool)>,
+    /// The order the next commit keeps (parallel apply, see `parallel.rs`).
+    order: Option<Arc<dyn CommitOrder>>,
 }
 
 fn sql_error(code: u16, msg: String) -> SqlError {
@@ -41,7 +45,18 @@ impl Applier {
             session,
             maps: HashMap::new(),
             group: None,
+            order: None,
         }
+    }
+
+    /// The commit order the group's commit waits for its turn in.
+    pub fn set_commit_order(&mut self, order: Option<Arc<dyn CommitOrder>>) {
+        self.order = order;
+    }
+
+    /// The session's KILL QUERY flag (interrupts a lock wait of the group).
+    pub fn interrupt_flag(&self) -> Arc<std::sync::atomic::AtomicBool> {
+        self.session.interrupt_flag()
     }
 
     /// Whether a group is open (partly applied).
@@ -70,7 +85,7 @@ impl Applier {
             return Ok(Applied::Event);
         };
         // Still set when the group logged nothing itself (a statement that changed nothing).
-        self.session.commit_replicated()?;
+        self.session.commit_replicated(self.order.clone())?;
         self.maps.clear();
         Ok(Applied::Group(gtid))
     }

@@ -13,6 +13,8 @@
 
 mod apply;
 mod conf;
+mod feed;
+mod parallel;
 
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -25,8 +27,8 @@ use onelog_sql::{Database, ReplicaControl};
 use onelog_types::{code, SqlError, Value};
 use parking_lot::Mutex;
 
-use apply::{Applied, Applier};
 use conf::MasterConf;
+use feed::{Fed, Feed, Settings};
 
 /// What SHOW SLAVE STATUS reports.
 #[derive(Default, Clone)]
@@ -36,6 +38,8 @@ struct Status {
     sql_running: bool,
     master_log_file: String,
     read_pos: u64,
+    /// The primary's binlog file and position after the last committed group.
+    exec_file: String,
     exec_pos: u64,
     master_server_id: u32,
     gtid_io_pos: String,
@@ -45,6 +49,8 @@ struct Status {
     /// there are events to apply (None when stopped).
     behind: Option<u64>,
     groups: u64,
+    /// Groups rolled back and applied again after a conflict (parallel apply).
+    retried: u64,
 }
 
 struct Running {
@@ -101,6 +107,33 @@ impl Replica {
             .is_some_and(|r| !r.thread.is_finished())
     }
 
+    fn global_number(&self, name: &str, default: u64) -> u64 {
+        match self.db.global_variable(name) {
+            Some(Value::Int(n)) => n.max(0) as u64,
+            Some(Value::UInt(n)) => n,
+            Some(v) => v.to_string().parse().unwrap_or(default),
+            None => default,
+        }
+    }
+
+    /// `@@slave_parallel_mode`.
+    fn parallel_mode(&self) -> String {
+        self.db.global_variable("slave_parallel_mode").map_or_else(
+            || "optimistic".into(),
+            |v| v.to_string().to_ascii_lowercase(),
+        )
+    }
+
+    /// The parallel-apply settings START SLAVE takes.
+    fn settings(&self) -> Settings {
+        Settings {
+            threads: self.global_number("slave_parallel_threads", 0) as usize,
+            mode: parallel::Mode::parse(&self.parallel_mode())
+                .unwrap_or(parallel::Mode::Optimistic),
+            max_queued: self.global_number("slave_parallel_max_queued", 131_072) as usize,
+        }
+    }
+
     /// Stops the replica thread and waits for it.
     pub fn shutdown(&self) {
         let r = self.running.lock().take();
@@ -155,6 +188,7 @@ impl ReplicaControl for Replica {
             db: self.db.clone(),
             server_id: self.server_id,
             conf,
+            settings: self.settings(),
             status: self.status.clone(),
             stop: stop.clone(),
             socket: socket.clone(),
@@ -200,6 +234,10 @@ impl ReplicaControl for Replica {
         self.is_running()
     }
 
+    fn retried_transactions(&self) -> u64 {
+        self.status.lock().retried
+    }
+
     fn status(&self) -> Option<Vec<(&'static str, Value)>> {
         let conf = self.conf.lock().clone()?;
         let running = self.is_running();
@@ -225,7 +263,7 @@ impl ReplicaControl for Replica {
             ("Read_Master_Log_Pos", u(st.read_pos)),
             ("Relay_Log_File", s("")),
             ("Relay_Log_Pos", u(0)),
-            ("Relay_Master_Log_File", s(&st.master_log_file)),
+            ("Relay_Master_Log_File", s(&st.exec_file)),
             ("Slave_IO_Running", yes_no(io_running)),
             ("Slave_SQL_Running", yes_no(sql_running)),
             ("Replicate_Do_DB", s("")),
@@ -268,7 +306,7 @@ impl ReplicaControl for Replica {
             ("Gtid_IO_Pos", s(&st.gtid_io_pos)),
             ("Replicate_Do_Domain_Ids", s("")),
             ("Replicate_Ignore_Domain_Ids", s("")),
-            ("Parallel_Mode", s("none")),
+            ("Parallel_Mode", s(&self.parallel_mode())),
             ("SQL_Delay", u(0)),
             ("SQL_Remaining_Delay", Value::Null),
             (
@@ -291,6 +329,7 @@ struct Worker {
     db: Arc<Database>,
     server_id: u32,
     conf: MasterConf,
+    settings: Settings,
     status: Arc<Mutex<Status>>,
     stop: Arc<AtomicBool>,
     socket: Arc<Mutex<Option<TcpStream>>>,
@@ -337,7 +376,12 @@ impl Worker {
     }
 
     fn run(self) {
-        let mut applier = Applier::new(self.db.system_session());
+        let mut feed = Feed::new(
+            &self.db,
+            self.settings,
+            self.status.clone(),
+            self.socket.clone(),
+        );
         let mut first = true;
         loop {
             if self.stopped() {
@@ -355,14 +399,22 @@ impl Worker {
                 }
             }
             first = false;
-            match self.session(&mut applier) {
+            let mut end = self.session(&mut feed);
+            if let End::Io(..) = end {
+                // The groups received whole still commit; the position asked for next
+                // is after them.
+                feed.abandon_partial();
+                if let Err((code, msg)) = feed.drain() {
+                    end = End::Sql(code, msg);
+                }
+            }
+            match end {
                 End::Stopped => break,
                 End::Io(code, msg) => {
-                    applier.abandon();
                     self.status.lock().last_io_error = Some((code, msg));
                 }
                 End::Sql(code, msg) => {
-                    applier.abandon();
+                    feed.stop();
                     let mut st = self.status.lock();
                     st.last_sql_error = Some((code, msg));
                     st.sql_running = false;
@@ -374,7 +426,7 @@ impl Worker {
                     return;
                 }
                 End::Fatal(code, msg) => {
-                    applier.abandon();
+                    feed.stop();
                     let mut st = self.status.lock();
                     onelog_types::error!("replica stopped: {msg}");
                     st.last_io_error = Some((code, msg));
@@ -384,7 +436,7 @@ impl Worker {
                 }
             }
         }
-        applier.abandon();
+        feed.stop();
         let mut st = self.status.lock();
         st.io_running = false;
         st.sql_running = false;
@@ -392,7 +444,7 @@ impl Worker {
 
     /// One connection to the primary: log in, ask for the binlog from our position, apply
     /// until the connection ends.
-    fn session(&self, applier: &mut Applier) -> End {
+    fn session(&self, feed: &mut Feed) -> End {
         let c = &self.conf;
         self.set_state("Connecting to master");
         let mut client = match Client::connect(
@@ -433,7 +485,13 @@ impl Worker {
                     return End::Io(code::ER_UNKNOWN_ERROR, "the primary ended the dump".into())
                 }
                 Err(_) if self.stopped() => return End::Stopped,
-                Err(e) => return io_end(e),
+                Err(e) => {
+                    // A worker's failure shuts the connection down to end this read.
+                    return match feed.failure() {
+                        Some((code, msg)) => End::Sql(code, msg),
+                        None => io_end(e),
+                    };
+                }
             };
             // The FORMAT_DESCRIPTION says whether the events after it carry a CRC32.
             let (h, ev) = match decode_event(&raw, crc && raw.get(4) != Some(&15)) {
@@ -445,7 +503,7 @@ impl Worker {
                     )
                 }
             };
-            {
+            let file = {
                 let mut st = self.status.lock();
                 match &ev {
                     Event::Rotate(r) => {
@@ -464,31 +522,39 @@ impl Worker {
                 if let Event::Gtid(g) = &ev {
                     st.gtid_io_pos = g.gtid(h.server_id).to_string();
                 }
-            }
+                st.master_log_file.clone()
+            };
             if client.needs_ack() {
-                let file = self.status.lock().master_log_file.clone();
-                pending_ack = Some((file, h.log_pos as u64));
+                pending_ack = Some((file.clone(), h.log_pos as u64));
             }
             if let Event::Heartbeat(_) = ev {
-                let mut st = self.status.lock();
-                if !applier.in_group() {
-                    st.behind = Some(0);
+                if feed.idle() {
+                    self.status.lock().behind = Some(0);
                 }
-            } else {
-                match applier.apply(&h, &ev) {
-                    Ok(Applied::Event) => {}
-                    Ok(Applied::Group(_)) => {
-                        let mut st = self.status.lock();
-                        st.groups += 1;
-                        st.exec_pos = st.read_pos;
-                        st.behind = Some(now_secs().saturating_sub(h.timestamp as u64));
+                continue;
+            }
+            let (pos, ts) = (h.log_pos as u64, h.timestamp as u64);
+            match feed.event(h, ev, raw.len(), (file.clone(), pos)) {
+                Ok(Fed::Event) => {}
+                Ok(Fed::Committed) => {
+                    let mut st = self.status.lock();
+                    st.groups += 1;
+                    st.exec_file = file;
+                    st.exec_pos = st.read_pos;
+                    st.behind = Some(now_secs().saturating_sub(ts));
+                }
+                Ok(Fed::Queued(seq)) => {
+                    if pending_ack.is_some() {
+                        if let Err((code, msg)) = feed.wait_committed(seq) {
+                            return End::Sql(code, msg);
+                        }
                     }
-                    Err(e) => return End::Sql(e.code, e.message),
                 }
+                Err((code, msg)) => return End::Sql(code, msg),
             }
             // Acknowledged once committed (durable) here: stronger than a MariaDB replica's
             // ACK, which only says the event reached its relay log.
-            if !applier.in_group() {
+            if !feed.in_group() {
                 if let Some((file, pos)) = pending_ack.take() {
                     if let Err(e) = client.send_semi_sync_ack(&file, pos) {
                         return io_end(e);

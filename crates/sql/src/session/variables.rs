@@ -263,6 +263,8 @@ impl Session {
             "thread_pool_stall_limit" => Some((1, u32::MAX as i64)),
             "thread_pool_prio_kickup_timer" => Some((0, u32::MAX as i64)),
             "thread_pool_oversubscribe" => Some((1, 1000)),
+            "slave_parallel_threads" => Some((0, 16383)),
+            "slave_parallel_max_queued" => Some((100, i32::MAX as i64)),
             _ => None,
         } {
             let n = if is_default && d.name == "thread_pool_size" {
@@ -292,6 +294,14 @@ impl Session {
             })?;
             self.db.engine.set_binlog_row_metadata(meta);
             return Ok(());
+        }
+        if d.name.starts_with("slave_parallel_") && self.db.replicas().replica_running() {
+            // Taken at START SLAVE, as MariaDB takes them.
+            return Err(sql_err(
+                code::ER_SLAVE_MUST_STOP,
+                "This operation cannot be performed as you have a running slave ''; run STOP \
+                 SLAVE '' first",
+            ));
         }
         if d.name == "gtid_slave_pos" {
             if self.db.replicas().replica_running() {
