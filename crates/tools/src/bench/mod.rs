@@ -3,6 +3,7 @@
 
 pub mod add_index;
 pub mod big_txn;
+pub mod catchup;
 pub mod group_commit;
 pub mod insert_bench;
 pub mod markdown;
@@ -39,6 +40,11 @@ Usage: onelog bench <workload> [options]
                     one MariaDB replica behind a delaying proxy, semi-sync (AFTER_SYNC) off
                     and on (options: --delay-us N (1000), --net-delay-us N (200, each way),
                     --clients LIST (1,16), --seconds S (15), --out FILE)
+  catchup           replica catch-up: 16 clients write a backlog on a MariaDB and an onelogd
+                    primary, then each replica (onelogd with N workers, MariaDB with 4)
+                    applies it from empty, timed; then its lag under the same load
+                    (options: --delay-us N (1000), --txns N (100000), --clients N (16),
+                    --threads LIST (onelog workers, 4,16), --seconds S (15), --out FILE)
   sync-limit        8 KiB write + fdatasync rounds per second of one thread (L)
 Options:
   --quick                 small sizes and short durations (about 10 minutes for `all`)
@@ -317,6 +323,9 @@ pub fn main(args: &[String]) -> i32 {
     if workload == "semisync" {
         return semisync_cmd(&args[1..]);
     }
+    if workload == "catchup" {
+        return catchup_cmd(&args[1..]);
+    }
     let cfg = match config_from(workload, &args[1..]) {
         Ok(c) => c,
         Err(e) => {
@@ -380,6 +389,54 @@ fn sync_limit_cmd(args: &[String]) -> i32 {
         }
         Err(e) => {
             eprintln!("onelog bench sync-limit: {e}");
+            1
+        }
+    }
+}
+
+fn catchup_cmd(args: &[String]) -> i32 {
+    let run = || -> Result<String, String> {
+        let o = parse_opts(args)?;
+        let num = |k: &str, d: u64| -> Result<u64, String> {
+            o.get(k)
+                .map_or(Ok(d), |v| v.parse().map_err(|_| format!("bad --{k} '{v}'")))
+        };
+        let quick = o.contains_key("quick");
+        let delay_us = num("delay-us", 1000)?;
+        let txns = num("txns", if quick { 10_000 } else { 100_000 })?;
+        let clients = num("clients", 16)? as usize;
+        let secs = num("seconds", if quick { 5 } else { 15 })? as f64;
+        let threads: Vec<u32> = match o.get("threads") {
+            Some(v) => parse_list(v, "worker count")?,
+            None => vec![4, 16],
+        };
+        let workdir = o.get("workdir").map(PathBuf::from).unwrap_or_else(|| {
+            std::env::temp_dir().join(format!("onelog-bench-{}", std::process::id()))
+        });
+        std::fs::create_dir_all(&workdir).map_err(|e| format!("{}: {e}", workdir.display()))?;
+        let shim = shim::build(&workdir.join("shim"))?;
+        let env = Env::new(
+            workdir.clone(),
+            shim,
+            o.get("onelogd").map(PathBuf::from),
+            "256M".into(),
+            false,
+        );
+        let points = catchup::run(&env, delay_us, txns, clients, &threads, secs);
+        let _ = std::fs::remove_dir_all(&workdir);
+        let text = catchup::report(&points?, delay_us, clients, secs);
+        if let Some(out) = o.get("out") {
+            std::fs::write(out, &text).map_err(|e| format!("{out}: {e}"))?;
+        }
+        Ok(text)
+    };
+    match run() {
+        Ok(text) => {
+            println!("{text}");
+            0
+        }
+        Err(e) => {
+            eprintln!("onelog bench catchup: {e}");
             1
         }
     }

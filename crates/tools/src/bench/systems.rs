@@ -229,6 +229,17 @@ fn free_port() -> u16 {
 
 impl Server {
     pub fn start(env: &Env, kind: SystemKind, delay_us: u64) -> Result<Server, String> {
+        Self::start_with(env, kind, delay_us, &[])
+    }
+
+    /// [`start`](Self::start) with `extra` options after the harness's (a later option
+    /// wins in both servers: `--server-id=2` makes a replica).
+    pub fn start_with(
+        env: &Env,
+        kind: SystemKind,
+        delay_us: u64,
+        extra: &[String],
+    ) -> Result<Server, String> {
         static SEQ: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let dir = env.root.join(format!("{}-{}-{n}", kind.name(), delay_us));
@@ -308,6 +319,7 @@ impl Server {
                 _ => cmd.arg("--skip-log-bin"),
             };
         }
+        cmd.args(extra);
         cmd.env("LD_PRELOAD", &env.shim)
             .env("FSYNC_DELAY_US", delay_us.to_string())
             .env("FSYNC_COUNT_FILE", &count_file)
