@@ -136,6 +136,16 @@ impl Engine {
         format_gtid_list(&list)
     }
 
+    /// Whether `@@gtid_slave_pos` has reached every GTID of `list` in its domain (what
+    /// `MASTER_GTID_WAIT` waits for); a malformed list is MariaDB's 1941.
+    pub fn slave_pos_reached(&self, list: &str) -> Result<bool> {
+        let want = parse_gtid_list(list).map_err(|_| parse_error())?;
+        let have = parse_gtid_list(&self.gtid_slave_pos()).map_err(|_| parse_error())?;
+        Ok(want
+            .iter()
+            .all(|w| have.iter().any(|h| h.domain == w.domain && h.seq >= w.seq)))
+    }
+
     /// `SET GLOBAL gtid_slave_pos = list` (the caller checks that the replica is
     /// stopped). Durable when it returns. A malformed list, or one naming a domain twice,
     /// is MariaDB's 1941.

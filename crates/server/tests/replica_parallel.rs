@@ -275,6 +275,30 @@ fn workers_share_syncs() {
         let groups = replica.status_var("Binlog_group_commits");
         per_group.push(commits as f64 / groups as f64);
     }
+    // MASTER_GTID_WAIT: at once for an applied position, -1 after its timeout for a future
+    // one, 1941 for a malformed one.
+    let replica = Server::start(&["--server-id=3"]);
+    let mut rc = replica.conn(None);
+    change_master(&mut rc, primary.port);
+    rc.query_drop("START SLAVE").unwrap();
+    assert_eq!(
+        one(&mut rc, &format!("SELECT MASTER_GTID_WAIT('{want}', 60)")),
+        "0"
+    );
+    let seq: u64 = want.rsplit('-').next().unwrap().parse().unwrap();
+    let t = Instant::now();
+    assert_eq!(
+        one(
+            &mut rc,
+            &format!("SELECT MASTER_GTID_WAIT('0-1-{}', 0.3)", seq + 5)
+        ),
+        "-1"
+    );
+    assert!(t.elapsed() >= Duration::from_millis(300));
+    let e = rc
+        .query_drop("SELECT MASTER_GTID_WAIT('x-y', 1)")
+        .unwrap_err();
+    assert!(e.to_string().contains("1941"), "{e}");
     assert!(per_group[0] < 1.1, "one applier thread: {per_group:?}");
     assert!(per_group[1] > 2.0, "eight workers: {per_group:?}");
 }

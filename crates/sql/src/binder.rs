@@ -129,6 +129,14 @@ pub trait BindEnv {
     fn interrupted(&self) -> bool {
         false
     }
+    /// `MASTER_GTID_WAIT(pos, timeout)`: 0 once the replica has applied `pos`, -1 after
+    /// `timeout` seconds (None or negative: no limit).
+    fn master_gtid_wait(&self, _pos: &str, _timeout: Option<f64>) -> Result<Value, SqlError> {
+        Err(SqlError::from_code(
+            onelog_types::code::ER_NOT_SUPPORTED_YET,
+            "This version of MariaDB doesn't yet support 'MASTER_GTID_WAIT here'",
+        ))
+    }
 }
 
 /// A column of a virtual (information_schema or derived) table.

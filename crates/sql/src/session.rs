@@ -193,6 +193,33 @@ impl BindEnv for Env<'_> {
     fn interrupted(&self) -> bool {
         self.s.control.interrupt.load(Ordering::Relaxed)
     }
+    fn master_gtid_wait(&self, pos: &str, timeout: Option<f64>) -> Result<Value, SqlError> {
+        self.read_session.set(true);
+        let engine = &self.s.db.engine;
+        let deadline = timeout
+            .filter(|t| *t >= 0.0)
+            .map(|t| std::time::Instant::now() + std::time::Duration::from_secs_f64(t.min(3e7)));
+        onelog_engine::wait::blocking(|| loop {
+            if engine
+                .slave_pos_reached(pos)
+                .map_err(crate::executor::engine_err)?
+            {
+                return Ok(Value::Int(0));
+            }
+            if self.interrupted() {
+                return Err(crate::sql_err(
+                    code::ER_QUERY_INTERRUPTED,
+                    "Query execution was interrupted",
+                ));
+            }
+            let now = std::time::Instant::now();
+            if deadline.is_some_and(|d| now >= d) {
+                return Ok(Value::Int(-1));
+            }
+            let left = deadline.map_or(std::time::Duration::from_millis(5), |d| d - now);
+            std::thread::sleep(left.min(std::time::Duration::from_millis(5)));
+        })
+    }
 }
 
 fn ok(affected: u64, last_insert_id: u64, warnings: usize, info: String) -> QueryResult {

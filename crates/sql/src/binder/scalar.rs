@@ -913,6 +913,25 @@ impl<'a> Binder<'a> {
             "last_insert_id" if nargs == 0 => Some(Value::UInt(self.env.last_insert_id())),
             "row_count" => Some(Value::Int(self.env.row_count())),
             "found_rows" => Some(Value::Int(0)),
+            // Waits while the statement is bound: its arguments are constants.
+            "master_gtid_wait" if (1..=2).contains(&nargs) => {
+                let lit = |i: usize| match args.get(i) {
+                    None => Ok(None),
+                    Some(Expr::Lit(v)) => Ok(Some(v.clone())),
+                    Some(_) => Err(err(
+                        code::ER_NOT_SUPPORTED_YET,
+                        "This version of MariaDB doesn't yet support 'MASTER_GTID_WAIT with \
+                         arguments that are not constants'",
+                    )),
+                };
+                match lit(0)? {
+                    Some(p) if !p.is_null() => {
+                        let timeout = lit(1)?.filter(|t| !t.is_null()).map(|t| expr::to_f64(&t));
+                        Some(self.env.master_gtid_wait(&expr::to_string(&p), timeout)?)
+                    }
+                    _ => Some(Value::Null),
+                }
+            }
             "user" | "session_user" | "system_user" => Some(Value::str(&self.env.user())),
             "current_user" => Some(Value::str(&self.env.current_user())),
             "pi" => Some(Value::Double(std::f64::consts::PI)),
