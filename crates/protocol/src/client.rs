@@ -4,7 +4,10 @@
 //!
 //! Replies to a query: an OK packet, an ERR packet, or a text result set (column count,
 //! column definitions, EOF, rows of length-encoded strings or 0xFB for NULL, EOF). The
-//! client announces neither CLIENT_DEPRECATE_EOF nor CLIENT_SSL.
+//! client does not announce CLIENT_DEPRECATE_EOF. For TLS ([`Client::login_with`]) it sends
+//! the SSLRequest packet (`flags u32 | max_packet u32 | charset u8 | 23 zero bytes`, with
+//! CLIENT_SSL) after the server's handshake, lets the caller switch the stream to TLS, and
+//! sends the real handshake response inside it (the next sequence id).
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -104,6 +107,18 @@ impl Client<TcpStream> {
 impl<S: Read + Write> Client<S> {
     /// Logs in on an open stream.
     pub fn login(stream: S, user: &str, password: &str) -> ClientResult<Client<S>> {
+        Self::login_with(stream, user, password, None)
+    }
+
+    /// Logs in, first switching the stream to TLS with `tls` (given the stream after the
+    /// SSLRequest packet, it returns the TLS stream over it) when given. A server that
+    /// does not offer TLS is refused with 2026 (the client library's SSL error).
+    pub fn login_with(
+        stream: S,
+        user: &str,
+        password: &str,
+        tls: Option<&mut dyn FnMut(S) -> std::io::Result<S>>,
+    ) -> ClientResult<Client<S>> {
         let mut ps = PacketStream::new(stream);
         ps.set_max_allowed_packet(1 << 30);
         let hello = ps.read_packet()?;
@@ -116,10 +131,11 @@ impl<S: Read + Write> Client<S> {
         let connection_id = r.u32()?;
         let mut scramble = r.take(8)?.to_vec();
         r.skip(1)?;
-        let _caps_low = r.u16()?;
+        let caps_low = r.u16()?;
         let _charset = r.u8()?;
         let _status = r.u16()?;
-        let _caps_high = r.u16()?;
+        let caps_high = r.u16()?;
+        let server_caps = caps_low as u64 | (caps_high as u64) << 16;
         let auth_len = r.u8()? as usize;
         r.skip(10)?;
         let more = auth_len.saturating_sub(9).max(12);
@@ -130,11 +146,38 @@ impl<S: Read + Write> Client<S> {
         } else {
             Vec::new()
         };
-        let flags = caps::CLIENT_PROTOCOL_41
+        let mut flags = caps::CLIENT_PROTOCOL_41
             | caps::CLIENT_SECURE_CONNECTION
             | caps::CLIENT_PLUGIN_AUTH
             | caps::CLIENT_TRANSACTIONS
             | caps::CLIENT_MULTI_RESULTS;
+        if let Some(upgrade) = tls {
+            if server_caps & caps::CLIENT_SSL == 0 {
+                return Err(ClientError::Server(SqlError::from_code(
+                    2026,
+                    "SSL connection error: SSL is required, but the server does not support it",
+                )));
+            }
+            flags |= caps::CLIENT_SSL;
+            let mut req = Vec::new();
+            put_u32(&mut req, flags as u32);
+            put_u32(&mut req, 1 << 30);
+            req.push(45);
+            req.extend_from_slice(&[0; 23]);
+            ps.write_packet(&req)?;
+            ps.flush()?;
+            let seq = ps.seq();
+            let (plain, _) = ps.into_inner();
+            let secure = upgrade(plain).map_err(|e| {
+                ClientError::Server(SqlError::from_code(
+                    2026,
+                    format!("SSL connection error: {e}"),
+                ))
+            })?;
+            ps = PacketStream::new(secure);
+            ps.set_max_allowed_packet(1 << 30);
+            ps.set_seq(seq);
+        }
         let mut p = Vec::new();
         put_u32(&mut p, flags as u32);
         put_u32(&mut p, 1 << 30);

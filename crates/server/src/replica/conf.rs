@@ -1,7 +1,8 @@
 //! The replica's connection settings: CHANGE MASTER TO options, kept in `master.info`.
 //!
 //! `master.info` layout: one `name=value` line per setting (`host`, `port`, `user`,
-//! `password`, `use_gtid`, `connect_retry`, `heartbeat_period`), written to
+//! `password`, `use_gtid`, `connect_retry`, `heartbeat_period`, `ssl`, `ssl_ca`,
+//! `ssl_cert`, `ssl_key`, `ssl_verify_server_cert`), written to
 //! `master.info.tmp`, synced and renamed over the old file (then the directory synced), so a
 //! crash leaves the old or the new settings. The replication position is not in it: it is
 //! the binlog's `@@gtid_slave_pos`.
@@ -39,6 +40,13 @@ pub struct MasterConf {
     pub connect_retry: u64,
     /// Seconds between the primary's heartbeats when idle.
     pub heartbeat_period: f64,
+    /// MASTER_SSL, MASTER_SSL_CA, MASTER_SSL_CERT, MASTER_SSL_KEY,
+    /// MASTER_SSL_VERIFY_SERVER_CERT (see `ssl.rs`).
+    pub ssl: bool,
+    pub ssl_ca: Option<String>,
+    pub ssl_cert: Option<String>,
+    pub ssl_key: Option<String>,
+    pub ssl_verify_server_cert: bool,
 }
 
 impl Default for MasterConf {
@@ -51,6 +59,11 @@ impl Default for MasterConf {
             use_gtid: UseGtid::SlavePos,
             connect_retry: 60,
             heartbeat_period: 30.0,
+            ssl: false,
+            ssl_ca: None,
+            ssl_cert: None,
+            ssl_key: None,
+            ssl_verify_server_cert: false,
         }
     }
 }
@@ -96,6 +109,11 @@ pub fn apply_options(mut c: MasterConf, opts: &[(String, String)]) -> Result<Mas
                     ),
                 ))
             }
+            "MASTER_SSL" => c.ssl = num()? != 0.0,
+            "MASTER_SSL_VERIFY_SERVER_CERT" => c.ssl_verify_server_cert = num()? != 0.0,
+            "MASTER_SSL_CA" => c.ssl_ca = (!v.is_empty()).then(|| v.clone()),
+            "MASTER_SSL_CERT" => c.ssl_cert = (!v.is_empty()).then(|| v.clone()),
+            "MASTER_SSL_KEY" => c.ssl_key = (!v.is_empty()).then(|| v.clone()),
             n if n.starts_with("MASTER_SSL") => {
                 return Err(SqlError::from_code(
                     code::ER_NOT_SUPPORTED_YET,
@@ -146,6 +164,11 @@ pub fn load(datadir: &Path) -> Result<Option<MasterConf>, String> {
             }
             "connect_retry" => c.connect_retry = v.parse().map_err(|_| bad())?,
             "heartbeat_period" => c.heartbeat_period = v.parse().map_err(|_| bad())?,
+            "ssl" => c.ssl = v == "1",
+            "ssl_verify_server_cert" => c.ssl_verify_server_cert = v == "1",
+            "ssl_ca" => c.ssl_ca = (!v.is_empty()).then(|| v.to_string()),
+            "ssl_cert" => c.ssl_cert = (!v.is_empty()).then(|| v.to_string()),
+            "ssl_key" => c.ssl_key = (!v.is_empty()).then(|| v.to_string()),
             _ => {}
         }
     }
@@ -163,8 +186,11 @@ pub fn save(datadir: &Path, c: Option<&MasterConf>) -> Result<(), String> {
             Err(e) => return Err(io(e)),
         },
         Some(c) => {
+            let opt = |o: &Option<String>| o.clone().unwrap_or_default();
             let text = format!(
-                "host={}\nport={}\nuser={}\npassword={}\nuse_gtid={}\nconnect_retry={}\nheartbeat_period={}\n",
+                "host={}\nport={}\nuser={}\npassword={}\nuse_gtid={}\nconnect_retry={}\n\
+                 heartbeat_period={}\nssl={}\nssl_ca={}\nssl_cert={}\nssl_key={}\n\
+                 ssl_verify_server_cert={}\n",
                 c.host,
                 c.port,
                 c.user,
@@ -174,7 +200,12 @@ pub fn save(datadir: &Path, c: Option<&MasterConf>) -> Result<(), String> {
                     UseGtid::CurrentPos => "current_pos",
                 },
                 c.connect_retry,
-                c.heartbeat_period
+                c.heartbeat_period,
+                c.ssl as u8,
+                opt(&c.ssl_ca),
+                opt(&c.ssl_cert),
+                opt(&c.ssl_key),
+                c.ssl_verify_server_cert as u8,
             );
             let tmp = datadir.join(format!("{FILE}.tmp"));
             let mut f = std::fs::File::create(&tmp).map_err(io)?;

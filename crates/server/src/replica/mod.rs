@@ -15,6 +15,7 @@ mod apply;
 mod conf;
 mod feed;
 mod parallel;
+mod ssl;
 
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -280,12 +281,15 @@ impl ReplicaControl for Replica {
             ("Until_Condition", s("None")),
             ("Until_Log_File", s("")),
             ("Until_Log_Pos", u(0)),
-            ("Master_SSL_Allowed", s("No")),
-            ("Master_SSL_CA_File", s("")),
+            ("Master_SSL_Allowed", yes_no(conf.ssl)),
+            (
+                "Master_SSL_CA_File",
+                s(conf.ssl_ca.as_deref().unwrap_or("")),
+            ),
             ("Master_SSL_CA_Path", s("")),
-            ("Master_SSL_Cert", s("")),
+            ("Master_SSL_Cert", s(conf.ssl_cert.as_deref().unwrap_or(""))),
             ("Master_SSL_Cipher", s("")),
-            ("Master_SSL_Key", s("")),
+            ("Master_SSL_Key", s(conf.ssl_key.as_deref().unwrap_or(""))),
             (
                 "Seconds_Behind_Master",
                 match (sql_running, st.behind) {
@@ -293,7 +297,10 @@ impl ReplicaControl for Replica {
                     _ => Value::Null,
                 },
             ),
-            ("Master_SSL_Verify_Server_Cert", s("No")),
+            (
+                "Master_SSL_Verify_Server_Cert",
+                yes_no(conf.ssl_verify_server_cert),
+            ),
             ("Last_IO_Errno", u(io_errno as u64)),
             ("Last_IO_Error", s(&io_error)),
             ("Last_SQL_Errno", u(sql_errno as u64)),
@@ -447,15 +454,9 @@ impl Worker {
     fn session(&self, feed: &mut Feed) -> End {
         let c = &self.conf;
         self.set_state("Connecting to master");
-        let mut client = match Client::connect(
-            &c.host,
-            c.port,
-            &c.user,
-            &c.password,
-            Duration::from_secs(10),
-        ) {
+        let mut client = match self.connect() {
             Ok(cl) => cl,
-            Err(e) => return io_end(e),
+            Err(e) => return e,
         };
         if let Ok(s) = client_socket(&client) {
             *self.socket.lock() = Some(s);
@@ -469,7 +470,10 @@ impl Worker {
         }
         self.set_state("Waiting for master to send event");
         let heartbeat = Duration::from_secs_f64(c.heartbeat_period.max(0.1));
-        let _ = client.set_read_timeout(Some(heartbeat * 2 + Duration::from_secs(5)));
+        let _ = client
+            .stream()
+            .tcp()
+            .set_read_timeout(Some(heartbeat * 2 + Duration::from_secs(5)));
         let mut crc = true;
         // A semi-sync ACK asked for, sent once what it covers is committed here.
         let mut pending_ack: Option<(String, u64)> = None;
@@ -564,9 +568,41 @@ impl Worker {
         }
     }
 
+    /// Connects to the primary and logs in (over TLS with MASTER_SSL=1, see `ssl.rs`).
+    fn connect(&self) -> Result<Client<ssl::Stream>, End> {
+        use std::net::ToSocketAddrs;
+        let c = &self.conf;
+        let tls = ssl::client_config(c).map_err(|e| End::Io(2026, e))?;
+        let timeout = Duration::from_secs(10);
+        let connect = || -> std::io::Result<TcpStream> {
+            let addr = (c.host.as_str(), c.port)
+                .to_socket_addrs()?
+                .next()
+                .ok_or_else(|| std::io::Error::other(format!("unknown host '{}'", c.host)))?;
+            let s = TcpStream::connect_timeout(&addr, timeout)?;
+            s.set_read_timeout(Some(timeout))?;
+            s.set_nodelay(true)?;
+            Ok(s)
+        };
+        let tcp = connect().map_err(|e| io_end(e.into()))?;
+        let mut upgrade = tls.map(|cfg| {
+            let host = c.host.clone();
+            move |s: ssl::Stream| ssl::upgrade(cfg.clone(), &host, s)
+        });
+        Client::login_with(
+            ssl::Stream::Plain(tcp),
+            &c.user,
+            &c.password,
+            upgrade
+                .as_mut()
+                .map(|f| f as &mut dyn FnMut(ssl::Stream) -> std::io::Result<ssl::Stream>),
+        )
+        .map_err(io_end)
+    }
+
     /// The queries a MariaDB replica sends before COM_BINLOG_DUMP, then the dump request.
-    fn prepare(&self, client: &mut Client<TcpStream>) -> Result<(), End> {
-        let q = |client: &mut Client<TcpStream>, sql: &str| client.query(sql).map_err(io_end);
+    fn prepare(&self, client: &mut Client<ssl::Stream>) -> Result<(), End> {
+        let q = |client: &mut Client<ssl::Stream>, sql: &str| client.query(sql).map_err(io_end);
         let id = client
             .query("SHOW VARIABLES LIKE 'SERVER_ID'")
             .map_err(io_end)?
@@ -644,6 +680,6 @@ impl Drop for SlaveStatus<'_> {
     }
 }
 
-fn client_socket(c: &Client<TcpStream>) -> std::io::Result<TcpStream> {
-    c.stream().try_clone()
+fn client_socket(c: &Client<ssl::Stream>) -> std::io::Result<TcpStream> {
+    c.stream().tcp().try_clone()
 }
