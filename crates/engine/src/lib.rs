@@ -53,6 +53,7 @@ pub use ddl::{AlterOp, ColumnConverter, Converter, Ddl, DdlOutcome};
 pub use engine::{BinlogFs, DdlReplayer, Engine, EngineOptions, EngineStatus, LogMode};
 pub use error::{EngineError, Result};
 pub use onelog_binlog::{Gtid, Preallocate, RowMetadata};
+pub use replicate::LoggedChange;
 pub use scan::{KeyRange, RowCursor, ScanOptions};
 pub use semisync::{SemiSync, SemiSyncStatus, WaitPoint};
 pub use table_locks::{TableLockMode, TableLocks};

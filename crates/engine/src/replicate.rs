@@ -29,6 +29,10 @@ pub(crate) fn conform(t: &TableDef, mut row: Row) -> Row {
     row
 }
 
+/// One row change of a binlog rows event: (before image, after image); an insert has no
+/// before image, a delete no after image.
+pub type LoggedChange = (Option<Row>, Option<Row>);
+
 fn not_found(t: &TableDef) -> EngineError {
     EngineError::Other(format!(
         "Can't find record in '{}' (a row the primary changed is not on this replica)",
@@ -73,6 +77,59 @@ impl Txn {
             }
             (None, None) => Ok(()),
         }
+    }
+
+    /// Applies the row changes of one binlog rows event (see
+    /// [`apply_logged_change`](Self::apply_logged_change)). A table without a primary key
+    /// is scanned once for the whole event, not once per row: each before image takes an
+    /// equal stored row of that scan, which is then locked by its row id and read again
+    /// (still equal, or the row is not found).
+    pub fn apply_logged_changes(
+        &mut self,
+        t: &Arc<TableDef>,
+        changes: Vec<LoggedChange>,
+    ) -> Result<()> {
+        let lookups = changes.iter().filter(|c| c.0.is_some()).count();
+        if !t.hidden_pk || lookups < 2 {
+            return changes
+                .into_iter()
+                .try_for_each(|(before, after)| self.apply_logged_change(t, before, after));
+        }
+        let n = t.columns.len();
+        let key = |r: &[Value]| format!("{r:?}");
+        let mut stored: std::collections::HashMap<String, Vec<Row>> = Default::default();
+        let cursor = self.scan(t, 0, KeyRange::all(), ScanOptions::default())?;
+        for row in cursor {
+            let row = row?;
+            stored.entry(key(&row[..n])).or_default().push(row);
+        }
+        for (before, after) in changes {
+            let Some(before) = before else {
+                self.apply_logged_change(t, None, after)?;
+                continue;
+            };
+            if before.len() != n || after.as_ref().is_some_and(|a| a.len() != n) {
+                return self.apply_logged_change(t, Some(before), after);
+            }
+            let before = conform(t, before);
+            let found = stored.get_mut(&key(&before)).and_then(|v| v.pop());
+            let row = match found {
+                Some(r) => self.get(t, &r[n..], LockMode::Exclusive)?,
+                None => None,
+            };
+            let stored_row = row
+                .filter(|r| r[..n] == before[..])
+                .ok_or_else(|| not_found(t))?;
+            match after {
+                Some(new) => {
+                    let mut new = conform(t, new);
+                    new.extend(stored_row[n..].iter().cloned());
+                    self.update(t, &stored_row, new)?
+                }
+                None => self.delete(t, &stored_row)?,
+            }
+        }
+        Ok(())
     }
 
     /// The stored row a before image names, locked.

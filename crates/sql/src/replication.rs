@@ -345,14 +345,13 @@ impl Session {
         self.fixed_now = unix_secs.map(|s| onelog_types::DateTime::from_unix(s, 0));
     }
 
-    /// Applies one row change of a binlog rows event to `db.table` in the session's
-    /// transaction (begun if none is open).
-    pub fn apply_row_change(
+    /// Applies the row changes of one binlog rows event to `db.table` (see
+    /// `Txn::apply_logged_changes`).
+    pub fn apply_row_changes(
         &mut self,
         db: &str,
         table: &str,
-        before: Option<Vec<Value>>,
-        after: Option<Vec<Value>>,
+        changes: Vec<onelog_engine::LoggedChange>,
     ) -> Result<(), SqlError> {
         let t = self
             .db
@@ -367,7 +366,7 @@ impl Session {
                 )
             })?;
         self.ensure_txn()
-            .apply_logged_change(&t, before, after)
+            .apply_logged_changes(&t, changes)
             .map_err(crate::executor::engine_err)
     }
 

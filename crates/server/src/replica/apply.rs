@@ -1,7 +1,7 @@
 //! The replica's applier: the primary's events, in order, through one session.
 //!
 //! A transactional group (`GTID` ... `XID` or `COMMIT`) runs as one transaction: row events
-//! become row changes (`Session::apply_row_change`), statement events run as SQL. It commits
+//! become row changes (`Session::apply_row_changes`, one call per rows event), statement events run as SQL. It commits
 //! under the primary's GTID (`Session::set_next_gtid`), so onelog's own binlog holds the
 //! GTID in the same group as the rows: `@@gtid_slave_pos` is read back from there, exact
 //! after any crash. A standalone group (DDL, account statements) runs its one statement
@@ -164,24 +164,25 @@ impl Applier {
                         format!("cannot decode a rows event of `{db}`.`{table}`: {e}"),
                     )
                 })?;
-                for c in changes {
-                    let (before, after) = match c {
+                let changes = changes
+                    .into_iter()
+                    .map(|c| match c {
                         RowChange::Insert(a) => (None, Some(a)),
                         RowChange::Update { before, after } => (Some(before), Some(after)),
                         RowChange::Delete(b) => (Some(b), None),
-                    };
-                    self.session
-                        .apply_row_change(&db, &table, before, after)
-                        .map_err(|e| {
-                            sql_error(
-                                e.code,
-                                format!(
-                                    "Could not execute a rows event on table {db}.{table}; {}",
-                                    e.message
-                                ),
-                            )
-                        })?;
-                }
+                    })
+                    .collect();
+                self.session
+                    .apply_row_changes(&db, &table, changes)
+                    .map_err(|e| {
+                        sql_error(
+                            e.code,
+                            format!(
+                                "Could not execute a rows event on table {db}.{table}; {}",
+                                e.message
+                            ),
+                        )
+                    })?;
                 Ok(Applied::Event)
             }
             Event::Xid(_) => self.end_group(),

@@ -29,8 +29,9 @@
 //! so the retry waits for what it depends on. If that fails too, the next retry waits
 //! until every group before it is committed. A group waiting for its commit turn that
 //! holds a lock an earlier group waits for gives its locks up the same way (the lock
-//! manager tells the pool when any transaction starts waiting). A group that fails with
-//! every group before it committed fails for real: the SQL thread stops with its error,
+//! manager tells the pool when any transaction starts waiting). A group that fails in an
+//! attempt that started with every group before it committed fails for real: the SQL
+//! thread stops with its error,
 //! and no later group commits (a deadlock or lock wait timeout with a client's
 //! transaction is retried up to 10 times first).
 
@@ -408,6 +409,10 @@ impl Pool {
         let mut lock_retries = 0;
         let mut attempts = 0;
         loop {
+            // Whether every earlier group was visible when this attempt started: only then
+            // is a failure this group's own (an earlier group may become visible while
+            // this one reads past it).
+            let alone_in_time = self.st.lock().committed >= seq;
             let turn = Arc::new(Turn {
                 pool: self.clone(),
                 seq,
@@ -454,10 +459,10 @@ impl Pool {
                 // a few times, as MariaDB does.
                 let lock_conflict =
                     matches!(e.code, code::ER_LOCK_DEADLOCK | code::ER_LOCK_WAIT_TIMEOUT);
-                if st.committed >= seq && lock_conflict {
+                if alone_in_time && lock_conflict {
                     lock_retries += 1;
                 }
-                st.committed < seq || (lock_conflict && lock_retries <= LOCK_RETRIES)
+                !alone_in_time || (lock_conflict && lock_retries <= LOCK_RETRIES)
             };
             if !retry {
                 self.fail(seq, e.code, e.message);
