@@ -258,6 +258,19 @@ fn onelog_follows_onelog() {
     let want = gtid_pos(&mut pc, "gtid_binlog_pos");
     wait_for(&mut rc, &want, Duration::from_secs(30));
     assert_eq!(dump_tables(&mut pc), dump_tables(&mut rc));
+    // The chain goes on to a MariaDB 10.11 replica of the onelogd replica (the `repl`
+    // account came from the primary).
+    if let Some(down) = MariaDb::start_with("onelog_follows_onelog", &["--server-id=3".into()]) {
+        let mut dc = down.conn(None);
+        change_master(&mut dc, replica.port);
+        dc.query_drop("START SLAVE").unwrap();
+        pc.query_drop("UPDATE app.counter SET n = n + 5").unwrap();
+        let want = gtid_pos(&mut pc, "gtid_binlog_pos");
+        wait_for(&mut rc, &want, Duration::from_secs(30));
+        let want = gtid_pos(&mut rc, "gtid_binlog_pos");
+        wait_for(&mut dc, &want, Duration::from_secs(30));
+        assert_eq!(dump_tables(&mut pc), dump_tables(&mut dc));
+    }
     primary.assert_no_panic();
     replica.assert_no_panic();
 }
