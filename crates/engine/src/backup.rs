@@ -166,7 +166,16 @@ impl Engine {
         let hold = b.retain_files();
         let ckpt = out.join("rocksdb");
         rocksdb::checkpoint::Checkpoint::new(&self.db)?
-            .create_checkpoint_with_log_size(&ckpt, u64::MAX)?;
+            .create_checkpoint_with_log_size(&ckpt, u64::MAX)
+            .map_err(|e| {
+                sql(
+                    1026,
+                    format!(
+                        "Error writing file '{}' (RocksDB checkpoint: {e})",
+                        ckpt.display()
+                    ),
+                )
+            })?;
         // Nothing applied yet: from the start. A position in a file PURGE removed: that
         // file's groups were all applied (see `Wal::for_each_group`), the next file's on.
         let first = crate::wal::Wal::first_pos(b);
