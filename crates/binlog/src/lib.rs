@@ -11,7 +11,10 @@
 //!   recover.
 //! - [`dump`]: `mariadb-binlog -v`-style text; [`export`]: classic-format copies.
 //! - [`stream`]: the event stream of a replica's binlog dump.
+//! - [`backup_info`]: the position file of a backup; [`LogDir`] reads a directory of
+//!   binlog files without opening it as a log (backups, point-in-time restores).
 
+pub mod backup_info;
 mod codec;
 pub mod dump;
 mod error;
@@ -29,8 +32,8 @@ pub use error::{BinlogError, Result};
 pub use event::{Event, EventHeader};
 pub use file_log::{
     AppendInfo, AppendedGroup, Binlog, BinlogOptions, BinlogStats, Chunk, EventReader, FileEvents,
-    Follower, GroupReader, LogPos, Naming, Next, Preallocate, ReadEvent, ReadGroup, RecoveryReport,
-    SyncMethod, FOLLOW_SYNC_AFTER,
+    FileStart, Follower, GroupReader, LogDir, LogPos, Naming, Next, Preallocate, ReadEvent,
+    ReadGroup, RecoveryReport, Retained, SyncMethod, FOLLOW_SYNC_AFTER,
 };
 pub use fs::{FileSystem, LogFile, OpenMode, RealFs, SimFs};
 pub use group::{EventGroup, GroupKind};

@@ -87,8 +87,10 @@ impl Engine {
                 let Some(applied) = applied else {
                     return Ok(Some(onelog_binlog::LogPos::new(0, 0)));
                 };
-                // Recovery needs the files from the first group not yet applied on.
-                let from = onelog_binlog::LogPos::new(applied.file, applied.offset);
+                // Recovery needs the files from the first group not yet applied on (a
+                // purged file's groups were all applied: see `Wal::for_each_group`).
+                let from = onelog_binlog::LogPos::new(applied.file, applied.offset)
+                    .max(crate::wal::Wal::first_pos(b));
                 match b.read_groups(from).next() {
                     Some(Ok(g)) => Ok(Some(g.start)),
                     Some(Err(e)) => Err(EngineError::Binlog(e.to_string())),

@@ -265,6 +265,7 @@ impl Engine {
     pub fn open(opts: EngineOptions, replayer: &dyn DdlReplayer) -> Result<Arc<Engine>> {
         std::fs::create_dir_all(&opts.datadir)
             .map_err(|e| EngineError::Storage(format!("create {:?}: {e}", opts.datadir)))?;
+        crate::backup::retire_backup_info(&opts.datadir)?;
         let mut o = Options::default();
         o.create_if_missing(true);
         o.set_max_background_jobs(2);

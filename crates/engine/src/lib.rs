@@ -17,6 +17,7 @@
 //! - `recovery.rs`: replay of the binlog after the applied position.
 //! - `ddl.rs`: catalog changes, index builds, table rewrites (with column conversions).
 //! - `admin.rs`: binlog management (SHOW BINARY LOGS, PURGE, RESET MASTER, ...).
+//! - `backup.rs`: BACKUP SERVER (a checkpoint and the binlog tail after it).
 //! - `layout.rs`: the index and filter layout of new table files, by the data's size.
 //! - `wait.rs`: announces blocking waits to the server's thread pool.
 
@@ -29,6 +30,7 @@ mod rowcodec;
 
 mod admin;
 mod autoinc;
+mod backup;
 mod bulk;
 mod commit;
 mod commit_order;

@@ -408,7 +408,7 @@ impl Wal {
         Ok(Some(g))
     }
 
-    fn first_pos(b: &binlog::Binlog) -> binlog::LogPos {
+    pub(crate) fn first_pos(b: &binlog::Binlog) -> binlog::LogPos {
         let first = b
             .list_files()
             .first()
@@ -426,7 +426,12 @@ impl Wal {
         let Some(b) = &self.binlog else {
             return Ok(());
         };
-        let start = from.map_or_else(|| Self::first_pos(b), LogPos::to_binlog);
+        // A file PURGE removed held no group after the applied position (it purges only
+        // files wholly applied, see `admin.rs`), so the position may name a file that is
+        // gone: the first file there is holds everything after it.
+        let start = from
+            .map(LogPos::to_binlog)
+            .map_or_else(|| Self::first_pos(b), |p| p.max(Self::first_pos(b)));
         for g in b.read_groups(start) {
             let g = g.map_err(berr)?;
             let end = LogPos::from_binlog(g.end);

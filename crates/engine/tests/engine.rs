@@ -1177,3 +1177,33 @@ fn logged_statements_replay_their_row_redo() {
     assert_eq!(all_rows(&r), rows, "replayed from the binlog");
     r.shutdown().unwrap();
 }
+
+/// PURGE right after FLUSH BINARY LOGS removes the file the applied position lies in (at
+/// its end: every group of it is applied). Another PURGE, and a restart without a clean
+/// shutdown, go on from the next file.
+#[test]
+fn purging_the_applied_positions_file_keeps_recovery_working() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = open(dir.path(), LogMode::Engine);
+    setup(&e);
+    let mut t = e.begin(Isolation::RepeatableRead);
+    let def = t.open_table("test", "accounts").unwrap();
+    t.insert(&def, row(1, "a", 1)).unwrap();
+    t.commit().unwrap();
+    e.flush_binary_logs().unwrap();
+    let active = e.binlog_files().last().unwrap().0.clone();
+    e.purge_binary_logs_to(&active).unwrap();
+    assert_eq!(e.binlog_files().len(), 1);
+    e.purge_binary_logs_to(&active).unwrap();
+    drop(e);
+    let e = open(dir.path(), LogMode::Engine);
+    assert_eq!(all_rows(&e), vec![row(1, "a", 1)]);
+    let mut t = e.begin(Isolation::RepeatableRead);
+    let def = t.open_table("test", "accounts").unwrap();
+    t.insert(&def, row(2, "b", 2)).unwrap();
+    t.commit().unwrap();
+    drop(e);
+    let e = open(dir.path(), LogMode::Engine);
+    assert_eq!(all_rows(&e).len(), 2);
+    e.shutdown().unwrap();
+}

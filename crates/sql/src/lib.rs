@@ -12,14 +12,15 @@
 //! - `executor`: runs plans against an engine transaction.
 //! - `expr` / `functions`: evaluation, MariaDB conversions and comparisons, functions.
 //! - `session`: transactions (autocommit, statement rollback, savepoints), variables,
-//!   warnings, prepared statements (protocol and `PREPARE`/`EXECUTE`), dispatch.
+//!   warnings, prepared statements (protocol and `PREPARE`/`EXECUTE`), dispatch, and the
+//!   `BINLOG` statement of `mariadb-binlog` output (`session/binlog_stmt.rs`).
 //! - `alter`: how ALTER TABLE converts existing values when a column changes type.
 //! - `show`: SHOW statements; `info_schema`: the read-only `information_schema`.
 //! - `users`: accounts, passwords (mysql_native_password) and privileges.
 //! - `database`: open, bootstrap, DDL replay for recovery, the process list.
 //! - `replication`: the primary side: registered replicas, what a binlog dump asks for.
 //! - `locks`: LOCK TABLES and the global read lock (FLUSH TABLES WITH READ LOCK).
-//! - `server_admin`: FLUSH, COM_REFRESH, SHUTDOWN.
+//! - `server_admin`: FLUSH, COM_REFRESH, SHUTDOWN, BACKUP SERVER.
 //!
 //! Differences from MariaDB worth knowing:
 //! - Strings compare under MariaDB's collations: text columns default to

@@ -198,6 +198,14 @@ pub enum Admin {
     PurgeTo(String),
     PurgeBefore(Expr),
     ResetMaster,
+    /// `BACKUP SERVER TO 'dir'`
+    BackupServer(String),
+    /// `BINLOG 'base64'` / `BINLOG @fragment_0, @fragment_1`: events as `mariadb-binlog`
+    /// prints them (the parts are concatenated).
+    Binlog(Vec<Expr>),
+    /// A statement of comments only (`/*!*/`, what `mariadb-binlog` output sends after a
+    /// client command): MariaDB's empty query, answered OK.
+    Empty,
     /// CREATE/DROP/RENAME/ALTER USER, GRANT, REVOKE, SET PASSWORD.
     Account(AccountStmt),
     Describe {
@@ -228,6 +236,7 @@ impl Admin {
             Admin::Prepare { source, .. } => vec![source],
             Admin::Execute { args, .. } | Admin::Do(args) => args.iter_mut().collect(),
             Admin::PurgeBefore(e) => vec![e],
+            Admin::Binlog(parts) => parts.iter_mut().collect(),
             _ => vec![],
         }
     }
@@ -344,7 +353,16 @@ pub fn parse_multi(sql: &str) -> Result<Vec<Result<Parsed, SqlError>>, SqlError>
     }
     flush(seg_start, sql.len(), has_tokens);
     if out.is_empty() {
-        return Err(SqlError::from_code(code::ER_EMPTY_QUERY, "Query was empty"));
+        // Only comments: MariaDB's parser answers OK when it found one.
+        let comment = sql.contains("/*") || sql.contains("--") || sql.contains('#');
+        if !comment {
+            return Err(SqlError::from_code(code::ER_EMPTY_QUERY, "Query was empty"));
+        }
+        out.push(Ok(Parsed {
+            text: sql.trim().to_string(),
+            stmt: Stmt::Admin(Admin::Empty),
+            params: 0,
+        }));
     }
     Ok(out)
 }
@@ -1061,6 +1079,20 @@ fn parse_admin(p: &mut Parser) -> Result<Option<Admin>, ParserError> {
             p.next_token();
             Admin::ResetMaster
         }
+        "BINLOG" => {
+            p.next_token();
+            let mut parts = vec![p.parse_expr()?];
+            while p.consume_token(&Token::Comma) {
+                parts.push(p.parse_expr()?);
+            }
+            Admin::Binlog(parts)
+        }
+        "BACKUP" if second.as_deref() == Some("SERVER") => {
+            p.next_token();
+            p.next_token();
+            expect_word(p, "TO")?;
+            Admin::BackupServer(p.parse_literal_string()?)
+        }
         "DESCRIBE" | "DESC" => {
             p.next_token();
             let (db, table) = qualified(p)?;
@@ -1128,6 +1160,21 @@ mod tests {
         let p = v[1].as_ref().unwrap();
         assert_eq!(p.params, 2);
         assert_eq!(p.text, "select ? + ?");
+    }
+
+    #[test]
+    fn comments_only_are_an_empty_statement() {
+        // MariaDB's empty query: OK when the parser found a comment, else 1065.
+        for text in ["/*!*/", "/* x */ ;", "-- x\n"] {
+            let v = parse_multi(text).unwrap();
+            assert!(matches!(
+                v[0].as_ref().unwrap().stmt,
+                Stmt::Admin(Admin::Empty)
+            ));
+        }
+        for text in ["", " ; "] {
+            assert_eq!(parse_multi(text).unwrap_err().code, code::ER_EMPTY_QUERY);
+        }
     }
 
     #[test]

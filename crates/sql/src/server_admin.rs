@@ -1,6 +1,6 @@
 //! Server administration statements and commands: `FLUSH ...`, COM_REFRESH (what
-//! `mariadb-admin refresh` sends), `SHUTDOWN` / COM_SHUTDOWN, and `ALTER TABLE ...
-//! DISABLE | ENABLE KEYS`.
+//! `mariadb-admin refresh` sends), `SHUTDOWN` / COM_SHUTDOWN, `BACKUP SERVER TO 'dir'`,
+//! and `ALTER TABLE ... DISABLE | ENABLE KEYS`.
 
 use onelog_types::SqlError;
 
@@ -88,6 +88,32 @@ impl Session {
         // TABLES, HOSTS, STATUS, THREADS: no table cache, host cache, resettable status
         // or thread cache.
         Ok(QueryResult::ok())
+    }
+
+    /// `BACKUP SERVER TO 'dir'` (RELOAD, the privilege of MariaDB's BACKUP STAGE): the
+    /// server writes a consistent copy of itself into `dir`, an absolute path to a new or
+    /// empty directory (see the engine's `backup.rs`), and returns where its binlog ends:
+    /// one row as SHOW MASTER STATUS's, with the GTID position.
+    pub(crate) fn backup_server(&mut self, dir: &str) -> Result<QueryResult, SqlError> {
+        self.require_global(Priv::RELOAD)?;
+        self.implicit_commit()?;
+        let info = self
+            .db
+            .engine
+            .backup(std::path::Path::new(dir))
+            .map_err(engine_err)?;
+        let rows = vec![vec![
+            crate::show::s(&info.binlog_file),
+            crate::show::u(info.binlog_pos),
+            crate::show::s(&onelog_binlog::format_gtid_list(&info.gtid_binlog_pos)),
+        ]];
+        crate::show::result(
+            self,
+            &["File", "Position", "Gtid_Binlog_Pos"],
+            &["Position"],
+            rows,
+            &None,
+        )
     }
 
     /// `SHUTDOWN` and COM_SHUTDOWN (SHUTDOWN privilege): the server stops cleanly, as on

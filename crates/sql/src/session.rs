@@ -25,6 +25,7 @@ use crate::vars;
 use crate::watchdog::StmtControl;
 use crate::{sql_err, status_flags, QueryResult, ResultColumn};
 
+mod binlog_stmt;
 mod txn;
 mod variables;
 
@@ -99,6 +100,8 @@ pub struct Session {
     /// `SET gtid_seq_no`: the sequence number of the next GTID this session logs (0: the
     /// binlog's next), as mariadb-binlog's output replays transactions under their GTIDs.
     pub(crate) gtid_seq_no: u64,
+    /// What this session's `BINLOG` statements set up (see `session/binlog_stmt.rs`).
+    binlog_replay: Option<Box<binlog_stmt::Replay>>,
     pub(crate) vars: HashMap<String, Value>,
     pub(crate) user_vars: HashMap<String, Value>,
     pub(crate) warnings: Vec<SqlError>,
@@ -270,6 +273,7 @@ impl Session {
             read_only_txn: false,
             next_gtid: None,
             gtid_seq_no: 0,
+            binlog_replay: None,
             vars: HashMap::new(),
             user_vars: HashMap::new(),
             warnings: Vec::new(),
@@ -307,6 +311,7 @@ impl Session {
             read_only_txn: false,
             next_gtid: None,
             gtid_seq_no: 0,
+            binlog_replay: None,
             vars: HashMap::new(),
             user_vars: HashMap::new(),
             warnings: Vec::new(),
@@ -1334,6 +1339,9 @@ impl Session {
                 self.db.engine.reset_master().map_err(engine_err)?;
                 Ok(QueryResult::ok())
             }
+            Admin::BackupServer(dir) => self.backup_server(dir),
+            Admin::Binlog(parts) => self.binlog_statement(parts),
+            Admin::Empty => Ok(QueryResult::ok()),
             Admin::Replica(r) => crate::replication::run_replica_stmt(self, r),
             Admin::Account(a) => {
                 self.implicit_commit()?;

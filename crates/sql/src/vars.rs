@@ -98,6 +98,7 @@ pub static VARS: &[VarDef] = &[
     v("character_set_results", Str, Both, false, "utf8mb4"),
     v("character_set_server", Str, Both, false, "utf8mb4"),
     v("character_set_system", Str, Global, true, "utf8mb3"),
+    v("check_constraint_checks", Bool, Both, false, "1"),
     v(
         "collation_connection",
         Str,
@@ -154,6 +155,7 @@ pub static VARS: &[VarDef] = &[
     v("max_allowed_packet", Int, Both, false, "16777216"),
     v("max_binlog_size", Int, Global, true, "1073741824"),
     v("max_connections", Int, Global, false, "151"),
+    v("max_delayed_threads", Int, Both, false, "20"),
     v("max_execution_time", Int, Both, false, "0"),
     v("max_prepared_stmt_count", Int, Global, false, "16382"),
     v("max_statement_time", Seconds, Both, false, "0"),
@@ -165,6 +167,9 @@ pub static VARS: &[VarDef] = &[
     v("pid_file", Str, Global, true, ""),
     v("port", Int, Global, true, "3306"),
     v("protocol_version", Int, Global, true, "10"),
+    // Set by `mariadb-binlog` output; no effect (onelog applies row events alike anyway).
+    v("pseudo_slave_mode", Bool, Session, false, "0"),
+    v("pseudo_thread_id", Int, Session, false, "0"),
     v("query_cache_size", Int, Global, true, "0"),
     v("query_cache_type", Str, Both, false, "OFF"),
     v("read_only", Bool, Global, false, "0"),
@@ -213,8 +218,10 @@ pub static VARS: &[VarDef] = &[
     ),
     v("slave_parallel_threads", Int, Global, false, "0"),
     v("skip_networking", Bool, Global, true, "0"),
+    v("skip_parallel_replication", Bool, Session, false, "0"),
     v("socket", Str, Global, true, ""),
     v("sql_auto_is_null", Bool, Both, false, "0"),
+    v("sql_if_exists", Bool, Both, false, "0"),
     v("sql_log_bin", Bool, Session, false, "1"),
     v("sql_mode", Str, Both, false, SQL_MODE_DEFAULT),
     v("sql_notes", Bool, Both, false, "1"),
@@ -226,6 +233,7 @@ pub static VARS: &[VarDef] = &[
     v("sync_binlog", Int, Global, false, "1"),
     v("system_time_zone", Str, Global, true, "UTC"),
     v("system_versioning_alter_history", Str, Both, false, "ERROR"),
+    v("system_versioning_insert_history", Bool, Both, false, "0"),
     v(
         "thread_handling",
         Str,
@@ -368,45 +376,59 @@ pub fn check_value(d: &VarDef, v: &Value) -> Result<Value, SqlError> {
     }
 }
 
-/// Normalises a sql_mode value (upper case, no spaces).
+/// The names of MariaDB's `sql_mode` flags, in the order of their bits.
+const SQL_MODES: &[&str] = &[
+    "REAL_AS_FLOAT",
+    "PIPES_AS_CONCAT",
+    "ANSI_QUOTES",
+    "IGNORE_SPACE",
+    "IGNORE_BAD_TABLE_OPTIONS",
+    "ONLY_FULL_GROUP_BY",
+    "NO_UNSIGNED_SUBTRACTION",
+    "NO_DIR_IN_CREATE",
+    "POSTGRESQL",
+    "ORACLE",
+    "MSSQL",
+    "DB2",
+    "MAXDB",
+    "NO_KEY_OPTIONS",
+    "NO_TABLE_OPTIONS",
+    "NO_FIELD_OPTIONS",
+    "MYSQL323",
+    "MYSQL40",
+    "ANSI",
+    "NO_AUTO_VALUE_ON_ZERO",
+    "NO_BACKSLASH_ESCAPES",
+    "STRICT_TRANS_TABLES",
+    "STRICT_ALL_TABLES",
+    "NO_ZERO_IN_DATE",
+    "NO_ZERO_DATE",
+    "ALLOW_INVALID_DATES",
+    "ERROR_FOR_DIVISION_BY_ZERO",
+    "TRADITIONAL",
+    "NO_AUTO_CREATE_USER",
+    "HIGH_NOT_PRECEDENCE",
+    "NO_ENGINE_SUBSTITUTION",
+    "PAD_CHAR_TO_FULL_LENGTH",
+    "EMPTY_STRING_IS_NULL",
+    "SIMULTANEOUS_ASSIGNMENT",
+    "TIME_ROUND_FRACTIONAL",
+];
+
+/// Normalises a sql_mode value (upper case, no spaces). A number is the flags' bit set, as
+/// MariaDB takes it (`mariadb-binlog` writes `SET @@session.sql_mode=1411383296`).
 pub fn normalize_sql_mode(s: &str) -> Result<String, String> {
-    const KNOWN: &[&str] = &[
-        "REAL_AS_FLOAT",
-        "PIPES_AS_CONCAT",
-        "ANSI_QUOTES",
-        "IGNORE_SPACE",
-        "IGNORE_BAD_TABLE_OPTIONS",
-        "ONLY_FULL_GROUP_BY",
-        "NO_UNSIGNED_SUBTRACTION",
-        "NO_DIR_IN_CREATE",
-        "POSTGRESQL",
-        "ORACLE",
-        "MSSQL",
-        "DB2",
-        "MAXDB",
-        "NO_KEY_OPTIONS",
-        "NO_TABLE_OPTIONS",
-        "NO_FIELD_OPTIONS",
-        "MYSQL323",
-        "MYSQL40",
-        "ANSI",
-        "NO_AUTO_VALUE_ON_ZERO",
-        "NO_BACKSLASH_ESCAPES",
-        "STRICT_TRANS_TABLES",
-        "STRICT_ALL_TABLES",
-        "NO_ZERO_IN_DATE",
-        "NO_ZERO_DATE",
-        "ALLOW_INVALID_DATES",
-        "ERROR_FOR_DIVISION_BY_ZERO",
-        "TRADITIONAL",
-        "NO_AUTO_CREATE_USER",
-        "HIGH_NOT_PRECEDENCE",
-        "NO_ENGINE_SUBSTITUTION",
-        "PAD_CHAR_TO_FULL_LENGTH",
-        "EMPTY_STRING_IS_NULL",
-        "SIMULTANEOUS_ASSIGNMENT",
-        "TIME_ROUND_FRACTIONAL",
-    ];
+    if let Ok(bits) = s.trim().parse::<u64>() {
+        if bits >> SQL_MODES.len() != 0 {
+            return Err(s.to_string());
+        }
+        let names: Vec<&str> = (0..SQL_MODES.len())
+            .filter(|i| bits >> i & 1 == 1)
+            .map(|i| SQL_MODES[i])
+            .collect();
+        return normalize_sql_mode(&names.join(","));
+    }
+    const KNOWN: &[&str] = SQL_MODES;
     let mut out: Vec<String> = Vec::new();
     for part in s.split(',') {
         let p = part.trim().to_uppercase();

@@ -211,3 +211,48 @@ impl Drop for Follower<'_> {
         self.log.followers.remove(self.id);
     }
 }
+
+/// Keeps every file of the log from being purged while it lives (a backup copying files);
+/// see [`Binlog::retain_files`].
+pub struct Retained<'a> {
+    log: &'a Binlog,
+    id: u64,
+    generation: u64,
+}
+
+impl Binlog {
+    /// Registers a reader of the oldest file: PURGE and expiry remove no file until the
+    /// returned guard is dropped. RESET MASTER still may; [`Retained::check`] tells.
+    pub fn retain_files(&self) -> Retained<'_> {
+        let inner = self.inner.lock();
+        let oldest = inner
+            .files
+            .keys()
+            .next()
+            .copied()
+            .unwrap_or(inner.active.no);
+        Retained {
+            log: self,
+            id: self.followers.add(oldest),
+            generation: inner.generation,
+        }
+    }
+}
+
+impl Retained<'_> {
+    /// Fails if RESET MASTER ran since the guard was taken (the files are not the same).
+    pub fn check(&self) -> Result<()> {
+        if self.log.inner.lock().generation != self.generation {
+            return Err(BinlogError::InvalidArgument(
+                "the binary log was reset (RESET MASTER)".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Retained<'_> {
+    fn drop(&mut self) {
+        self.log.followers.remove(self.id);
+    }
+}

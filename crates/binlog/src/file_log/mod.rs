@@ -14,6 +14,7 @@
 //! 4. After a failed write or fdatasync the binlog refuses appends (fsyncgate): the state
 //!    of the unsynced bytes is unknown, and only recovery at the next open can tell.
 
+mod dir;
 mod follow;
 mod naming;
 mod reader;
@@ -27,7 +28,8 @@ use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex};
 
-pub use follow::{Follower, Next, SYNC_AFTER as FOLLOW_SYNC_AFTER};
+pub use dir::{FileStart, LogDir};
+pub use follow::{Follower, Next, Retained, SYNC_AFTER as FOLLOW_SYNC_AFTER};
 pub use naming::Naming;
 pub use reader::{EventReader, FileEvents, GroupReader, ReadEvent, ReadGroup};
 pub(crate) use reader::{Feed, GroupScanner};
@@ -771,6 +773,44 @@ impl Binlog {
             appends: c.appends.load(Ordering::Relaxed),
             rotations: c.rotations.load(Ordering::Relaxed),
         }
+    }
+
+    /// Copies the first `len` bytes of file `no` into the new file `dst` (on the real file
+    /// system) and syncs it. Those bytes must not change meanwhile: a completed file, or
+    /// the durable part of the active one (appends only go further).
+    pub fn copy_prefix(&self, no: u32, len: u64, dst: &Path) -> Result<()> {
+        use std::io::Write;
+        let src = self.path(no);
+        let file = self
+            .loc
+            .fs
+            .open(&src, OpenMode::READ)
+            .map_err(|e| BinlogError::io("open", src.display(), e))?;
+        let dst_err = |op, e| BinlogError::io(op, dst.display(), e);
+        let mut out = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(dst)
+            .map_err(|e| dst_err("create", e))?;
+        let mut buf = vec![0u8; WRITE_PIECE];
+        let mut off = 0;
+        while off < len {
+            let want = (len - off).min(buf.len() as u64) as usize;
+            let n = file
+                .read_at(&mut buf[..want], off)
+                .map_err(|e| BinlogError::io("read", src.display(), e))?;
+            if n == 0 {
+                return Err(BinlogError::Corrupt {
+                    file: self.file_name(no),
+                    offset: off,
+                    reason: format!("file ends before {len}"),
+                });
+            }
+            out.write_all(&buf[..n]).map_err(|e| dst_err("write", e))?;
+            off += n as u64;
+        }
+        out.sync_all().map_err(|e| dst_err("fsync", e))?;
+        Ok(())
     }
 
     /// `SHOW BINARY LOGS`: every file with its used size, oldest first.

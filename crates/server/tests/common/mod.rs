@@ -36,6 +36,27 @@ pub fn free_port() -> u16 {
     }
 }
 
+/// The `onelog` tools binary, built beside onelogd (`cargo build --release --workspace
+/// --bins`, which `make test` runs first).
+pub fn onelog_tool() -> PathBuf {
+    let p = Path::new(ONELOGD).with_file_name("onelog");
+    assert!(
+        p.exists(),
+        "{} is missing: build it with cargo build --release --workspace --bins",
+        p.display()
+    );
+    p
+}
+
+/// Runs `onelog args...` and returns its output.
+pub fn run_tool(args: &[&str]) -> Output {
+    Command::new(onelog_tool())
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run onelog")
+}
+
 /// True if `prog` exists; otherwise prints a notice that the test is skipped.
 pub fn have(prog: &str, test: &str) -> bool {
     let ok = if prog.contains('/') {

@@ -37,8 +37,22 @@ impl Session {
     /// transaction is logged under it).
     pub(crate) fn take_seq_no_gtid(&mut self) -> Option<onelog_engine::Gtid> {
         let seq = std::mem::take(&mut self.gtid_seq_no);
+        let (domain, server) = self.gtid_domain_and_server();
+        (seq != 0).then(|| onelog_engine::Gtid::new(domain, server, seq))
+    }
+
+    /// The domain and server id `gtid_seq_no` logs under: the session's `SET SESSION
+    /// gtid_domain_id / server_id` (what `mariadb-binlog` output sets), else the server's.
+    pub(crate) fn gtid_domain_and_server(&self) -> (u32, u32) {
         let o = self.db.engine.options();
-        (seq != 0).then(|| onelog_engine::Gtid::new(o.gtid_domain_id, o.server_id, seq))
+        let session = |name: &str, default: u32| match self.vars.get(name) {
+            Some(Value::UInt(n)) => u32::try_from(*n).unwrap_or(default),
+            _ => default,
+        };
+        (
+            session("gtid_domain_id", o.gtid_domain_id),
+            session("server_id", o.server_id),
+        )
     }
 
     pub(super) fn rollback_txn(&mut self) {

@@ -25,6 +25,14 @@ impl Session {
                 format!("Variable '{}' is a SESSION variable", d.name),
             ));
         }
+        let own_gtid_part = matches!(d.name, "server_id" | "gtid_domain_id");
+        if let (true, false, Some(v)) = (
+            own_gtid_part,
+            scope == Some(VarScope::Global),
+            self.vars.get(d.name),
+        ) {
+            return Ok(v.clone());
+        }
         if let Some(v) = self.dynamic_var(d.name) {
             return Ok(v);
         }
@@ -137,15 +145,14 @@ impl Session {
         if seq == 0 || !expr_truth(&strict) {
             return Ok(());
         }
-        let o = self.db.engine.options();
-        match self.db.engine.last_gtid_in_domain(o.gtid_domain_id) {
+        let (domain, server) = self.gtid_domain_and_server();
+        match self.db.engine.last_gtid_in_domain(domain) {
             Some(last) if last.seq >= seq => Err(sql_err(
                 code::ER_GTID_STRICT_OUT_OF_ORDER,
                 format!(
-                    "An attempt was made to binlog GTID {}-{}-{seq} which would create an \
-                     out-of-order sequence number with existing GTID {last}, and gtid strict \
-                     mode is enabled",
-                    o.gtid_domain_id, o.server_id
+                    "An attempt was made to binlog GTID {domain}-{server}-{seq} which would \
+                     create an out-of-order sequence number with existing GTID {last}, and \
+                     gtid strict mode is enabled"
                 ),
             )),
             _ => Ok(()),
@@ -172,6 +179,9 @@ impl Session {
                     "Variable 'sql_log_bin' is a SESSION variable",
                 ));
             }
+        }
+        if let Some(r) = self.set_replay_var(scope, d, &value) {
+            return r;
         }
         if d.read_only {
             return Err(sql_err(
@@ -380,6 +390,77 @@ impl Session {
             }
         }
         Ok(())
+    }
+
+    /// What `mariadb-binlog` output sets that other clients do not: the session's
+    /// `server_id` and `gtid_domain_id` (SUPER; they name the GTID `gtid_seq_no` logs
+    /// under), `explicit_defaults_for_timestamp = 1` (onelog's only behaviour), and
+    /// numeric `lc_time_names` (0: en_US) and collation ids. None: not such a case.
+    fn set_replay_var(
+        &mut self,
+        scope: VarScope,
+        d: &vars::VarDef,
+        value: &Value,
+    ) -> Option<Result<(), SqlError>> {
+        let number = match value {
+            Value::Int(i) => Some(*i),
+            Value::UInt(u) => i64::try_from(*u).ok(),
+            _ => None,
+        };
+        let bad = || {
+            Err(sql_err(
+                code::ER_WRONG_VALUE_FOR_VAR,
+                format!(
+                    "Variable '{}' can't be set to the value of '{}'",
+                    d.name,
+                    crate::expr::to_string(value)
+                ),
+            ))
+        };
+        match d.name {
+            "server_id" | "gtid_domain_id" if scope == VarScope::Session => {
+                if !self.internal && !self.account().has_global(Priv::SUPER) {
+                    return Some(Err(sql_err(
+                        code::ER_SPECIFIC_ACCESS_DENIED_ERROR,
+                        "Access denied; you need (at least one of) the SUPER, BINLOG REPLAY \
+                         privilege(s) for this operation",
+                    )));
+                }
+                let n = match vars::check_value(d, value) {
+                    Ok(v) => crate::expr::to_i64(&v),
+                    Err(e) => return Some(Err(e)),
+                };
+                if !(0..=u32::MAX as i64).contains(&n) {
+                    return Some(bad());
+                }
+                self.vars.insert(d.name.to_string(), Value::UInt(n as u64));
+                Some(Ok(()))
+            }
+            "explicit_defaults_for_timestamp" => match vars::check_value(d, value) {
+                Ok(Value::Int(1)) => Some(Ok(())),
+                Ok(_) => Some(bad()),
+                Err(e) => Some(Err(e)),
+            },
+            "lc_time_names" if number == Some(0) => {
+                Some(self.set_var(scope, d.name, Value::str("en_US")))
+            }
+            "collation_connection" | "collation_database" | "collation_server" => {
+                let n = number?;
+                let name = [
+                    onelog_types::Collation::Utf8mb4GeneralCi,
+                    onelog_types::Collation::Utf8mb4Bin,
+                    onelog_types::Collation::Binary,
+                ]
+                .into_iter()
+                .find(|c| i64::from(c.id()) == n)
+                .map(|c| c.name());
+                match name {
+                    Some(name) => Some(self.set_var(scope, d.name, Value::str(name))),
+                    None => Some(bad()),
+                }
+            }
+            _ => None,
+        }
     }
 
     /// `SET var = DEFAULT`: a session variable takes the global value, a global one the
