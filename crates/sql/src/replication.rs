@@ -351,8 +351,17 @@ impl Session {
         &mut self,
         db: &str,
         table: &str,
-        changes: Vec<onelog_engine::LoggedChange>,
+        changes: Vec<onelog_binlog::rows::RowChange>,
     ) -> Result<(), SqlError> {
+        use onelog_binlog::rows::RowChange;
+        let changes = changes
+            .into_iter()
+            .map(|c| match c {
+                RowChange::Insert(a) => (None, Some(a)),
+                RowChange::Update { before, after } => (Some(before), Some(after)),
+                RowChange::Delete(b) => (Some(b), None),
+            })
+            .collect();
         let t = self
             .db
             .engine()

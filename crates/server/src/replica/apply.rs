@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use onelog_binlog::event::{Event, TableMap};
-use onelog_binlog::rows::{decode_rows, RowChange};
+use onelog_binlog::rows::decode_rows;
 use onelog_binlog::{EventHeader, Gtid};
 use onelog_engine::CommitOrder;
 use onelog_sql::Session;
@@ -164,14 +164,6 @@ impl Applier {
                         format!("cannot decode a rows event of `{db}`.`{table}`: {e}"),
                     )
                 })?;
-                let changes = changes
-                    .into_iter()
-                    .map(|c| match c {
-                        RowChange::Insert(a) => (None, Some(a)),
-                        RowChange::Update { before, after } => (Some(before), Some(after)),
-                        RowChange::Delete(b) => (Some(b), None),
-                    })
-                    .collect();
                 self.session
                     .apply_row_changes(&db, &table, changes)
                     .map_err(|e| {

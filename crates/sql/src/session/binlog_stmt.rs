@@ -169,27 +169,18 @@ impl Session {
     ) -> Result<(), SqlError> {
         self.ensure_txn().statement_begin();
         let mut r = Ok(());
-        'all: for (db, table, changes) in rows {
-            for c in changes {
-                let (before, after) = match c {
-                    RowChange::Insert(a) => (None, Some(a)),
-                    RowChange::Update { before, after } => (Some(before), Some(after)),
-                    RowChange::Delete(b) => (Some(b), None),
-                };
-                r = self
-                    .apply_row_change(&db, &table, before, after)
-                    .map_err(|e| {
-                        sql_err(
-                            e.code,
-                            format!(
-                                "Could not execute a rows event on table {db}.{table}; {}",
-                                e.message
-                            ),
-                        )
-                    });
-                if r.is_err() {
-                    break 'all;
-                }
+        for (db, table, changes) in rows {
+            r = self.apply_row_changes(&db, &table, changes).map_err(|e| {
+                sql_err(
+                    e.code,
+                    format!(
+                        "Could not execute a rows event on table {db}.{table}; {}",
+                        e.message
+                    ),
+                )
+            });
+            if r.is_err() {
+                break;
             }
         }
         let autocommit = self.autocommit() && !self.in_explicit;
