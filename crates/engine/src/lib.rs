@@ -29,6 +29,7 @@ mod rowcodec;
 mod admin;
 mod autoinc;
 mod bulk;
+mod check;
 mod commit;
 mod ddl;
 mod engine;
@@ -46,6 +47,7 @@ mod wal;
 
 pub use admin::BinlogEventRow;
 pub use catalog::{Catalog, ColumnDef, DatabaseDef, IndexDef, IndexId, TableDef, TableId};
+pub use check::CheckReport;
 pub use ddl::{AlterOp, ColumnConverter, Converter, Ddl, DdlOutcome};
 pub use engine::{BinlogFs, DdlReplayer, Engine, EngineOptions, EngineStatus, LogMode};
 pub use error::{EngineError, Result};

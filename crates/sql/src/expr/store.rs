@@ -67,6 +67,35 @@ impl ConvIssue {
     }
 }
 
+impl ConvIssue {
+    /// The warning MariaDB gives for this issue outside strict mode, where it stores the
+    /// adjusted value: a value cut to the column's length, and a date or time that is not
+    /// one, are "Data truncated" (1265); the rest as [`ConvIssue::error`].
+    pub fn warning(
+        self,
+        ty: &ColumnType,
+        db: &str,
+        table: &str,
+        col: &str,
+        value: &Value,
+        row: u64,
+    ) -> SqlError {
+        let temporal = matches!(
+            ty,
+            ColumnType::Date
+                | ColumnType::DateTime { .. }
+                | ColumnType::Timestamp { .. }
+                | ColumnType::Time { .. }
+        );
+        match self {
+            ConvIssue::TooLong | ConvIssue::Truncated => ConvIssue::Truncated,
+            ConvIssue::BadValue if temporal => ConvIssue::Truncated,
+            other => other,
+        }
+        .error(ty, db, table, col, value, row)
+    }
+}
+
 /// Converts `v` to the representation of a column of type `ty`. On an issue, also returns
 /// the value MariaDB stores in non-strict mode.
 pub fn convert_for_column(v: &Value, ty: &ColumnType) -> Result<Value, (ConvIssue, Value)> {
