@@ -284,28 +284,26 @@ fn parse_load(p: &mut Parser) -> Result<Admin, ParserError> {
         }
     }
     let mut targets = Vec::new();
-    if p.consume_token(&Token::LParen) {
-        if !p.consume_token(&Token::RParen) {
-            loop {
-                match user_var(p)? {
-                    Some(v) => targets.push(LoadTarget::Var(v)),
-                    None => {
-                        let (_, c) = qualified(p)?;
-                        // `db.t.col`: the column is the last part.
-                        let c = if p.consume_token(&Token::Period) {
-                            ident(p)?
-                        } else {
-                            c
-                        };
-                        targets.push(LoadTarget::Column(c));
-                    }
-                }
-                if !p.consume_token(&Token::Comma) {
-                    break;
+    if p.consume_token(&Token::LParen) && !p.consume_token(&Token::RParen) {
+        loop {
+            match user_var(p)? {
+                Some(v) => targets.push(LoadTarget::Var(v)),
+                None => {
+                    let (_, c) = qualified(p)?;
+                    // `db.t.col`: the column is the last part.
+                    let c = if p.consume_token(&Token::Period) {
+                        ident(p)?
+                    } else {
+                        c
+                    };
+                    targets.push(LoadTarget::Column(c));
                 }
             }
-            p.expect_token(&Token::RParen)?;
+            if !p.consume_token(&Token::Comma) {
+                break;
+            }
         }
+        p.expect_token(&Token::RParen)?;
     }
     let mut set = Vec::new();
     if p.parse_keyword(Keyword::SET) {
@@ -452,15 +450,19 @@ fn parse_maint(p: &mut Parser, first: &str) -> Result<Option<Admin>, ParserError
     }
     let (mut quick, mut extended) = (false, false);
     loop {
+        let ignored = (op == MaintOp::Check
+            && (word(p, "FAST")
+                || word(p, "MEDIUM")
+                || word(p, "CHANGED")
+                || words(p, &["FOR", "UPGRADE"])))
+            || (op == MaintOp::Repair && word(p, "USE_FRM"));
+        if ignored {
+            continue;
+        }
         if word(p, "QUICK") {
             quick = true;
         } else if word(p, "EXTENDED") {
             extended = true;
-        } else if op == MaintOp::Check
-            && (word(p, "FAST") || word(p, "MEDIUM") || word(p, "CHANGED"))
-        {
-        } else if op == MaintOp::Check && words(p, &["FOR", "UPGRADE"]) {
-        } else if op == MaintOp::Repair && word(p, "USE_FRM") {
         } else if op == MaintOp::Analyze && word(p, "PERSISTENT") {
             // `PERSISTENT FOR ALL | COLUMNS (...) INDEXES (...)`: engine-independent
             // statistics onelog does not keep; the rest of the statement is accepted.
