@@ -214,6 +214,8 @@ pub enum Admin {
     SelectInto {
         query: Box<Statement>,
         into: IntoTarget,
+        /// INTO came after FROM (deprecated: warning 1287).
+        after_from: bool,
     },
     /// CHECK / ANALYZE / OPTIMIZE / REPAIR / CHECKSUM TABLE.
     TableMaint(TableMaint),
@@ -430,11 +432,13 @@ fn parse_tokens(
         Ok(None) => Stmt::Sql(Box::new(p.parse_statement().map_err(err_at)?)),
         Err(e) => return Err(err_at(e)),
     };
-    if let Some(into) = into {
+    if let Some((into, after_from)) = into {
         stmt = match stmt {
-            Stmt::Sql(q) if matches!(*q, Statement::Query(_)) => {
-                Stmt::Admin(Admin::SelectInto { query: q, into })
-            }
+            Stmt::Sql(q) if matches!(*q, Statement::Query(_)) => Stmt::Admin(Admin::SelectInto {
+                query: q,
+                into,
+                after_from,
+            }),
             _ => return Err(syntax_error(text, 0)),
         };
     }

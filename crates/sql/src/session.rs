@@ -760,7 +760,11 @@ impl Session {
         }
         let r = match &p.stmt {
             Stmt::Admin(Admin::LoadData(l)) => self.run_load(l, p, client),
-            Stmt::Admin(Admin::SelectInto { query, into }) => self.run_select_into(query, into, p),
+            Stmt::Admin(Admin::SelectInto {
+                query,
+                into,
+                after_from,
+            }) => self.run_select_into(query, into, *after_from, p),
             Stmt::Admin(Admin::TableMaint(m)) => self.run_table_maint(m, p),
             Stmt::Admin(a) => self.run_admin(a, p),
             Stmt::Sql(s) => self.run_sql(s, p, kept),

@@ -11,6 +11,9 @@ pub struct SqlError {
     pub code: u16,
     pub state: &'static str,
     pub message: String,
+    /// As a condition of a statement that succeeded: a note, not a warning (SHOW WARNINGS
+    /// shows its level as `Note`).
+    pub note: bool,
 }
 
 impl SqlError {
@@ -19,6 +22,15 @@ impl SqlError {
             code,
             state,
             message: message.into(),
+            note: false,
+        }
+    }
+
+    /// A note (a condition of level Note, such as 1265 for a DECIMAL value rounded).
+    pub fn note(code: u16, message: impl Into<String>) -> SqlError {
+        SqlError {
+            note: true,
+            ..SqlError::from_code(code, message)
         }
     }
 

@@ -96,6 +96,22 @@ impl ConvIssue {
     }
 }
 
+/// Whether storing string `v` into a DECIMAL of scale `scale` drops non-zero fraction
+/// digits (MariaDB then notes 1265 "Data truncated", at level Note).
+pub fn decimal_rounded(v: &Value, scale: u8) -> bool {
+    let Value::Bytes(b) = v else {
+        return false;
+    };
+    let (p, _) = numeric_prefix(b);
+    match p.parse::<Decimal>() {
+        Ok(d) if d.scale > scale => d
+            .rescale(scale)
+            .and_then(|r| r.rescale(d.scale))
+            .is_some_and(|back| back != d),
+        _ => false,
+    }
+}
+
 /// Converts `v` to the representation of a column of type `ty`. On an issue, also returns
 /// the value MariaDB stores in non-strict mode.
 pub fn convert_for_column(v: &Value, ty: &ColumnType) -> Result<Value, (ConvIssue, Value)> {

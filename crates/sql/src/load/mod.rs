@@ -61,6 +61,14 @@ impl Client for Collect {
     }
 }
 
+/// MariaDB's 1054 for a column of LOAD DATA's field list or SET.
+fn unknown_column(c: &str) -> SqlError {
+    sql_err(
+        code::ER_BAD_FIELD_ERROR,
+        format!("Unknown column '{c}' in 'SELECT'"),
+    )
+}
+
 fn capability_disabled() -> SqlError {
     sql_err(
         code::ER_LOAD_INFILE_CAPABILITY_DISABLED,
@@ -221,10 +229,7 @@ impl Session {
             match target {
                 LoadTarget::Column(c) => {
                     let Some(i) = t.column_index(c) else {
-                        return Err(sql_err(
-                            code::ER_BAD_FIELD_ERROR,
-                            format!("Unknown column '{c}' in 'field list'"),
-                        ));
+                        return Err(unknown_column(c));
                     };
                     written[i] = true;
                     targets.push(Target::Column(i));
@@ -261,10 +266,7 @@ impl Session {
         let mut set = Vec::new();
         for (c, e) in &l.set {
             let Some(i) = t.column_index(c) else {
-                return Err(sql_err(
-                    code::ER_BAD_FIELD_ERROR,
-                    format!("Unknown column '{c}' in 'field list'"),
-                ));
+                return Err(unknown_column(c));
             };
             written[i] = true;
             let bound = match e {
@@ -277,7 +279,16 @@ impl Session {
                         ));
                     }
                     vars_to_columns(&mut e, &vars);
-                    Some(self.bind(&p.text, |b| b.bind_over_columns(&cols, &e))?)
+                    let b = self.bind(&p.text, |b| b.bind_over_columns(&cols, &e));
+                    Some(b.map_err(|mut e| {
+                        // MariaDB names the clause so for LOAD DATA.
+                        if e.code == code::ER_BAD_FIELD_ERROR {
+                            if let Some(i) = e.message.rfind(" in '") {
+                                e.message = format!("{} in 'SELECT'", &e.message[..i]);
+                            }
+                        }
+                        e
+                    })?)
                 }
             };
             set.push((i, bound));

@@ -7,7 +7,7 @@
 //! character itself, the enclosing (or, without one, the field-terminating) character,
 //! the line terminator's first byte and NUL (written `\0`); `ENCLOSED BY` around every
 //! value, `OPTIONALLY ENCLOSED BY` around strings only. DUMPFILE writes one row's values
-//! back to back, unescaped. The file is created new (1086 if it exists, also checked
+//! back to back, unescaped (a second row is error 1172, the file keeping the first). The file is created new (1086 if it exists, also checked
 //! before the query runs) and readable by all; the FILE privilege is needed (1227) and
 //! `secure_file_priv` applies (1290). The query's rows are materialised before writing, as
 //! every result is (see the architecture's notes on memory).
@@ -205,6 +205,7 @@ impl Session {
         &mut self,
         query: &sq::Statement,
         into: &IntoTarget,
+        after_from: bool,
         p: &Parsed,
     ) -> Result<QueryResult, SqlError> {
         let sq::Statement::Query(q) = query else {
@@ -241,6 +242,12 @@ impl Session {
                 (Some(path), file.as_str())
             }
         };
+        if after_from {
+            self.warnings.push(sql_err(
+                1287,
+                "'<select expression> INTO <destination>;' is deprecated and will be removed in a future release. Please use 'SELECT <select list> INTO <destination> FROM...' instead",
+            ));
+        }
         let (columns, rows) = match self.select_result(&p.text, q, None)? {
             QueryResult::Rows { columns, rows } => (columns, rows),
             QueryResult::Ok { .. } => (Vec::new(), Vec::new()),
@@ -253,9 +260,7 @@ impl Session {
                         "The used SELECT statements have a different number of columns",
                     ));
                 }
-                if rows.len() > 1 {
-                    return Err(too_many_rows());
-                }
+                let n = rows.len();
                 let Some(row) = rows.into_iter().next() else {
                     self.warnings.push(sql_err(
                         code::ER_SP_FETCH_NO_DATA,
@@ -268,19 +273,22 @@ impl Session {
                         info: String::new(),
                     });
                 };
+                // A second row is an error once the first is assigned (as in MariaDB).
                 for (name, v) in vars.iter().zip(row) {
                     self.user_vars.insert(name.clone(), v);
+                }
+                if n > 1 {
+                    return Err(too_many_rows());
                 }
                 Ok(ok_rows(self, 1))
             }
             IntoTarget::Dumpfile(_) => {
-                if rows.len() > 1 {
-                    return Err(too_many_rows());
-                }
                 let path = path.expect("a file");
                 let kinds: Vec<(WireType, bool)> = columns.iter().map(column_kind).collect();
                 let mut data = Vec::new();
-                for row in &rows {
+                // A second row is an error once the first is written (MariaDB leaves the
+                // file with it).
+                for row in rows.iter().take(1) {
                     for (v, (w, _)) in row.iter().zip(&kinds) {
                         if !v.is_null() {
                             put_text_value(&mut data, v, w);
@@ -288,6 +296,9 @@ impl Session {
                     }
                 }
                 write_file(&path, name, |out| out.write_all(&data))?;
+                if rows.len() > 1 {
+                    return Err(too_many_rows());
+                }
                 Ok(ok_rows(self, rows.len() as u64))
             }
             IntoTarget::Outfile { format, .. } => {

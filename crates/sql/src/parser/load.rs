@@ -378,8 +378,11 @@ fn into_target(p: &mut Parser) -> Result<IntoTarget, ParserError> {
 
 /// Cuts a SELECT's top-level `INTO ...` clause out of `toks` and parses it. None: the
 /// statement is not a query or has no such clause (an INTO inside parentheses is left to
-/// sqlparser, which refuses it later as MariaDB does).
-pub(super) fn split_into(toks: &mut Vec<TokenWithSpan>) -> Result<Option<IntoTarget>, ParserError> {
+/// sqlparser, which refuses it later as MariaDB does). The bool: the clause came after
+/// FROM (MariaDB 10.11 deprecates that: warning 1287).
+pub(super) fn split_into(
+    toks: &mut Vec<TokenWithSpan>,
+) -> Result<Option<(IntoTarget, bool)>, ParserError> {
     let first = toks
         .iter()
         .find(|t| !matches!(t.token, Token::Whitespace(_)));
@@ -393,10 +396,12 @@ pub(super) fn split_into(toks: &mut Vec<TokenWithSpan>) -> Result<Option<IntoTar
     }
     let mut depth = 0i32;
     let mut at = None;
+    let mut after_from = false;
     for (i, t) in toks.iter().enumerate() {
         match &t.token {
             Token::LParen => depth += 1,
             Token::RParen => depth -= 1,
+            Token::Word(w) if depth == 0 && w.keyword == Keyword::FROM => after_from = true,
             Token::Word(w) if depth == 0 && w.keyword == Keyword::INTO => {
                 at = Some(i);
                 break;
@@ -412,7 +417,7 @@ pub(super) fn split_into(toks: &mut Vec<TokenWithSpan>) -> Result<Option<IntoTar
     let target = into_target(&mut p)?;
     let used = p.index();
     toks.drain(at..at + 1 + used);
-    Ok(Some(target))
+    Ok(Some((target, after_from)))
 }
 
 /// `CHECK | ANALYZE | OPTIMIZE | REPAIR | CHECKSUM TABLE ...`; Ok(None) for other
@@ -555,7 +560,7 @@ mod tests {
 
     fn into(s: &str) -> (String, IntoTarget) {
         match parse_one(s).unwrap().stmt {
-            Stmt::Admin(Admin::SelectInto { query, into }) => (query.to_string(), into),
+            Stmt::Admin(Admin::SelectInto { query, into, .. }) => (query.to_string(), into),
             other => panic!("{s}: {other:?}"),
         }
     }
