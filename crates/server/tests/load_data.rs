@@ -332,7 +332,7 @@ fn load_data_matches_mariadb() {
     let files = tempfile::tempdir().unwrap();
     let dir = std::fs::canonicalize(files.path()).unwrap();
     let priv_arg = format!("--secure-file-priv={}", dir.display());
-    let Some(maria) = MariaDb::start_with(test, &[priv_arg.clone()]) else {
+    let Some(maria) = MariaDb::start_with(test, std::slice::from_ref(&priv_arg)) else {
         return;
     };
     let s = Server::start(&[&priv_arg]);

@@ -77,7 +77,7 @@ fn outfile_matches_mariadb_and_loads_back() {
     let files = tempfile::tempdir().unwrap();
     let dir = std::fs::canonicalize(files.path()).unwrap();
     let priv_arg = format!("--secure-file-priv={}", dir.display());
-    let Some(maria) = MariaDb::start_with(test, &[priv_arg.clone()]) else {
+    let Some(maria) = MariaDb::start_with(test, std::slice::from_ref(&priv_arg)) else {
         return;
     };
     let s = Server::start(&[&priv_arg]);
