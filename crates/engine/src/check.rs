@@ -249,3 +249,201 @@ impl Engine {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::{ColumnDef, IndexDef};
+    use crate::ddl::Ddl;
+    use crate::engine::{DdlReplayer, EngineOptions};
+    use crate::txn::Isolation;
+    use onelog_types::{Collation, ColumnType};
+
+    struct NoDdl;
+
+    impl DdlReplayer for NoDdl {
+        fn replay(&self, _: &Engine, _: &str, sql: &str) -> Result<()> {
+            Err(EngineError::Other(format!("no DDL expected: {sql}")))
+        }
+    }
+
+    fn col(name: &str, ty: ColumnType) -> ColumnDef {
+        ColumnDef {
+            name: name.into(),
+            ty,
+            nullable: true,
+            default: None,
+            auto_increment: false,
+            default_now: false,
+            on_update_now: false,
+            comment: String::new(),
+        }
+    }
+
+    fn index(name: &str, columns: Vec<usize>, primary: bool) -> IndexDef {
+        IndexDef {
+            id: 0,
+            name: name.into(),
+            columns,
+            prefix_lens: vec![],
+            unique: primary,
+            primary,
+        }
+    }
+
+    /// Writes outside group commit, then published (what a check reads).
+    fn raw(e: &Engine) -> Raw<'_> {
+        Raw(e)
+    }
+
+    struct Raw<'a>(&'a Engine);
+
+    impl Raw<'_> {
+        fn put(&self, k: impl AsRef<[u8]>, v: impl AsRef<[u8]>) -> Result<()> {
+            let mut b = rocksdb::WriteBatch::default();
+            b.put(k, v);
+            self.0.write_direct(b)
+        }
+        fn delete(&self, k: impl AsRef<[u8]>) -> Result<()> {
+            let mut b = rocksdb::WriteBatch::default();
+            b.delete(k);
+            self.0.write_direct(b)
+        }
+    }
+
+    /// A healthy table checks OK; a missing, a stray and a stale secondary entry and a row
+    /// stored under the wrong key are each found.
+    #[test]
+    fn finds_each_kind_of_inconsistency() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = EngineOptions {
+            datadir: dir.path().to_path_buf(),
+            ..Default::default()
+        };
+        let e = Engine::open(opts, &NoDdl).unwrap();
+        let int = ColumnType::Int {
+            bytes: 4,
+            unsigned: false,
+        };
+        let ci = ColumnType::varchar(10, Collation::Utf8mb4GeneralCi);
+        e.ddl(
+            "",
+            "CREATE DATABASE d",
+            Ddl::CreateDatabase {
+                name: "d".into(),
+                if_not_exists: false,
+            },
+        )
+        .unwrap();
+        let def = TableDef {
+            id: 0,
+            db: "d".into(),
+            name: "t".into(),
+            columns: vec![col("id", int), col("name", ci), col("n", int)],
+            indexes: vec![
+                index("PRIMARY", vec![0], true),
+                index("name", vec![1], false),
+                index("n", vec![2, 1], false),
+            ],
+            hidden_pk: false,
+            comment: String::new(),
+            engine_name: "InnoDB".into(),
+            auto_increment_start: None,
+            collation: Collation::Utf8mb4GeneralCi,
+        };
+        e.ddl(
+            "d",
+            "CREATE TABLE t",
+            Ddl::CreateTable {
+                def,
+                if_not_exists: false,
+            },
+        )
+        .unwrap();
+        let t = e.catalog().table("d", "t").unwrap().clone();
+        let mut txn = e.begin(Isolation::RepeatableRead);
+        txn.open_table_for_write("d", "t").unwrap();
+        for i in 0..100 {
+            let row = vec![
+                Value::Int(i),
+                Value::str(&format!("Name {i}")),
+                Value::Int(i % 7),
+            ];
+            txn.insert(&t, row).unwrap();
+        }
+        txn.commit().unwrap();
+        let report = e.check_table(&t, false, None).unwrap();
+        assert_eq!(report.rows, 100);
+        assert!(report.problems.is_empty(), "{:?}", report.problems);
+
+        let row = |i: i64, name: &str, n: i64| vec![Value::Int(i), Value::str(name), Value::Int(n)];
+        let entry = |idx: usize, r: &[Value]| {
+            let pk = keys::pk_values(&t, r);
+            keys::secondary_key(&t, &t.indexes[idx], r, &pk).unwrap()
+        };
+        // A row without its entry in `name`.
+        raw(&e).delete(entry(1, &row(5, "Name 5", 5))).unwrap();
+        let r = e.check_table(&t, false, None).unwrap();
+        assert!(
+            r.problems
+                .iter()
+                .any(|p| p.starts_with("Index 'name' has no entry")),
+            "{:?}",
+            r.problems
+        );
+        assert!(
+            r.problems
+                .iter()
+                .any(|p| p == "Index 'name' contains 99 entries, should be 100."),
+            "{:?}",
+            r.problems
+        );
+        // QUICK sees the count only.
+        let q = e.check_table(&t, true, None).unwrap();
+        assert_eq!(q.problems.len(), 1, "{:?}", q.problems);
+        raw(&e).put(entry(1, &row(5, "Name 5", 5)), b"").unwrap();
+        assert!(e.check_table(&t, false, None).unwrap().problems.is_empty());
+        // An entry for a row that does not exist.
+        raw(&e).put(entry(2, &row(500, "x", 1)), b"").unwrap();
+        let r = e.check_table(&t, false, None).unwrap();
+        assert!(
+            r.problems
+                .iter()
+                .any(|p| p.starts_with("Index 'n' has an entry for a row that does not exist")),
+            "{:?}",
+            r.problems
+        );
+        raw(&e).delete(entry(2, &row(500, "x", 1))).unwrap();
+        // A stale entry: the row's old value is still indexed beside the new one.
+        raw(&e).put(entry(2, &row(6, "Name 6", 3)), b"").unwrap();
+        let r = e.check_table(&t, false, None).unwrap();
+        assert!(
+            r.problems
+                .iter()
+                .any(|p| p.starts_with("Index 'n' has an entry that does not match its row")),
+            "{:?}",
+            r.problems
+        );
+        raw(&e).delete(entry(2, &row(6, "Name 6", 3))).unwrap();
+        assert!(e.check_table(&t, false, None).unwrap().problems.is_empty());
+        // A row stored under another row's key.
+        let k7 =
+            keys::encode_tuple(t.indexes[0].id, &keys::pk_types(&t), &[Value::Int(7)]).unwrap();
+        let v8 =
+            e.db.get(
+                keys::encode_tuple(t.indexes[0].id, &keys::pk_types(&t), &[Value::Int(8)]).unwrap(),
+            )
+            .unwrap()
+            .unwrap();
+        raw(&e).put(&k7, &v8).unwrap();
+        let r = e.check_table(&t, false, None).unwrap();
+        assert!(
+            r.problems
+                .iter()
+                .any(|p| p.contains("holds the primary key of key")),
+            "{:?}",
+            r.problems
+        );
+        e.shutdown().unwrap();
+    }
+}
