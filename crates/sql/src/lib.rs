@@ -20,6 +20,10 @@
 //! - `replication`: the primary side: registered replicas, what a binlog dump asks for.
 //! - `locks`: LOCK TABLES and the global read lock (FLUSH TABLES WITH READ LOCK).
 //! - `server_admin`: FLUSH, COM_REFRESH, SHUTDOWN.
+//! - `load`: LOAD DATA [LOCAL] INFILE and SELECT ... INTO OUTFILE / DUMPFILE / @var, the
+//!   server's own files and `secure_file_priv`; [`Client`] is what a statement needs from
+//!   its connection (results as they come, LOCAL's file).
+//! - `maintenance` / `checksum`: CHECK, ANALYZE, OPTIMIZE, REPAIR and CHECKSUM TABLE.
 //!
 //! Differences from MariaDB worth knowing:
 //! - Strings compare under MariaDB's collations: text columns default to
