@@ -381,8 +381,11 @@ impl Session {
                 exec::run(cx, &plan, &mut reader)
             })
         });
-        // A client's file is read to its end, whatever happened.
-        reader.drain();
+        // A client's file is read to its end, whatever happened (the server's own file is
+        // simply closed).
+        if l.local {
+            reader.drain();
+        }
         drop(reader);
         let out = result?;
         if let Some(id) = out.last_insert_id {
