@@ -117,17 +117,17 @@ impl Loader<'_> {
         rowno: u64,
     ) -> Result<Value, SqlError> {
         let before = cx.warnings.len();
-        let col = &self.plan.table.columns[c];
+        let plan = self.plan;
+        let col = &plan.table.columns[c];
         let rounded = match col.ty {
             ColumnType::Decimal { scale, .. } => expr::decimal_rounded(&v, scale),
             _ => false,
         };
-        let name = col.name.clone();
-        let r = store(cx, &self.plan.table, c, v, rowno, self.strict)?;
+        let r = store(cx, &plan.table, c, v, rowno, self.strict)?;
         if rounded && cx.warnings.len() == before {
             cx.warn(SqlError::note(
                 code::WARN_DATA_TRUNCATED,
-                format!("Data truncated for column '{name}' at row {rowno}"),
+                format!("Data truncated for column '{}' at row {rowno}", col.name),
             ));
         }
         self.out.warnings += (cx.warnings.len() - before) as u64;
