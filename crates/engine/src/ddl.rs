@@ -89,6 +89,9 @@ pub enum Ddl {
         /// Converts the values of columns whose type changes (needed only then).
         convert: Option<Converter>,
     },
+    /// A statement that changes no catalog or data but is logged as DDL is, for replicas:
+    /// ANALYZE, OPTIMIZE and REPAIR TABLE (MariaDB logs them as QUERY events).
+    LogOnly,
 }
 
 /// Converts stored values when ALTER TABLE changes a column's type or makes it NOT NULL.
@@ -249,6 +252,7 @@ fn tables_touched(ddl: &Ddl, cat: &Catalog) -> Vec<(String, String)> {
             .iter()
             .flat_map(|(a, b)| [a.clone(), b.clone()])
             .collect(),
+        Ddl::LogOnly => vec![],
     }
 }
 
@@ -521,6 +525,7 @@ fn apply(ch: &mut Change, ddl: Ddl) -> Result<()> {
             ch.drop_table_data(&t);
             ch.reset.push(t.id);
         }
+        Ddl::LogOnly => {}
         Ddl::RenameTables { renames } => {
             for ((fd, ft), (td, tt)) in renames {
                 let t = ch.table(&fd, &ft)?;

@@ -32,6 +32,7 @@ mod admin;
 mod autoinc;
 mod backup;
 mod bulk;
+mod check;
 mod commit;
 mod commit_order;
 mod ddl;
@@ -50,6 +51,7 @@ mod wal;
 
 pub use admin::BinlogEventRow;
 pub use catalog::{Catalog, ColumnDef, DatabaseDef, IndexDef, IndexId, TableDef, TableId};
+pub use check::CheckReport;
 pub use commit_order::CommitOrder;
 pub use ddl::{AlterOp, ColumnConverter, Converter, Ddl, DdlOutcome};
 pub use engine::{BinlogFs, DdlReplayer, Engine, EngineOptions, EngineStatus, LogMode};

@@ -63,8 +63,9 @@ pub const NATIVE_PASSWORD_PLUGIN: &str = "mysql_native_password";
 pub const SCRAMBLE_LEN: usize = 20;
 
 /// The capabilities onelog's server announces. Not announced: CLIENT_MYSQL (we are
-/// MariaDB), COMPRESS, LOCAL_FILES, DEPRECATE_EOF (classic EOF packets are used),
-/// SESSION_TRACK; MariaDB extended capabilities are all zero.
+/// MariaDB), COMPRESS, DEPRECATE_EOF (classic EOF packets are used), SESSION_TRACK;
+/// MariaDB extended capabilities are all zero. LOCAL_FILES: LOAD DATA LOCAL INFILE works
+/// with clients that announce it too.
 ///
 /// CLIENT_FOUND_ROWS is announced: when a client sets it, UPDATE must report matched rows
 /// instead of changed rows as affected rows.
@@ -74,6 +75,7 @@ pub fn server_capabilities(ssl: bool) -> u64 {
         | CLIENT_CONNECT_WITH_DB
         | CLIENT_NO_SCHEMA
         | CLIENT_ODBC
+        | CLIENT_LOCAL_FILES
         | CLIENT_IGNORE_SPACE
         | CLIENT_PROTOCOL_41
         | CLIENT_INTERACTIVE

@@ -41,6 +41,11 @@ pub struct Config {
     /// `--log-error[=FILE]`: the error log goes to FILE (relative: in the data directory;
     /// empty: `onelogd.err` there) instead of stderr.
     pub log_error: Option<PathBuf>,
+    /// `--secure-file-priv=DIR`: the only directory LOAD DATA INFILE and SELECT ... INTO
+    /// OUTFILE may use (None: any; MariaDB's default).
+    pub secure_file_priv: Option<String>,
+    /// `--local-infile` (default ON; `--skip-local-infile`): LOAD DATA LOCAL is allowed.
+    pub local_infile: bool,
 }
 
 impl Default for Config {
@@ -63,6 +68,8 @@ impl Default for Config {
             semi_sync: Vec::new(),
             replica_parallel: Vec::new(),
             log_error: None,
+            secure_file_priv: None,
+            local_infile: true,
             thread_pool: false,
             pool: Default::default(),
         }
@@ -320,6 +327,9 @@ impl Config {
             "ssl-key" => self.ssl_key = Some(PathBuf::from(val()?)),
             "ssl-ca" => self.ssl_ca = Some(PathBuf::from(val()?)),
             "require-secure-transport" => self.require_secure_transport = parse_bool(v)?,
+            "secure-file-priv" => self.secure_file_priv = Some(val()?.to_string()),
+            "local-infile" => self.local_infile = parse_bool(v)?,
+            "skip-local-infile" => self.local_infile = !parse_bool(v)?,
             // Accepted for compatibility with MariaDB option files; no effect here.
             "user"
             | "pid-file"
@@ -402,6 +412,9 @@ Usage: onelogd [OPTIONS]
   --ssl-ca=FILE               PEM CA certificates; client certificates are asked for and
                               verified against them (REQUIRE X509/ISSUER/SUBJECT accounts)
   --require-secure-transport  refuse TCP connections without TLS
+  --secure-file-priv=DIR      LOAD DATA INFILE and SELECT ... INTO OUTFILE only in DIR
+                              (default: anywhere the server may read and write)
+  --skip-local-infile         refuse LOAD DATA LOCAL INFILE (default: allowed)
   --log-error[=FILE]          write the error log to FILE (default onelogd.err in the datadir)
   --rpl-semi-sync-master-enabled  commits wait for a semi-sync replica's ACK
   --rpl-semi-sync-master-wait-point=AFTER_SYNC|AFTER_COMMIT  AFTER_SYNC: a group is visible

@@ -138,6 +138,95 @@ struct Conn<'a> {
     tls: Option<onelog_sql::PeerTls>,
 }
 
+/// Writes one statement's result: an OK packet, or a result set ending with an EOF that
+/// carries `warnings`; `more` sets SERVER_MORE_RESULTS_EXISTS in `status`.
+fn write_result(
+    ps: &mut PacketStream<Stream>,
+    mut status: u16,
+    warnings: u16,
+    r: QueryResult,
+    more: bool,
+    binary: Option<&[WireType]>,
+) -> Result<()> {
+    if more {
+        status |= status::SERVER_MORE_RESULTS_EXISTS;
+    }
+    match r {
+        QueryResult::Ok {
+            affected_rows,
+            last_insert_id,
+            warnings,
+            info,
+        } => ps.write_ok(&OkPacket {
+            affected_rows,
+            last_insert_id,
+            status,
+            warnings,
+            info,
+        }),
+        QueryResult::Rows { columns, rows } => {
+            let cols: Vec<ColumnInfo> = columns.iter().map(column_info).collect();
+            let wire = wire_types(&cols);
+            ps.write_result_header(&cols, status)?;
+            for row in &rows {
+                if binary.is_some() {
+                    ps.write_binary_row(row, &wire)?;
+                } else {
+                    ps.write_text_row(row, &wire)?;
+                }
+            }
+            ps.write_eof(warnings, status)
+        }
+    }
+}
+
+/// The results of a COM_QUERY go out as each statement ends; LOAD DATA LOCAL asks the
+/// client for its file in between (see `local_infile.rs`).
+struct QuerySink<'a> {
+    ps: &'a mut PacketStream<Stream>,
+    /// The client announced CLIENT_LOCAL_FILES.
+    local_files: bool,
+    sent: usize,
+    failed: Option<ProtocolError>,
+}
+
+impl onelog_sql::Client for QuerySink<'_> {
+    fn result(
+        &mut self,
+        session: &Session,
+        r: std::result::Result<QueryResult, SqlError>,
+        more: bool,
+    ) -> bool {
+        self.sent += 1;
+        let w = match r {
+            Ok(r) => write_result(
+                self.ps,
+                session.status_flags(),
+                session.warning_count(),
+                r,
+                more,
+                None,
+            ),
+            Err(e) => self.ps.write_err(&e),
+        };
+        match w {
+            Ok(()) => true,
+            Err(e) => {
+                self.failed = Some(e);
+                false
+            }
+        }
+    }
+
+    fn local_files(&self) -> bool {
+        self.local_files
+    }
+
+    fn local_file(&mut self, name: &str) -> io::Result<Box<dyn Read + '_>> {
+        crate::local_infile::request(self.ps, name)
+    }
+}
+
 /// A SQL-layer result column as a protocol column definition.
 fn column_info(c: &ResultColumn) -> ColumnInfo {
     let mut w = wire_type(&c.ty);
@@ -372,38 +461,8 @@ impl<'a> Conn<'a> {
         more: bool,
         binary: Option<&[WireType]>,
     ) -> Result<()> {
-        let mut st = self.status();
-        if more {
-            st |= status::SERVER_MORE_RESULTS_EXISTS;
-        }
-        match r {
-            QueryResult::Ok {
-                affected_rows,
-                last_insert_id,
-                warnings,
-                info,
-            } => self.ps.write_ok(&OkPacket {
-                affected_rows,
-                last_insert_id,
-                status: st,
-                warnings,
-                info,
-            }),
-            QueryResult::Rows { columns, rows } => {
-                let cols: Vec<ColumnInfo> = columns.iter().map(column_info).collect();
-                let wire = wire_types(&cols);
-                self.ps.write_result_header(&cols, st)?;
-                for row in &rows {
-                    if binary.is_some() {
-                        self.ps.write_binary_row(row, &wire)?;
-                    } else {
-                        self.ps.write_text_row(row, &wire)?;
-                    }
-                }
-                let w = self.session.warning_count();
-                self.ps.write_eof(w, st)
-            }
-        }
+        let (st, w) = (self.status(), self.session.warning_count());
+        write_result(&mut self.ps, st, w, r, more, binary)
     }
 
     /// Handles one command; Ok(false) ends the connection.
@@ -427,16 +486,16 @@ impl<'a> Conn<'a> {
             }
             Command::Query(q) => {
                 let sql = onelog_sql::decode_query(q).into_owned();
-                let results = self.session.execute(&sql);
-                let n = results.len();
-                for (i, r) in results.into_iter().enumerate() {
-                    match r {
-                        Ok(r) => self.write_result(r, i + 1 < n, None)?,
-                        Err(e) => {
-                            self.ps.write_err(&e)?;
-                            break;
-                        }
-                    }
+                let mut sink = QuerySink {
+                    ps: &mut self.ps,
+                    local_files: self.caps & capability::CLIENT_LOCAL_FILES != 0,
+                    sent: 0,
+                    failed: None,
+                };
+                self.session.execute_with(&sql, &mut sink);
+                let (n, failed) = (sink.sent, sink.failed.take());
+                if let Some(e) = failed {
+                    return Err(e);
                 }
                 if n == 0 {
                     self.ps.write_err(&SqlError::from_code(

@@ -15,6 +15,7 @@ pub mod config;
 mod conn;
 mod dump;
 mod listener;
+mod local_infile;
 pub mod pool;
 mod replica;
 mod semisync;

@@ -85,6 +85,13 @@ pub fn run(cfg: Config) -> Result<(), String> {
     );
     db.set_server_variable("wait_timeout", Value::UInt(cfg.wait_timeout.as_secs()));
     db.set_server_variable("thread_stack", Value::UInt(cfg.thread_stack as u64));
+    db.set_server_variable("local_infile", Value::Int(cfg.local_infile as i64));
+    if let Some(dir) = &cfg.secure_file_priv {
+        let dir = onelog_sql::normalize_secure_file_priv(dir).map_err(|e| {
+            format!("Failed to normalize the argument for --secure-file-priv ({dir}): {e}")
+        })?;
+        db.set_server_variable("secure_file_priv", Value::str(&dir));
+    }
     db.set_server_variable(
         "have_ssl",
         Value::str(if tls.is_some() { "YES" } else { "DISABLED" }),

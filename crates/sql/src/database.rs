@@ -137,6 +137,10 @@ pub fn now() -> DateTime {
 impl DdlReplayer for Replayer {
     fn replay(&self, engine: &Engine, db: &str, sql: &str) -> EResult<()> {
         let parsed = parser::parse_one(sql).map_err(|e| EngineError::Other(e.message))?;
+        // ANALYZE / OPTIMIZE / REPAIR TABLE: logged for replicas, nothing to redo.
+        if let Stmt::Admin(parser::Admin::TableMaint(_)) = &parsed.stmt {
+            return engine.ddl_replay(db, sql, onelog_engine::Ddl::LogOnly);
+        }
         let Stmt::Sql(stmt) = parsed.stmt else {
             return Err(EngineError::Other(format!("not a DDL statement: {sql}")));
         };
@@ -191,7 +195,11 @@ impl Database {
         let db = Arc::new(Database {
             engine,
             started: Instant::now(),
-            globals: RwLock::new(HashMap::new()),
+            // NULL: no --secure-file-priv (the server sets it when given).
+            globals: RwLock::new(HashMap::from([(
+                "secure_file_priv".to_string(),
+                Value::Null,
+            )])),
             accounts: RwLock::new(Accounts::default()),
             procs: Mutex::new(BTreeMap::new()),
             questions: AtomicU64::new(0),

@@ -53,7 +53,7 @@ pub fn engine_err(e: EngineError) -> SqlError {
 }
 
 impl ExecCtx<'_> {
-    fn check_interrupt(&self) -> Result<(), SqlError> {
+    pub(crate) fn check_interrupt(&self) -> Result<(), SqlError> {
         if self.interrupt.load(AtOrd::Relaxed) {
             return Err(sql_err(
                 code::ER_QUERY_INTERRUPTED,
@@ -63,7 +63,7 @@ impl ExecCtx<'_> {
         Ok(())
     }
 
-    fn warn(&mut self, e: SqlError) {
+    pub(crate) fn warn(&mut self, e: SqlError) {
         if self.warnings.len() < 65535 {
             self.warnings.push(e);
         }
@@ -886,7 +886,7 @@ fn matching_rows(h: &SubHost, sel: &Select) -> Result<Vec<Vec<Value>>, SqlError>
 
 /// Converts a value for column `c` of `t` (row number `rowno` for messages), applying
 /// strict mode: an error, or a warning and the adjusted value.
-fn store(
+pub(crate) fn store(
     cx: &mut ExecCtx,
     t: &TableDef,
     c: usize,
@@ -904,11 +904,10 @@ fn store(
     match expr::convert_for_column(&v, &col.ty) {
         Ok(x) => Ok(x),
         Err((issue, adjusted)) => {
-            let e = issue.error(&col.ty, &t.db, &t.name, &col.name, &v, rowno);
             if strict {
-                Err(e)
+                Err(issue.error(&col.ty, &t.db, &t.name, &col.name, &v, rowno))
             } else {
-                cx.warn(e);
+                cx.warn(issue.warning(&col.ty, &t.db, &t.name, &col.name, &v, rowno));
                 Ok(adjusted)
             }
         }
@@ -916,7 +915,7 @@ fn store(
 }
 
 /// The implicit value MariaDB stores for a NOT NULL column given NULL in non-strict mode.
-fn zero_value(ty: &ColumnType) -> Value {
+pub(crate) fn zero_value(ty: &ColumnType) -> Value {
     match ty {
         ColumnType::Int { unsigned: true, .. } => Value::UInt(0),
         ColumnType::Int { .. } => Value::Int(0),
@@ -969,6 +968,16 @@ fn find_conflict(
     t: &Arc<TableDef>,
     row: &[Value],
 ) -> Result<Option<Vec<Value>>, SqlError> {
+    Ok(find_conflict_at(cx, t, row)?.map(|(_, r)| r))
+}
+
+/// The first unique index (in the table's order) on which `row` meets a stored row, and
+/// that row (read with an exclusive lock).
+pub(crate) fn find_conflict_at(
+    cx: &mut ExecCtx,
+    t: &Arc<TableDef>,
+    row: &[Value],
+) -> Result<Option<(usize, Vec<Value>)>, SqlError> {
     for (ii, idx) in t.indexes.iter().enumerate() {
         if !idx.unique || idx.columns.is_empty() {
             continue;
@@ -983,7 +992,7 @@ fn find_conflict(
                 .get(t, &vals, LockMode::Exclusive)
                 .map_err(engine_err)?
             {
-                return Ok(Some(r));
+                return Ok(Some((ii, r)));
             }
         } else {
             let opts = ScanOptions {
@@ -996,7 +1005,7 @@ fn find_conflict(
                 .scan(t, ii, KeyRange::prefix(vals), opts)
                 .map_err(engine_err)?;
             if let Some(r) = cur.next() {
-                return Ok(Some(r.map_err(engine_err)?));
+                return Ok(Some((ii, r.map_err(engine_err)?)));
             }
         }
     }

@@ -21,6 +21,10 @@
 //! - `replication`: the primary side: registered replicas, what a binlog dump asks for.
 //! - `locks`: LOCK TABLES and the global read lock (FLUSH TABLES WITH READ LOCK).
 //! - `server_admin`: FLUSH, COM_REFRESH, SHUTDOWN, BACKUP SERVER.
+//! - `load`: LOAD DATA [LOCAL] INFILE and SELECT ... INTO OUTFILE / DUMPFILE / @var, the
+//!   server's own files and `secure_file_priv`; [`Client`] is what a statement needs from
+//!   its connection (results as they come, LOCAL's file).
+//! - `maintenance` / `checksum`: CHECK, ANALYZE, OPTIMIZE, REPAIR and CHECKSUM TABLE.
 //!
 //! Differences from MariaDB worth knowing:
 //! - Strings compare under MariaDB's collations: text columns default to
@@ -58,6 +62,7 @@ mod access;
 mod account_stmt;
 mod alter;
 mod binder;
+mod checksum;
 mod conn_stats;
 mod database;
 mod dates;
@@ -66,7 +71,9 @@ mod expr;
 mod functions;
 mod info_schema;
 mod inlist;
+mod load;
 mod locks;
+mod maintenance;
 mod planner;
 mod prepared_count;
 mod replication;
@@ -82,6 +89,8 @@ mod watchdog;
 
 pub use conn_stats::ConnStats;
 pub use database::{Database, ProcessInfo};
+pub use load::files::normalize_secure_dir as normalize_secure_file_priv;
+pub use load::Client;
 pub use parser::ReplicaStmt;
 pub use replication::{DumpVars, ReplicaControl, ReplicaHost, Replicas};
 pub use server_admin::refresh;

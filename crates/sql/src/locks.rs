@@ -385,6 +385,7 @@ impl Session {
                 .iter()
                 .flat_map(|(a, b)| [a.clone(), b.clone()])
                 .collect(),
+            D::LogOnly => vec![],
         };
         let refs: Vec<TableRef> = touched.iter().map(|(d, t)| plain_ref(d, t)).collect();
         self.check_locked_tables(&[], &refs)

@@ -18,11 +18,13 @@ use sqlparser::tokenizer::{Location, Token, TokenWithSpan, Tokenizer};
 use crate::syntax_depth;
 
 mod accounts;
+mod load;
 mod locks;
 mod replica;
 mod rewrite;
 use accounts::user_name;
 pub use accounts::{AccountStmt, PrivLevel, UserName, UserSpec};
+pub use load::{FileFormat, IntoTarget, LoadData, LoadDup, LoadTarget, MaintOp, TableMaint};
 pub use locks::{FlushWhat, LockItem, LockKind};
 pub use replica::ReplicaStmt;
 use rewrite::{
@@ -215,6 +217,16 @@ pub enum Admin {
     /// `UNLOCK TABLES`: ends LOCK TABLES and FLUSH TABLES WITH READ LOCK.
     UnlockTables,
     Do(Vec<Expr>),
+    LoadData(Box<LoadData>),
+    /// `SELECT ... INTO OUTFILE | DUMPFILE | @var, ...` (the query without its INTO).
+    SelectInto {
+        query: Box<Statement>,
+        into: IntoTarget,
+        /// INTO came after FROM (deprecated: warning 1287).
+        after_from: bool,
+    },
+    /// CHECK / ANALYZE / OPTIMIZE / REPAIR / CHECKSUM TABLE.
+    TableMaint(TableMaint),
 }
 
 impl Admin {
@@ -237,6 +249,7 @@ impl Admin {
             Admin::Execute { args, .. } | Admin::Do(args) => args.iter_mut().collect(),
             Admin::PurgeBefore(e) => vec![e],
             Admin::Binlog(parts) => parts.iter_mut().collect(),
+            Admin::LoadData(l) => l.set.iter_mut().filter_map(|(_, e)| e.as_mut()).collect(),
             _ => vec![],
         }
     }
@@ -427,6 +440,8 @@ fn parse_tokens(
             .unwrap_or(text.len());
         syntax_error(text, off)
     };
+    let mut toks = toks;
+    let into = load::split_into(&mut toks).map_err(err_at)?;
     let mut p = Parser::new(&d)
         .with_recursion_limit(RECURSION_LIMIT)
         .with_tokens_with_locations(toks);
@@ -435,13 +450,25 @@ fn parse_tokens(
         Ok(None) => Stmt::Sql(Box::new(p.parse_statement().map_err(err_at)?)),
         Err(e) => return Err(err_at(e)),
     };
+    if let Some((into, after_from)) = into {
+        stmt = match stmt {
+            Stmt::Sql(q) if matches!(*q, Statement::Query(_)) => Stmt::Admin(Admin::SelectInto {
+                query: q,
+                into,
+                after_from,
+            }),
+            _ => return Err(syntax_error(text, 0)),
+        };
+    }
     let next = p.peek_token();
     if next.token != Token::EOF {
         let off = map.offset(next.span.start).unwrap_or(text.len());
         return Err(syntax_error(text, off));
     }
     match &mut stmt {
-        Stmt::Sql(s) => syntax_depth::shape(s.as_mut())?,
+        Stmt::Sql(s) | Stmt::Admin(Admin::SelectInto { query: s, .. }) => {
+            syntax_depth::shape(s.as_mut())?
+        }
         Stmt::Admin(a) => {
             for e in a.exprs_mut() {
                 syntax_depth::shape(e)?;
@@ -940,6 +967,9 @@ fn parse_admin(p: &mut Parser) -> Result<Option<Admin>, ParserError> {
         return Ok(Some(Admin::Account(a)));
     }
     if let Some(a) = locks::parse(p, &first, second.as_deref())? {
+        return Ok(Some(a));
+    }
+    if let Some(a) = load::parse(p, &first)? {
         return Ok(Some(a));
     }
     let a = match first.as_str() {

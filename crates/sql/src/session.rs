@@ -62,7 +62,7 @@ struct Kept {
 }
 
 /// A kept SELECT's template, with the number of templates made for it so far.
-enum SelectKept {
+pub(crate) enum SelectKept {
     Ready(Box<SelectTemplate>, u8),
     /// None yet, or it no longer applies: the statement binds afresh, and tries to make
     /// one while fewer than [`SELECT_TEMPLATES`] were made (a statement that cannot
@@ -405,6 +405,11 @@ impl Session {
         self.control.begin(limit);
     }
 
+    /// LAST_INSERT_ID() after a statement that generated `id`.
+    pub(crate) fn set_last_insert_id(&mut self, id: u64) {
+        self.last_insert_id = id;
+    }
+
     /// Number of warnings of the last statement.
     pub fn warning_count(&self) -> u16 {
         self.warnings.len().min(65535) as u16
@@ -498,20 +503,31 @@ impl Session {
 
     /// Runs a (multi-)statement string; results in order, stopping at the first error.
     pub fn execute(&mut self, sql: &str) -> Vec<Result<QueryResult, SqlError>> {
+        let mut c = crate::load::Collect::default();
+        self.execute_with(sql, &mut c);
+        c.0
+    }
+
+    /// [`Self::execute`] for a connection: each statement's result goes to `client` as
+    /// soon as the statement ends (before the next one runs, which may ask the client for
+    /// a file: LOAD DATA LOCAL).
+    pub fn execute_with(&mut self, sql: &str, client: &mut dyn crate::Client) {
         self.db.questions.fetch_add(1, Ordering::Relaxed);
         self.set_proc("Query", Some(sql));
         self.begin_statement();
         if let Some(r) = self.run_shaped(sql) {
             self.set_proc("Sleep", None);
-            return vec![self.control.finish(r)];
+            let r = self.control.finish(r);
+            client.result(self, r, false);
+            return;
         }
-        let out = match parser::parse_multi(sql) {
+        match parser::parse_multi(sql) {
             Err(e) => {
                 self.warnings.clear();
-                vec![Err(e)]
+                client.result(self, Err(e), false);
             }
             Ok(stmts) => {
-                let mut out = Vec::with_capacity(stmts.len());
+                let n = stmts.len();
                 for (i, p) in stmts.into_iter().enumerate() {
                     if i > 0 {
                         self.begin_statement();
@@ -519,7 +535,7 @@ impl Session {
                     let r = match p {
                         Ok(p) => {
                             self.params.clear();
-                            let r = self.run(&p);
+                            let r = self.run_stmt(&p, None, Some(&mut *client));
                             self.control.finish(r)
                         }
                         Err(e) => {
@@ -528,16 +544,14 @@ impl Session {
                         }
                     };
                     let stop = r.is_err();
-                    out.push(r);
-                    if stop {
+                    let more = !stop && i + 1 < n;
+                    if !client.result(self, r, more) || stop {
                         break;
                     }
                 }
-                out
             }
-        };
+        }
         self.set_proc("Sleep", None);
-        out
     }
 
     /// Runs an INSERT/REPLACE ... VALUES as its shape, parsed once per session, with its
@@ -606,8 +620,12 @@ impl Session {
     /// fail at prepare time, as in MariaDB); returns its result columns.
     fn prepare_parsed(&mut self, sql: &str) -> Result<(Parsed, Vec<ResultColumn>), SqlError> {
         let parsed = parser::parse_one(sql)?;
-        if let Stmt::Admin(Admin::Prepare { .. } | Admin::Execute { .. } | Admin::Deallocate(_)) =
-            &parsed.stmt
+        if let Stmt::Admin(
+            Admin::Prepare { .. }
+            | Admin::Execute { .. }
+            | Admin::Deallocate(_)
+            | Admin::LoadData(_),
+        ) = &parsed.stmt
         {
             return Err(sql_err(
                 code::ER_UNSUPPORTED_PS,
@@ -755,18 +773,31 @@ impl Session {
         }
     }
 
-    fn run(&mut self, p: &Parsed) -> Result<QueryResult, SqlError> {
-        self.run_kept(p, None)
-    }
-
     /// Runs a statement; `kept` is the binding kept with it, if it is kept to run again.
     fn run_kept(&mut self, p: &Parsed, kept: Option<&mut Kept>) -> Result<QueryResult, SqlError> {
+        self.run_stmt(p, kept, None)
+    }
+
+    /// Runs one statement; `client`: the connection, for LOAD DATA LOCAL.
+    fn run_stmt(
+        &mut self,
+        p: &Parsed,
+        kept: Option<&mut Kept>,
+        client: Option<&mut dyn crate::Client>,
+    ) -> Result<QueryResult, SqlError> {
         self.stmt_now = self.fixed_now.unwrap_or_else(now);
         let keeps_warnings = matches!(&p.stmt, Stmt::Admin(Admin::ShowWarnings { .. }));
         if !keeps_warnings {
             self.warnings.clear();
         }
         let r = match &p.stmt {
+            Stmt::Admin(Admin::LoadData(l)) => self.run_load(l, p, client),
+            Stmt::Admin(Admin::SelectInto {
+                query,
+                into,
+                after_from,
+            }) => self.run_select_into(query, into, *after_from, p),
+            Stmt::Admin(Admin::TableMaint(m)) => self.run_table_maint(m, p),
             Stmt::Admin(a) => self.run_admin(a, p),
             Stmt::Sql(s) => self.run_sql(s, p, kept),
         };
@@ -805,7 +836,7 @@ impl Session {
         (r, env.read_session.get())
     }
 
-    fn select_result(
+    pub(crate) fn select_result(
         &mut self,
         text: &str,
         q: &sq::Query,
@@ -1019,7 +1050,7 @@ impl Session {
         Ok(plan)
     }
 
-    fn check_read_only(&self) -> Result<(), SqlError> {
+    pub(crate) fn check_read_only(&self) -> Result<(), SqlError> {
         self.check_server_read_only()?;
         if self.read_only_txn {
             return Err(sql_err(

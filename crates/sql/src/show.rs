@@ -1019,6 +1019,9 @@ pub fn run_show(sess: &mut Session, a: &Admin, _p: &Parsed) -> Result<QueryResul
 }
 
 fn level_of(w: &SqlError) -> &'static str {
+    if w.note {
+        return "Note";
+    }
     match w.code {
         1003 | 1007 | 1008 | 1031 | 1050 | 1051 | 1973 | 1974 => "Note",
         1213 | 1205 | 1064 | 1146 | 1054 | 1049 => "Error",

@@ -68,7 +68,7 @@ pub const SQL_MODE_DEFAULT: &str =
 /// onelog has no use for is read-only (SET GLOBAL gets 1238) rather than answering OK
 /// without effect: `connect_timeout`, `general_log`, `init_connect`,
 /// `innodb_flush_log_at_trx_commit` (every commit is durable as `sync_binlog` says),
-/// `local_infile`, `query_cache_size`.
+/// `query_cache_size`.
 /// Values marked "dynamic" in `Database::dynamic_var` are computed when read.
 pub static VARS: &[VarDef] = &[
     v("auto_increment_increment", Int, Both, false, "1"),
@@ -145,7 +145,7 @@ pub static VARS: &[VarDef] = &[
     v("lc_messages", Str, Both, false, "en_US"),
     v("lc_time_names", Str, Both, false, "en_US"),
     v("license", Str, Global, true, "GPL"),
-    v("local_infile", Bool, Global, true, "0"),
+    v("local_infile", Bool, Global, false, "1"),
     v("lock_wait_timeout", Int, Both, false, "86400"),
     v("log_bin", Bool, Global, true, "1"),
     v("log_bin_basename", Str, Global, true, ""),
@@ -190,6 +190,8 @@ pub static VARS: &[VarDef] = &[
         "AFTER_COMMIT",
     ),
     v("rpl_semi_sync_slave_enabled", Bool, Global, false, "0"),
+    // NULL (no restriction) unless --secure-file-priv is given (`Database::with_engine`).
+    v("secure_file_priv", Str, Global, true, ""),
     v("server_id", Int, Both, true, "1"),
     v("session_track_schema", Bool, Both, false, "1"),
     v("session_track_state_change", Bool, Both, false, "0"),

@@ -11,6 +11,9 @@ pub struct SqlError {
     pub code: u16,
     pub state: &'static str,
     pub message: String,
+    /// As a condition of a statement that succeeded: a note, not a warning (SHOW WARNINGS
+    /// shows its level as `Note`).
+    pub note: bool,
 }
 
 impl SqlError {
@@ -19,6 +22,15 @@ impl SqlError {
             code,
             state,
             message: message.into(),
+            note: false,
+        }
+    }
+
+    /// A note (a condition of level Note, such as 1265 for a DECIMAL value rounded).
+    pub fn note(code: u16, message: impl Into<String>) -> SqlError {
+        SqlError {
+            note: true,
+            ..SqlError::from_code(code, message)
         }
     }
 
@@ -148,6 +160,27 @@ pub mod code {
     pub const ER_ABORTING_CONNECTION: u16 = 1152;
     pub const ER_NET_PACKETS_OUT_OF_ORDER: u16 = 1156;
     pub const ER_MALFORMED_PACKET: u16 = 1835;
+    // Files: LOAD DATA, SELECT ... INTO OUTFILE / DUMPFILE.
+    pub const EE_CANTCREATEFILE: u16 = 1;
+    pub const EE_FILENOTFOUND: u16 = 29;
+    pub const EE_READ: u16 = 2;
+    pub const EE_WRITE: u16 = 3;
+    pub const EE_STAT: u16 = 13;
+    pub const ER_WRONG_FIELD_TERMINATORS: u16 = 1083;
+    pub const ER_BLOBS_AND_NO_TERMINATED: u16 = 1084;
+    pub const ER_TEXTFILE_NOT_READABLE: u16 = 1085;
+    pub const ER_FILE_EXISTS_ERROR: u16 = 1086;
+    pub const ER_TOO_MANY_ROWS: u16 = 1172;
+    pub const ER_WRONG_NUMBER_OF_COLUMNS_IN_SELECT: u16 = 1222;
+    pub const ER_WARN_TOO_FEW_RECORDS: u16 = 1261;
+    pub const ER_WARN_TOO_MANY_RECORDS: u16 = 1262;
+    pub const ER_WARN_NULL_TO_NOTNULL: u16 = 1263;
+    pub const WARN_DATA_TRUNCATED: u16 = 1265;
+    pub const ER_OPTION_PREVENTS_STATEMENT: u16 = 1290;
+    pub const ER_SP_FETCH_NO_DATA: u16 = 1329;
+    pub const ER_LOAD_FROM_FIXED_SIZE_ROWS_TO_VAR: u16 = 1409;
+    pub const WARN_NON_ASCII_SEPARATOR_NOT_IMPLEMENTED: u16 = 1638;
+    pub const ER_LOAD_INFILE_CAPABILITY_DISABLED: u16 = 4166;
 }
 
 /// The SQLSTATE MariaDB sends with an error number.
@@ -214,7 +247,11 @@ pub fn sqlstate(code: u16) -> &'static str {
         | ER_LOCAL_VARIABLE => "HY000",
         ER_LOCK_WAIT_TIMEOUT | ER_MASTER_FATAL_ERROR_READING_BINLOG => "HY000",
         ER_LOCK_DEADLOCK => "40001",
-        ER_OPERAND_COLUMNS => "21000",
+        ER_OPERAND_COLUMNS | ER_WRONG_NUMBER_OF_COLUMNS_IN_SELECT => "21000",
+        ER_WARN_TOO_FEW_RECORDS | ER_WARN_TOO_MANY_RECORDS | WARN_DATA_TRUNCATED => "01000",
+        ER_WARN_NULL_TO_NOTNULL => "22004",
+        ER_SP_FETCH_NO_DATA => "02000",
+        ER_WRONG_FIELD_TERMINATORS | ER_BLOBS_AND_NO_TERMINATED | ER_TOO_MANY_ROWS => "42000",
         ER_SUBQUERY_NO_1_ROW => "21000",
         ER_WARN_DATA_OUT_OF_RANGE => "22003",
         ER_DATA_TOO_LONG => "22001",

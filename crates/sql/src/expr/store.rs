@@ -67,6 +67,51 @@ impl ConvIssue {
     }
 }
 
+impl ConvIssue {
+    /// The warning MariaDB gives for this issue outside strict mode, where it stores the
+    /// adjusted value: a value cut to the column's length, and a date or time that is not
+    /// one, are "Data truncated" (1265); the rest as [`ConvIssue::error`].
+    pub fn warning(
+        self,
+        ty: &ColumnType,
+        db: &str,
+        table: &str,
+        col: &str,
+        value: &Value,
+        row: u64,
+    ) -> SqlError {
+        let temporal = matches!(
+            ty,
+            ColumnType::Date
+                | ColumnType::DateTime { .. }
+                | ColumnType::Timestamp { .. }
+                | ColumnType::Time { .. }
+        );
+        match self {
+            ConvIssue::TooLong | ConvIssue::Truncated => ConvIssue::Truncated,
+            ConvIssue::BadValue if temporal => ConvIssue::Truncated,
+            other => other,
+        }
+        .error(ty, db, table, col, value, row)
+    }
+}
+
+/// Whether storing string `v` into a DECIMAL of scale `scale` drops non-zero fraction
+/// digits (MariaDB then notes 1265 "Data truncated", at level Note).
+pub fn decimal_rounded(v: &Value, scale: u8) -> bool {
+    let Value::Bytes(b) = v else {
+        return false;
+    };
+    let (p, _) = numeric_prefix(b);
+    match p.parse::<Decimal>() {
+        Ok(d) if d.scale > scale => d
+            .rescale(scale)
+            .and_then(|r| r.rescale(d.scale))
+            .is_some_and(|back| back != d),
+        _ => false,
+    }
+}
+
 /// Converts `v` to the representation of a column of type `ty`. On an issue, also returns
 /// the value MariaDB stores in non-strict mode.
 pub fn convert_for_column(v: &Value, ty: &ColumnType) -> Result<Value, (ConvIssue, Value)> {

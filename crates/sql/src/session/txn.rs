@@ -88,7 +88,7 @@ impl Session {
     /// statement savepoint, rollback of the statement (or of the whole transaction on
     /// deadlock) on error, commit at the end in autocommit mode. `tables` are the tables
     /// it uses, `written` those it writes (opened with a write-mode metadata lock).
-    pub(super) fn in_statement<T>(
+    pub(crate) fn in_statement<T>(
         &mut self,
         sql: &str,
         tables: &[(String, String)],
