@@ -421,40 +421,51 @@ fn an_apply_error_commits_nothing_after_it() {
     replica.assert_no_panic();
 }
 
-/// A MariaDB 10.11 primary whose writers group-commit (commit ids in its GTID events):
-/// conservative and optimistic onelog replicas end identical, in its order.
-#[test]
-fn parallel_replica_of_a_mariadb_primary() {
+/// A MariaDB 10.11 primary on a TCP port (binlog on, row format, `extra` options) with a
+/// `repl` account and the bank schema; its port and client options.
+fn mariadb_primary(test: &str, extra: &[&str]) -> Option<(MariaDb, u16, mysql::Opts)> {
     let port = free_port();
-    let Some(m) = MariaDb::start_with(
-        "parallel_replica_of_a_mariadb_primary",
-        &[
-            format!("--port={port}"),
-            "--server-id=1".into(),
-            "--log-bin=mb".into(),
-            "--binlog-format=ROW".into(),
-            "--binlog-commit-wait-count=4".into(),
-            "--binlog-commit-wait-usec=2000".into(),
-        ],
-    ) else {
-        return;
-    };
+    let mut args = vec![
+        format!("--port={port}"),
+        "--server-id=1".into(),
+        "--log-bin=mb".into(),
+        "--binlog-format=ROW".into(),
+    ];
+    args.extend(extra.iter().map(|a| a.to_string()));
+    let m = MariaDb::start_with(test, &args)?;
     let mut mc = m.conn(None);
     mc.query_drop("CREATE USER repl@'%' IDENTIFIED BY 'pw'")
         .unwrap();
     mc.query_drop("GRANT REPLICATION SLAVE ON *.* TO repl@'%'")
         .unwrap();
     schema(&mut mc);
+    let opts = mysql::Opts::from(
+        mysql::OptsBuilder::new()
+            .ip_or_hostname(Some("127.0.0.1"))
+            .tcp_port(port)
+            .user(Some("root")),
+    );
+    Some((m, port, opts))
+}
+
+/// A MariaDB 10.11 primary whose writers group-commit (commit ids in its GTID events):
+/// conservative and optimistic onelog replicas end identical, in its order.
+#[test]
+fn parallel_replica_of_a_mariadb_primary() {
+    let Some((m, port, opts)) = mariadb_primary(
+        "parallel_replica_of_a_mariadb_primary",
+        &[
+            "--binlog-commit-wait-count=4",
+            "--binlog-commit-wait-usec=2000",
+        ],
+    ) else {
+        return;
+    };
+    let mut mc = m.conn(None);
     let stop = Arc::new(AtomicBool::new(false));
     let threads: Vec<_> = (0..8)
         .map(|w| {
-            let opts = mysql::Opts::from(
-                mysql::OptsBuilder::new()
-                    .ip_or_hostname(Some("127.0.0.1"))
-                    .tcp_port(port)
-                    .user(Some("root")),
-            );
-            let stop = stop.clone();
+            let (opts, stop) = (opts.clone(), stop.clone());
             std::thread::spawn(move || writer(opts, w, stop, 40))
         })
         .collect();
@@ -482,24 +493,11 @@ fn parallel_replica_of_a_mariadb_primary() {
 /// ten times while it applies: it ends identical, every transfer applied once.
 #[test]
 fn mariadb_primary_replica_killed_ten_times() {
-    let port = free_port();
-    let Some(m) = MariaDb::start_with(
-        "mariadb_primary_replica_killed_ten_times",
-        &[
-            format!("--port={port}"),
-            "--server-id=1".into(),
-            "--log-bin=mb".into(),
-            "--binlog-format=ROW".into(),
-        ],
-    ) else {
+    let Some((m, port, opts)) = mariadb_primary("mariadb_primary_replica_killed_ten_times", &[])
+    else {
         return;
     };
     let mut mc = m.conn(None);
-    mc.query_drop("CREATE USER repl@'%' IDENTIFIED BY 'pw'")
-        .unwrap();
-    mc.query_drop("GRANT REPLICATION SLAVE ON *.* TO repl@'%'")
-        .unwrap();
-    schema(&mut mc);
     let mut replica = Server::start(&["--server-id=2", "--slave-parallel-threads=4"]);
     let mut rc = replica.conn(None);
     change_master(&mut rc, port);
@@ -508,13 +506,7 @@ fn mariadb_primary_replica_killed_ten_times() {
     let stop = Arc::new(AtomicBool::new(false));
     let writers: Vec<_> = (0..4)
         .map(|w| {
-            let opts = mysql::Opts::from(
-                mysql::OptsBuilder::new()
-                    .ip_or_hostname(Some("127.0.0.1"))
-                    .tcp_port(port)
-                    .user(Some("root")),
-            );
-            let stop = stop.clone();
+            let (opts, stop) = (opts.clone(), stop.clone());
             std::thread::spawn(move || writer(opts, 20 + w, stop, i64::MAX))
         })
         .collect();

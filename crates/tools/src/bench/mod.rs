@@ -394,22 +394,16 @@ fn sync_limit_cmd(args: &[String]) -> i32 {
     }
 }
 
-fn catchup_cmd(args: &[String]) -> i32 {
+/// A standalone workload's command: parses the options, gives `body` a scratch
+/// environment (removed afterwards) and the options, writes its report to `--out` and
+/// prints it.
+fn standalone_cmd(
+    name: &str,
+    args: &[String],
+    body: impl FnOnce(&Env, &HashMap<String, String>) -> Result<String, String>,
+) -> i32 {
     let run = || -> Result<String, String> {
         let o = parse_opts(args)?;
-        let num = |k: &str, d: u64| -> Result<u64, String> {
-            o.get(k)
-                .map_or(Ok(d), |v| v.parse().map_err(|_| format!("bad --{k} '{v}'")))
-        };
-        let quick = o.contains_key("quick");
-        let delay_us = num("delay-us", 1000)?;
-        let txns = num("txns", if quick { 10_000 } else { 100_000 })?;
-        let clients = num("clients", 16)? as usize;
-        let secs = num("seconds", if quick { 5 } else { 15 })? as f64;
-        let threads: Vec<u32> = match o.get("threads") {
-            Some(v) => parse_list(v, "worker count")?,
-            None => vec![4, 16],
-        };
         let workdir = o.get("workdir").map(PathBuf::from).unwrap_or_else(|| {
             std::env::temp_dir().join(format!("onelog-bench-{}", std::process::id()))
         });
@@ -422,9 +416,9 @@ fn catchup_cmd(args: &[String]) -> i32 {
             "256M".into(),
             false,
         );
-        let points = catchup::run(&env, delay_us, txns, clients, &threads, secs);
+        let text = body(&env, &o);
         let _ = std::fs::remove_dir_all(&workdir);
-        let text = catchup::report(&points?, delay_us, clients, secs);
+        let text = text?;
         if let Some(out) = o.get("out") {
             std::fs::write(out, &text).map_err(|e| format!("{out}: {e}"))?;
         }
@@ -436,56 +430,45 @@ fn catchup_cmd(args: &[String]) -> i32 {
             0
         }
         Err(e) => {
-            eprintln!("onelog bench catchup: {e}");
+            eprintln!("onelog bench {name}: {e}");
             1
         }
     }
 }
 
-fn semisync_cmd(args: &[String]) -> i32 {
-    let run = || -> Result<String, String> {
-        let o = parse_opts(args)?;
-        let num = |k: &str, d: u64| -> Result<u64, String> {
-            o.get(k)
-                .map_or(Ok(d), |v| v.parse().map_err(|_| format!("bad --{k} '{v}'")))
+fn num_opt(o: &HashMap<String, String>, k: &str, d: u64) -> Result<u64, String> {
+    o.get(k)
+        .map_or(Ok(d), |v| v.parse().map_err(|_| format!("bad --{k} '{v}'")))
+}
+
+fn catchup_cmd(args: &[String]) -> i32 {
+    standalone_cmd("catchup", args, |env, o| {
+        let quick = o.contains_key("quick");
+        let delay_us = num_opt(o, "delay-us", 1000)?;
+        let txns = num_opt(o, "txns", if quick { 10_000 } else { 100_000 })?;
+        let clients = num_opt(o, "clients", 16)? as usize;
+        let secs = num_opt(o, "seconds", if quick { 5 } else { 15 })? as f64;
+        let threads: Vec<u32> = match o.get("threads") {
+            Some(v) => parse_list(v, "worker count")?,
+            None => vec![4, 16],
         };
-        let delay_us = num("delay-us", 1000)?;
-        let net = std::time::Duration::from_micros(num("net-delay-us", 200)?);
+        let points = catchup::run(env, delay_us, txns, clients, &threads, secs)?;
+        Ok(catchup::report(&points, delay_us, clients, secs))
+    })
+}
+
+fn semisync_cmd(args: &[String]) -> i32 {
+    standalone_cmd("semisync", args, |env, o| {
+        let delay_us = num_opt(o, "delay-us", 1000)?;
+        let net = std::time::Duration::from_micros(num_opt(o, "net-delay-us", 200)?);
         let clients: Vec<usize> = match o.get("clients") {
             Some(v) => parse_list(v, "client count")?,
             None => vec![1, 16],
         };
-        let secs = num("seconds", 15)? as f64;
-        let workdir = o.get("workdir").map(PathBuf::from).unwrap_or_else(|| {
-            std::env::temp_dir().join(format!("onelog-bench-{}", std::process::id()))
-        });
-        std::fs::create_dir_all(&workdir).map_err(|e| format!("{}: {e}", workdir.display()))?;
-        let shim = shim::build(&workdir.join("shim"))?;
-        let env = Env::new(
-            workdir.clone(),
-            shim,
-            o.get("onelogd").map(PathBuf::from),
-            "256M".into(),
-            false,
-        );
-        let points = semisync::run(&env, delay_us, net, &clients, secs);
-        let _ = std::fs::remove_dir_all(&workdir);
-        let text = semisync::report(&points?, delay_us, net);
-        if let Some(out) = o.get("out") {
-            std::fs::write(out, &text).map_err(|e| format!("{out}: {e}"))?;
-        }
-        Ok(text)
-    };
-    match run() {
-        Ok(text) => {
-            println!("{text}");
-            0
-        }
-        Err(e) => {
-            eprintln!("onelog bench semisync: {e}");
-            1
-        }
-    }
+        let secs = num_opt(o, "seconds", 15)? as f64;
+        let points = semisync::run(env, delay_us, net, &clients, secs)?;
+        Ok(semisync::report(&points, delay_us, net))
+    })
 }
 
 /// Runs the configured workloads on every (delay, system).
