@@ -304,6 +304,43 @@ fn workers_share_syncs() {
     assert!(per_group[1] > 2.0, "eight workers: {per_group:?}");
 }
 
+/// Four writers (ids from `first_writer`) on the primary while the replica is SIGKILLed
+/// and restarted ten times; then the replica catches up and must end identical, every
+/// transfer applied once, in the primary's GTID order.
+fn kill_ten_times_under_writers(
+    replica: &mut Server,
+    opts: &mysql::Opts,
+    first_writer: i64,
+    primary: &mut mysql::Conn,
+) {
+    let stop = Arc::new(AtomicBool::new(false));
+    let writers: Vec<_> = (0..4)
+        .map(|w| {
+            let (opts, stop) = (opts.clone(), stop.clone());
+            std::thread::spawn(move || writer(opts, first_writer + w, stop, i64::MAX))
+        })
+        .collect();
+    for round in 0..10 {
+        std::thread::sleep(Duration::from_millis(200 + 40 * round));
+        replica.kill9();
+        replica.restart();
+    }
+    stop.store(true, Ordering::Relaxed);
+    for w in writers {
+        w.join().unwrap();
+    }
+    let mut rc = replica.conn(None);
+    let want = one(primary, "SELECT @@gtid_binlog_pos");
+    wait_for(&mut rc, &want, Duration::from_secs(120));
+    assert_eq!(
+        one(&mut rc, "SELECT SUM(bal) FROM bank.acct"),
+        (ACCOUNTS * 1000).to_string()
+    );
+    assert_eq!(dump_tables(&mut rc), dump_tables(primary));
+    assert_eq!(gtid_order(&mut rc, 1), gtid_order(primary, 1));
+    replica.assert_no_panic();
+}
+
 /// SIGKILL ten times while 8 workers catch up with a live primary: the replica ends
 /// identical, every transfer applied once (the account balances add up).
 #[test]
@@ -322,32 +359,7 @@ fn parallel_replica_killed_ten_times_ends_identical() {
     change_master(&mut rc, primary.port);
     rc.query_drop("START SLAVE").unwrap();
     drop(rc);
-    let stop = Arc::new(AtomicBool::new(false));
-    let writers: Vec<_> = (0..4)
-        .map(|w| {
-            let (opts, stop) = (primary.opts(None), stop.clone());
-            std::thread::spawn(move || writer(opts, 10 + w, stop, i64::MAX))
-        })
-        .collect();
-    for round in 0..10 {
-        std::thread::sleep(Duration::from_millis(200 + 40 * round));
-        replica.kill9();
-        replica.restart();
-    }
-    stop.store(true, Ordering::Relaxed);
-    for w in writers {
-        w.join().unwrap();
-    }
-    let mut rc = replica.conn(None);
-    let want = one(&mut pc, "SELECT @@gtid_binlog_pos");
-    wait_for(&mut rc, &want, Duration::from_secs(120));
-    assert_eq!(
-        one(&mut rc, "SELECT SUM(bal) FROM bank.acct"),
-        (ACCOUNTS * 1000).to_string()
-    );
-    assert_eq!(dump_tables(&mut rc), dump_tables(&mut pc));
-    assert_eq!(gtid_order(&mut rc, 1), gtid_order(&mut pc, 1));
-    replica.assert_no_panic();
+    kill_ten_times_under_writers(&mut replica, &primary.opts(None), 10, &mut pc);
 }
 
 /// A group the replica cannot apply stops the SQL thread with MariaDB's message; nothing
@@ -503,30 +515,5 @@ fn mariadb_primary_replica_killed_ten_times() {
     change_master(&mut rc, port);
     rc.query_drop("START SLAVE").unwrap();
     drop(rc);
-    let stop = Arc::new(AtomicBool::new(false));
-    let writers: Vec<_> = (0..4)
-        .map(|w| {
-            let (opts, stop) = (opts.clone(), stop.clone());
-            std::thread::spawn(move || writer(opts, 20 + w, stop, i64::MAX))
-        })
-        .collect();
-    for round in 0..10 {
-        std::thread::sleep(Duration::from_millis(200 + 40 * round));
-        replica.kill9();
-        replica.restart();
-    }
-    stop.store(true, Ordering::Relaxed);
-    for w in writers {
-        w.join().unwrap();
-    }
-    let mut rc = replica.conn(None);
-    let want = one(&mut mc, "SELECT @@gtid_binlog_pos");
-    wait_for(&mut rc, &want, Duration::from_secs(120));
-    assert_eq!(
-        one(&mut rc, "SELECT SUM(bal) FROM bank.acct"),
-        (ACCOUNTS * 1000).to_string()
-    );
-    assert_eq!(dump_tables(&mut rc), dump_tables(&mut mc));
-    assert_eq!(gtid_order(&mut rc, 1), gtid_order(&mut mc, 1));
-    replica.assert_no_panic();
+    kill_ten_times_under_writers(&mut replica, &opts, 20, &mut mc);
 }
