@@ -368,7 +368,10 @@ mod tests {
         lm.acquire(2, b"y", Mode::Exclusive, t, None).unwrap();
         let lm2 = lm.clone();
         let h = std::thread::spawn(move || lm2.acquire(1, b"y", Mode::Exclusive, t, None));
-        std::thread::sleep(Duration::from_millis(100));
+        // Once 1 waits for y (held by 2), 2 asking for x (held by 1) closes the cycle.
+        while !lm.waited_on(2) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
         let r = lm.acquire(2, b"x", Mode::Exclusive, t, None);
         assert!(matches!(r, Err(EngineError::Deadlock)));
         lm.release_all(2, &[b"y".to_vec()]);
