@@ -131,6 +131,64 @@ impl TableDef {
     }
 }
 
+/// The kinds of named schema objects the engine stores without interpreting them: the SQL
+/// layer owns their definitions. Views share the table namespace of their database.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum ObjectKind {
+    View,
+    Function,
+    Procedure,
+    Trigger,
+    Event,
+}
+
+impl ObjectKind {
+    /// The byte naming the kind in the object's catalog key (`keys::object_key`).
+    pub fn tag(self) -> u8 {
+        match self {
+            ObjectKind::View => b'v',
+            ObjectKind::Function => b'f',
+            ObjectKind::Procedure => b'p',
+            ObjectKind::Trigger => b'g',
+            ObjectKind::Event => b'e',
+        }
+    }
+
+    /// The keyword of the kind (`DROP VIEW`, `SHOW CREATE FUNCTION`).
+    pub fn keyword(self) -> &'static str {
+        match self {
+            ObjectKind::View => "VIEW",
+            ObjectKind::Function => "FUNCTION",
+            ObjectKind::Procedure => "PROCEDURE",
+            ObjectKind::Trigger => "TRIGGER",
+            ObjectKind::Event => "EVENT",
+        }
+    }
+
+    /// The name an object is found by: routine and event names compare case-insensitively,
+    /// view and trigger names case-sensitively (as table names with lower_case_table_names=0).
+    pub fn lookup_name(self, name: &str) -> String {
+        match self {
+            ObjectKind::Function | ObjectKind::Procedure | ObjectKind::Event => name.to_lowercase(),
+            ObjectKind::View | ObjectKind::Trigger => name.to_string(),
+        }
+    }
+}
+
+/// A view, stored routine, trigger or event: its name and the SQL layer's definition.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StoredObject {
+    pub kind: ObjectKind,
+    pub db: String,
+    /// As created (lookups go through [`ObjectKind::lookup_name`]).
+    pub name: String,
+    /// The table a trigger belongs to: dropped with the table and following its renames.
+    #[serde(default)]
+    pub table: Option<String>,
+    /// The definition, encoded by the SQL layer.
+    pub definition: String,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DatabaseDef {
     pub name: String,
@@ -145,6 +203,8 @@ pub struct Catalog {
     pub tables: BTreeMap<(String, String), Arc<TableDef>>,
     pub next_table_id: TableId,
     pub next_index_id: IndexId,
+    /// (kind, db, lookup name) -> object.
+    pub objects: BTreeMap<(ObjectKind, String, String), Arc<StoredObject>>,
 }
 
 impl Catalog {
@@ -158,6 +218,31 @@ impl Catalog {
 
     pub fn has_database(&self, db: &str) -> bool {
         self.databases.contains_key(db)
+    }
+
+    pub fn object(&self, kind: ObjectKind, db: &str, name: &str) -> Option<&Arc<StoredObject>> {
+        self.objects
+            .get(&(kind, db.to_string(), kind.lookup_name(name)))
+    }
+
+    /// Objects of one kind in one database, in name order.
+    pub fn objects_in<'a>(
+        &'a self,
+        kind: ObjectKind,
+        db: &'a str,
+    ) -> impl Iterator<Item = &'a Arc<StoredObject>> + 'a {
+        self.objects
+            .range((kind, db.to_string(), String::new())..)
+            .take_while(move |((k, d, _), _)| *k == kind && d == db)
+            .map(|(_, o)| o)
+    }
+
+    /// Objects of one kind in every database.
+    pub fn objects_of(&self, kind: ObjectKind) -> impl Iterator<Item = &Arc<StoredObject>> + '_ {
+        self.objects
+            .iter()
+            .filter(move |((k, _, _), _)| *k == kind)
+            .map(|(_, o)| o)
     }
 
     /// Tables of one database, in name order.

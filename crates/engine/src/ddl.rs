@@ -44,7 +44,9 @@ use rocksdb::{WriteBatch, DB};
 
 use crate::autoinc;
 use crate::bulk::BulkLoad;
-use crate::catalog::{Catalog, ColumnDef, DatabaseDef, IndexDef, TableDef};
+use crate::catalog::{
+    Catalog, ColumnDef, DatabaseDef, IndexDef, ObjectKind, StoredObject, TableDef,
+};
 use crate::engine::{range_iter, Engine};
 use crate::error::{EngineError, Result};
 use crate::keycode;
@@ -88,6 +90,19 @@ pub enum Ddl {
         ops: Vec<AlterOp>,
         /// Converts the values of columns whose type changes (needed only then).
         convert: Option<Converter>,
+    },
+    /// Creates a view, routine, trigger or event (`or_replace`: replacing one of the same
+    /// kind and name; `if_not_exists`: a note instead of an error when it exists).
+    CreateObject {
+        obj: StoredObject,
+        or_replace: bool,
+        if_not_exists: bool,
+    },
+    /// Drops objects of one kind: (db, name) each.
+    DropObjects {
+        kind: ObjectKind,
+        names: Vec<(String, String)>,
+        if_exists: bool,
     },
     /// A statement that changes no catalog or data but is logged as DDL is, for replicas:
     /// ANALYZE, OPTIMIZE and REPAIR TABLE (MariaDB logs them as QUERY events).
@@ -180,6 +195,10 @@ pub(crate) fn load_catalog(db: &DB) -> Result<Catalog> {
             let t: TableDef = serde_json::from_slice(v).map_err(bad)?;
             cat.tables
                 .insert((t.db.clone(), t.name.clone()), Arc::new(t));
+        } else if k[1] == b'o' {
+            let o: StoredObject = serde_json::from_slice(v).map_err(bad)?;
+            let key = (o.kind, o.db.clone(), o.kind.lookup_name(&o.name));
+            cat.objects.insert(key, Arc::new(o));
         }
         it.next();
     }
@@ -215,10 +234,40 @@ impl Change {
     }
 
     fn remove_table(&mut self, t: &TableDef) {
+        for trg in self.triggers_of(&t.db, &t.name) {
+            self.remove_object(&trg);
+        }
         self.drop_table_data(t);
         self.batch.delete(keys::table_key(t.id));
         self.cat.tables.remove(&(t.db.clone(), t.name.clone()));
         self.reset.push(t.id);
+    }
+
+    fn put_object(&mut self, o: StoredObject) {
+        let name = o.kind.lookup_name(&o.name);
+        self.batch.put(
+            keys::object_key(o.kind.tag(), &o.db, &name),
+            serde_json::to_vec(&o).expect("serialise object"),
+        );
+        self.cat
+            .objects
+            .insert((o.kind, o.db.clone(), name), Arc::new(o));
+    }
+
+    fn remove_object(&mut self, o: &StoredObject) {
+        let name = o.kind.lookup_name(&o.name);
+        self.batch
+            .delete(keys::object_key(o.kind.tag(), &o.db, &name));
+        self.cat.objects.remove(&(o.kind, o.db.clone(), name));
+    }
+
+    /// The triggers of table `db`.`table`.
+    fn triggers_of(&self, db: &str, table: &str) -> Vec<Arc<StoredObject>> {
+        self.cat
+            .objects_in(ObjectKind::Trigger, db)
+            .filter(|o| o.table.as_deref() == Some(table))
+            .cloned()
+            .collect()
     }
 
     fn note(&mut self, c: u16, msg: String) {
@@ -252,6 +301,20 @@ fn tables_touched(ddl: &Ddl, cat: &Catalog) -> Vec<(String, String)> {
             .iter()
             .flat_map(|(a, b)| [a.clone(), b.clone()])
             .collect(),
+        Ddl::CreateObject { obj, .. } => match (obj.kind, &obj.table) {
+            (ObjectKind::View, _) => vec![(obj.db.clone(), obj.name.clone())],
+            (_, Some(t)) => vec![(obj.db.clone(), t.clone())],
+            _ => vec![],
+        },
+        Ddl::DropObjects { kind, names, .. } => match kind {
+            ObjectKind::View => names.clone(),
+            ObjectKind::Trigger => names
+                .iter()
+                .filter_map(|(d, n)| cat.object(*kind, d, n))
+                .filter_map(|o| Some((o.db.clone(), o.table.clone()?)))
+                .collect(),
+            _ => vec![],
+        },
         Ddl::LogOnly => vec![],
     }
 }
@@ -452,6 +515,16 @@ fn apply(ch: &mut Change, ddl: Ddl) -> Result<()> {
             for t in &tables {
                 ch.remove_table(t);
             }
+            let objects: Vec<Arc<StoredObject>> = ch
+                .cat
+                .objects
+                .values()
+                .filter(|o| o.db == name)
+                .cloned()
+                .collect();
+            for o in &objects {
+                ch.remove_object(o);
+            }
             ch.batch.delete(keys::db_key(&name));
             ch.cat.databases.remove(&name);
             ch.outcome.affected_rows = tables.len() as u64;
@@ -463,7 +536,12 @@ fn apply(ch: &mut Change, ddl: Ddl) -> Result<()> {
             if !ch.cat.has_database(&def.db) {
                 return Err(EngineError::NoSuchDatabase(def.db));
             }
-            if ch.cat.table(&def.db, &def.name).is_some() {
+            if ch.cat.table(&def.db, &def.name).is_some()
+                || ch
+                    .cat
+                    .object(ObjectKind::View, &def.db, &def.name)
+                    .is_some()
+            {
                 if !if_not_exists {
                     return Err(EngineError::TableExists(def.name));
                 }
@@ -503,6 +581,9 @@ fn apply(ch: &mut Change, ddl: Ddl) -> Result<()> {
             let mut missing = Vec::new();
             for (d, t) in &tables {
                 if ch.cat.table(d, t).is_none() {
+                    if ch.cat.object(ObjectKind::View, d, t).is_some() {
+                        return Err(EngineError::IsView(format!("{d}.{t}")));
+                    }
                     missing.push(format!("{d}.{t}"));
                 }
             }
@@ -528,12 +609,31 @@ fn apply(ch: &mut Change, ddl: Ddl) -> Result<()> {
         Ddl::LogOnly => {}
         Ddl::RenameTables { renames } => {
             for ((fd, ft), (td, tt)) in renames {
-                let t = ch.table(&fd, &ft)?;
                 if !ch.cat.has_database(&td) {
                     return Err(EngineError::NoSuchDatabase(td));
                 }
-                if ch.cat.table(&td, &tt).is_some() {
+                if ch.cat.table(&td, &tt).is_some()
+                    || ch.cat.object(ObjectKind::View, &td, &tt).is_some()
+                {
                     return Err(EngineError::TableExists(tt));
+                }
+                if ch.cat.table(&fd, &ft).is_none() {
+                    if let Some(v) = ch.cat.object(ObjectKind::View, &fd, &ft).cloned() {
+                        ch.remove_object(&v);
+                        let mut nv = (*v).clone();
+                        nv.db = td;
+                        nv.name = tt;
+                        ch.put_object(nv);
+                        continue;
+                    }
+                }
+                let t = ch.table(&fd, &ft)?;
+                for trg in ch.triggers_of(&fd, &ft) {
+                    ch.remove_object(&trg);
+                    let mut nt = (*trg).clone();
+                    nt.db = td.clone();
+                    nt.table = Some(tt.clone());
+                    ch.put_object(nt);
                 }
                 ch.cat.tables.remove(&(fd, ft));
                 let mut nt = (*t).clone();
@@ -542,9 +642,81 @@ fn apply(ch: &mut Change, ddl: Ddl) -> Result<()> {
                 ch.put_table(nt);
             }
         }
+        Ddl::CreateObject {
+            obj,
+            or_replace,
+            if_not_exists,
+        } => create_object(ch, obj, or_replace, if_not_exists)?,
+        Ddl::DropObjects {
+            kind,
+            names,
+            if_exists,
+        } => {
+            let mut missing = Vec::new();
+            for (d, n) in &names {
+                match ch.cat.object(kind, d, n).cloned() {
+                    Some(o) => ch.remove_object(&o),
+                    None => missing.push((d.clone(), n.clone())),
+                }
+            }
+            if !missing.is_empty() {
+                let err = EngineError::NoSuchObject {
+                    kind,
+                    names: missing,
+                };
+                if !if_exists {
+                    return Err(err);
+                }
+                let e = err.to_sql_error();
+                ch.note(e.code, e.message);
+            }
+        }
         // Built in phases by `run_holding`.
         Ddl::AlterTable { .. } => unreachable!("ALTER TABLE goes through plan_alter"),
     }
+    Ok(())
+}
+
+fn create_object(
+    ch: &mut Change,
+    obj: StoredObject,
+    or_replace: bool,
+    if_not_exists: bool,
+) -> Result<()> {
+    if !ch.cat.has_database(&obj.db) {
+        return Err(EngineError::NoSuchDatabase(obj.db));
+    }
+    if let Some(t) = &obj.table {
+        if ch.cat.table(&obj.db, t).is_none() {
+            return Err(EngineError::NoSuchTable {
+                db: obj.db.clone(),
+                table: t.clone(),
+            });
+        }
+    }
+    let taken_by_table = obj.kind == ObjectKind::View && ch.cat.table(&obj.db, &obj.name).is_some();
+    let existing = ch.cat.object(obj.kind, &obj.db, &obj.name).cloned();
+    if taken_by_table || (existing.is_some() && !or_replace) {
+        let err = if taken_by_table {
+            EngineError::TableExists(obj.name.clone())
+        } else {
+            EngineError::ObjectExists {
+                kind: obj.kind,
+                db: obj.db.clone(),
+                name: obj.name.clone(),
+            }
+        };
+        if !if_not_exists {
+            return Err(err);
+        }
+        let e = err.to_sql_error();
+        ch.note(e.code, e.message);
+        return Ok(());
+    }
+    if let Some(o) = existing {
+        ch.remove_object(&o);
+    }
+    ch.put_object(obj);
     Ok(())
 }
 

@@ -22,6 +22,19 @@ pub enum EngineError {
     TableExists(String),
     #[error("Unknown table '{0}'")]
     UnknownTable(String),
+    #[error("'{0}' is a view")]
+    IsView(String),
+    #[error("{}", object_exists(*.kind, .db, .name))]
+    ObjectExists {
+        kind: crate::ObjectKind,
+        db: String,
+        name: String,
+    },
+    #[error("{}", no_such_object(*.kind, .names))]
+    NoSuchObject {
+        kind: crate::ObjectKind,
+        names: Vec<(String, String)>,
+    },
     #[error("Duplicate key name '{0}'")]
     DuplicateIndexName(String),
     #[error("Can't DROP INDEX `{0}`; check that it exists")]
@@ -58,6 +71,33 @@ pub enum EngineError {
 
 pub type Result<T, E = EngineError> = std::result::Result<T, E>;
 
+fn object_exists(kind: crate::ObjectKind, db: &str, name: &str) -> String {
+    use crate::ObjectKind as K;
+    match kind {
+        K::View => format!("Table '{name}' already exists"),
+        K::Function | K::Procedure => format!("{} {name} already exists", kind.keyword()),
+        K::Trigger => format!("Trigger '{db}.{name}' already exists"),
+        K::Event => format!("Event '{name}' already exists"),
+    }
+}
+
+fn no_such_object(kind: crate::ObjectKind, names: &[(String, String)]) -> String {
+    use crate::ObjectKind as K;
+    let (db, name) = names
+        .first()
+        .map(|(d, n)| (d.as_str(), n.as_str()))
+        .unwrap_or_default();
+    match kind {
+        K::View => {
+            let list: Vec<String> = names.iter().map(|(d, n)| format!("{d}.{n}")).collect();
+            format!("Unknown VIEW: '{}'", list.join(","))
+        }
+        K::Function | K::Procedure => format!("{} {db}.{name} does not exist", kind.keyword()),
+        K::Trigger => "Trigger does not exist".to_string(),
+        K::Event => format!("Unknown event '{name}'"),
+    }
+}
+
 impl From<rocksdb::Error> for EngineError {
     fn from(e: rocksdb::Error) -> Self {
         EngineError::Storage(e.to_string())
@@ -81,6 +121,23 @@ impl EngineError {
             EngineError::TableExists(_) => code::ER_TABLE_EXISTS_ERROR,
             EngineError::UnknownTable(_) => code::ER_BAD_TABLE_ERROR,
             EngineError::DuplicateIndexName(_) => code::ER_DUP_KEYNAME,
+            EngineError::IsView(_) => code::ER_IT_IS_A_VIEW,
+            EngineError::ObjectExists { kind, .. } => match kind {
+                crate::ObjectKind::View => code::ER_TABLE_EXISTS_ERROR,
+                crate::ObjectKind::Function | crate::ObjectKind::Procedure => {
+                    code::ER_SP_ALREADY_EXISTS
+                }
+                crate::ObjectKind::Trigger => code::ER_TRG_ALREADY_EXISTS,
+                crate::ObjectKind::Event => code::ER_EVENT_ALREADY_EXISTS,
+            },
+            EngineError::NoSuchObject { kind, .. } => match kind {
+                crate::ObjectKind::View => code::ER_UNKNOWN_VIEW,
+                crate::ObjectKind::Function | crate::ObjectKind::Procedure => {
+                    code::ER_SP_DOES_NOT_EXIST
+                }
+                crate::ObjectKind::Trigger => code::ER_TRG_DOES_NOT_EXIST,
+                crate::ObjectKind::Event => code::ER_EVENT_DOES_NOT_EXIST,
+            },
             EngineError::NoSuchIndex(_) | EngineError::NoSuchColumn(_) => {
                 code::ER_CANT_DROP_FIELD_OR_KEY
             }

@@ -7,6 +7,7 @@
 //! | `C` `d` db-name                       | DatabaseDef (JSON)                      |
 //! | `C` `t` table-id u32 BE               | TableDef (JSON)                         |
 //! | `C` `n`                               | next table id u32 LE, next index id u32 LE |
+//! | `C` `o` kind db-name 0x00 lookup-name | StoredObject (JSON): view, routine, trigger, event |
 //! | `C` `v`                               | format version u32 LE (see [`upgrade`]) |
 //! | `P` xid u64 BE                        | prepared transaction (file mode): its WriteBatch |
 //! | `T` file u32 BE offset u64 BE         | binlog bytes written there and not yet synced (`sync_binlog` != 1) |
@@ -125,6 +126,16 @@ pub const ROWID_TYPE: ColumnType = ColumnType::Int {
 
 pub fn db_key(name: &str) -> Vec<u8> {
     let mut k = b"Cd".to_vec();
+    k.extend_from_slice(name.as_bytes());
+    k
+}
+
+/// The catalog key of a stored object (`kind` is [`crate::ObjectKind::tag`], `name` its
+/// lookup name).
+pub fn object_key(kind: u8, db: &str, name: &str) -> Vec<u8> {
+    let mut k = vec![b'C', b'o', kind];
+    k.extend_from_slice(db.as_bytes());
+    k.push(0);
     k.extend_from_slice(name.as_bytes());
     k
 }

@@ -242,6 +242,40 @@ impl Session {
                 }
                 self.check_tables(&t, if index_only { Priv::INDEX } else { Priv::ALTER })
             }
+            D::CreateObject { obj, .. } => {
+                use onelog_engine::ObjectKind as K;
+                match (obj.kind, &obj.table) {
+                    (K::View, _) => {
+                        self.check_tables(&[(obj.db.clone(), obj.name.clone())], Priv::CREATE_VIEW)
+                    }
+                    (K::Trigger, Some(t)) => {
+                        self.check_tables(&[(obj.db.clone(), t.clone())], Priv::TRIGGER)
+                    }
+                    (K::Event, _) => self.check_db(&obj.db, Priv::EVENT),
+                    _ => self.check_db(&obj.db, Priv::CREATE_ROUTINE),
+                }
+            }
+            D::DropObjects { kind, names, .. } => {
+                use onelog_engine::ObjectKind as K;
+                match kind {
+                    K::View => self.check_tables(names, Priv::DROP),
+                    K::Trigger => {
+                        let cat = self.db.engine.catalog();
+                        let tables: Vec<(String, String)> = names
+                            .iter()
+                            .filter_map(|(d, n)| cat.object(*kind, d, n))
+                            .filter_map(|o| Some((o.db.clone(), o.table.clone()?)))
+                            .collect();
+                        self.check_tables(&tables, Priv::TRIGGER)
+                    }
+                    K::Event => names
+                        .iter()
+                        .try_for_each(|(d, _)| self.check_db(d, Priv::EVENT)),
+                    K::Function | K::Procedure => names
+                        .iter()
+                        .try_for_each(|(d, _)| self.check_db(d, Priv::ALTER_ROUTINE)),
+                }
+            }
             // Checked by the statement itself (SELECT and INSERT on each table).
             D::LogOnly => Ok(()),
         }

@@ -385,6 +385,15 @@ impl Session {
                 .iter()
                 .flat_map(|(a, b)| [a.clone(), b.clone()])
                 .collect(),
+            D::CreateObject { obj, .. } => match (obj.kind, &obj.table) {
+                (onelog_engine::ObjectKind::View, _) => vec![(obj.db.clone(), obj.name.clone())],
+                (_, Some(t)) => vec![(obj.db.clone(), t.clone())],
+                _ => vec![],
+            },
+            D::DropObjects { kind, names, .. } => match kind {
+                onelog_engine::ObjectKind::View => names.clone(),
+                _ => vec![],
+            },
             D::LogOnly => vec![],
         };
         let refs: Vec<TableRef> = touched.iter().map(|(d, t)| plain_ref(d, t)).collect();

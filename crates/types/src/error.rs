@@ -178,6 +178,24 @@ pub mod code {
     pub const WARN_DATA_TRUNCATED: u16 = 1265;
     pub const ER_OPTION_PREVENTS_STATEMENT: u16 = 1290;
     pub const ER_SP_FETCH_NO_DATA: u16 = 1329;
+    pub const ER_NON_UPDATABLE_TABLE: u16 = 1288;
+    pub const ER_SP_ALREADY_EXISTS: u16 = 1304;
+    pub const ER_WRONG_OBJECT: u16 = 1347;
+    pub const ER_NONUPDATEABLE_COLUMN: u16 = 1348;
+    pub const ER_VIEW_SELECT_DERIVED: u16 = 1349;
+    pub const ER_VIEW_WRONG_LIST: u16 = 1353;
+    pub const ER_VIEW_INVALID: u16 = 1356;
+    pub const ER_TRG_ALREADY_EXISTS: u16 = 1359;
+    pub const ER_TRG_DOES_NOT_EXIST: u16 = 1360;
+    pub const ER_VIEW_CHECK_FAILED: u16 = 1369;
+    pub const ER_VIEW_NO_INSERT_FIELD_LIST: u16 = 1394;
+    pub const ER_VIEW_DELETE_MERGE_VIEW: u16 = 1395;
+    pub const ER_VIEW_MULTIUPDATE: u16 = 1393;
+    pub const ER_VIEW_RECURSIVE: u16 = 1462;
+    pub const ER_EVENT_ALREADY_EXISTS: u16 = 1537;
+    pub const ER_EVENT_DOES_NOT_EXIST: u16 = 1539;
+    pub const ER_IT_IS_A_VIEW: u16 = 1965;
+    pub const ER_UNKNOWN_VIEW: u16 = 4092;
     pub const ER_LOAD_FROM_FIXED_SIZE_ROWS_TO_VAR: u16 = 1409;
     pub const WARN_NON_ASCII_SEPARATOR_NOT_IMPLEMENTED: u16 = 1638;
     pub const ER_LOAD_INFILE_CAPABILITY_DISABLED: u16 = 4166;
@@ -202,7 +220,10 @@ pub fn sqlstate(code: u16) -> &'static str {
         ER_BAD_NULL_ERROR => "23000",
         ER_BAD_DB_ERROR => "42000",
         ER_TABLE_EXISTS_ERROR => "42S01",
-        ER_BAD_TABLE_ERROR | ER_UNKNOWN_TABLE | ER_NO_SUCH_TABLE => "42S02",
+        ER_BAD_TABLE_ERROR | ER_UNKNOWN_TABLE | ER_NO_SUCH_TABLE | ER_IT_IS_A_VIEW
+        | ER_UNKNOWN_VIEW => "42S02",
+        ER_SP_ALREADY_EXISTS => "42000",
+        ER_VIEW_CHECK_FAILED => "44000",
         ER_NON_UNIQ_ERROR => "23000",
         ER_BAD_FIELD_ERROR => "42S22",
         ER_DUP_FIELDNAME => "42S21",
