@@ -195,7 +195,9 @@ mod select_template;
 mod setop;
 mod template;
 mod types;
+mod views;
 mod window;
+pub(crate) use views::{bind_view_query, invalid_view, tables_checked, views_read, ViewRef};
 
 pub use ddl::*;
 pub use scalar::*;
@@ -280,6 +282,8 @@ pub struct Source {
     pub access: Access,
     /// WHERE conjuncts checked after this source is joined (assigned by the planner).
     pub filters: Vec<Expr>,
+    /// The view this (derived) source is.
+    pub view: Option<Box<ViewRef>>,
 }
 
 impl Source {
@@ -743,6 +747,11 @@ impl<'a> Binder<'a> {
             in_window: false,
             win_in_agg: false,
         }
+    }
+
+    /// The environment names are bound in.
+    pub(crate) fn env(&self) -> &'a dyn BindEnv {
+        self.env
     }
 
     /// A fresh binder for a query nested in this one.

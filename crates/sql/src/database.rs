@@ -141,6 +141,26 @@ impl DdlReplayer for Replayer {
         if let Stmt::Admin(parser::Admin::TableMaint(_)) = &parsed.stmt {
             return engine.ddl_replay(db, sql, onelog_engine::Ddl::LogOnly);
         }
+        match &parsed.stmt {
+            Stmt::Admin(parser::Admin::CreateView(v)) => {
+                let view_db = v.db.clone().unwrap_or_else(|| db.to_string());
+                let definer = match &v.definer {
+                    Some(Some(d)) => d.clone(),
+                    _ => ("root".to_string(), "localhost".to_string()),
+                };
+                let charset = ("utf8mb4".to_string(), "utf8mb4_general_ci".to_string());
+                let def = crate::views::view_def(v, definer, charset);
+                let (ddl, _) = crate::views::create_ddl(v, &view_db, &def);
+                return engine.ddl_replay(db, sql, ddl);
+            }
+            Stmt::Admin(parser::Admin::DropView { names, if_exists }) => {
+                let current = (!db.is_empty()).then_some(db);
+                let ddl = crate::views::drop_ddl(names, *if_exists, current)
+                    .map_err(|e| EngineError::Other(e.message))?;
+                return engine.ddl_replay(db, sql, ddl);
+            }
+            _ => {}
+        }
         let Stmt::Sql(stmt) = parsed.stmt else {
             return Err(EngineError::Other(format!("not a DDL statement: {sql}")));
         };

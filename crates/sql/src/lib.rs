@@ -85,6 +85,8 @@ mod ssl_require;
 mod syntax_depth;
 mod users;
 mod vars;
+mod view_dml;
+mod views;
 mod watchdog;
 
 pub use conn_stats::ConnStats;

@@ -22,6 +22,7 @@ mod load;
 mod locks;
 mod replica;
 mod rewrite;
+mod views;
 use accounts::user_name;
 pub use accounts::{AccountStmt, PrivLevel, UserName, UserSpec};
 pub use load::{FileFormat, IntoTarget, LoadData, LoadDup, LoadTarget, MaintOp, TableMaint};
@@ -30,6 +31,7 @@ pub use replica::ReplicaStmt;
 use rewrite::{
     rewrite_interval_units, rewrite_lock_in_share_mode, rewrite_mod_operator, rewrite_multi_table,
 };
+pub use views::ViewStmt;
 
 /// Deepest nesting sqlparser's recursive descent accepts (deeper input is a syntax error,
 /// as MariaDB's parser reports it). Its recursion grows its stack on the heap as needed;
@@ -227,6 +229,18 @@ pub enum Admin {
     },
     /// CHECK / ANALYZE / OPTIMIZE / REPAIR / CHECKSUM TABLE.
     TableMaint(TableMaint),
+    /// `CREATE VIEW` / `ALTER VIEW`.
+    CreateView(Box<ViewStmt>),
+    /// `DROP VIEW [IF EXISTS] v, ...`
+    DropView {
+        names: Vec<(Option<String>, String)>,
+        if_exists: bool,
+    },
+    /// `SHOW CREATE VIEW v`
+    ShowCreateView {
+        db: Option<String>,
+        name: String,
+    },
 }
 
 impl Admin {
@@ -464,6 +478,10 @@ fn parse_tokens(
     if next.token != Token::EOF {
         let off = map.offset(next.span.start).unwrap_or(text.len());
         return Err(syntax_error(text, off));
+    }
+    if let Stmt::Admin(Admin::CreateView(v)) = &mut stmt {
+        views::fill_query_text(v, text, |l| map.offset(l));
+        syntax_depth::shape(v.query.as_mut())?;
     }
     match &mut stmt {
         Stmt::Sql(s) | Stmt::Admin(Admin::SelectInto { query: s, .. }) => {
@@ -828,6 +846,10 @@ fn parse_show(p: &mut Parser) -> Result<Admin, ParserError> {
         if word(p, "DATABASE") || word(p, "SCHEMA") {
             return Ok(Admin::ShowCreateDatabase { name: ident(p)? });
         }
+        if word(p, "VIEW") {
+            let (db, name) = qualified(p)?;
+            return Ok(Admin::ShowCreateView { db, name });
+        }
         if word(p, "USER") {
             let user = if matches!(p.peek_token().token, Token::EOF) {
                 None
@@ -970,6 +992,9 @@ fn parse_admin(p: &mut Parser) -> Result<Option<Admin>, ParserError> {
         return Ok(Some(a));
     }
     if let Some(a) = load::parse(p, &first)? {
+        return Ok(Some(a));
+    }
+    if let Some(a) = views::parse(p, &first)? {
         return Ok(Some(a));
     }
     let a = match first.as_str() {

@@ -121,6 +121,9 @@ pub struct Session {
     next_isolation: Option<Isolation>,
     /// Bypasses privilege checks (bootstrap and account maintenance).
     pub(crate) internal: bool,
+    /// Tables a statement may use without privileges of its own: those of the
+    /// `SQL SECURITY DEFINER` views it writes through (see `view_dml.rs`).
+    pub(crate) view_base_ok: Vec<(String, String)>,
     stmt_now: DateTime,
     /// `SET TIMESTAMP`: NOW() of every statement until reset (replication applies a
     /// statement at its primary's time).
@@ -289,6 +292,7 @@ impl Session {
             proc: Some(proc),
             next_isolation: None,
             internal: false,
+            view_base_ok: Vec::new(),
             stmt_now: now(),
             fixed_now: None,
             params: Vec::new(),
@@ -327,6 +331,7 @@ impl Session {
             proc: None,
             next_isolation: None,
             internal: true,
+            view_base_ok: Vec::new(),
             stmt_now: now(),
             fixed_now: None,
             params: Vec::new(),
@@ -640,9 +645,7 @@ impl Session {
                     let sel = self.bind(&parsed.text, |b| b.bind_query(q));
                     self.params.clear();
                     let sel = sel?;
-                    let mut tables = Vec::new();
-                    tables_of(&sel, &mut tables);
-                    self.check_tables(&tables, Priv::SELECT)?;
+                    self.check_read(&sel)?;
                     sel.columns
                 }
                 _ => {
@@ -790,7 +793,13 @@ impl Session {
         if !keeps_warnings {
             self.warnings.clear();
         }
+        self.view_base_ok.clear();
         let r = match &p.stmt {
+            Stmt::Admin(Admin::CreateView(v)) => self.create_view(v),
+            Stmt::Admin(Admin::DropView { names, if_exists }) => {
+                self.drop_view(names, *if_exists, p)
+            }
+            Stmt::Admin(Admin::ShowCreateView { db, name }) => self.show_create_view(db, name),
             Stmt::Admin(Admin::LoadData(l)) => self.run_load(l, p, client),
             Stmt::Admin(Admin::SelectInto {
                 query,
@@ -849,7 +858,7 @@ impl Session {
         };
         let mut tables = Vec::new();
         tables_of(&sel, &mut tables);
-        self.check_tables(&tables, Priv::SELECT)?;
+        self.check_read(&sel)?;
         if self.has_locked_tables() {
             let mut refs = Vec::new();
             crate::locks::table_refs(&sel, &mut refs);
@@ -927,6 +936,14 @@ impl Session {
     ) -> Result<QueryResult, SqlError> {
         use sq::Statement as S;
         let text = p.text.as_str();
+        let unfolded = match s {
+            S::Insert(_) | S::Update(_) | S::Delete(_) => self.unfold_views(s)?,
+            _ => None,
+        };
+        let (s, kept) = match &unfolded {
+            Some(u) => (u, None),
+            None => (s, kept),
+        };
         match s {
             S::Query(q) => self.select_result(text, q, kept.map(|k| &mut k.select)),
             S::Insert(ins) => {
@@ -1070,7 +1087,7 @@ impl Session {
         };
         let mut tables = Vec::new();
         tables_of(&sel, &mut tables);
-        self.check_tables(&tables, Priv::SELECT)?;
+        self.check_read(&sel)?;
         let rows = self.in_statement(text, &tables, &[], |cx| {
             executor::explain_select(cx, &mut sel)
         })?;
@@ -1087,7 +1104,7 @@ impl Session {
         Ok(QueryResult::Rows { columns, rows })
     }
 
-    fn run_ddl(
+    pub(crate) fn run_ddl(
         &mut self,
         text: &str,
         ddl: onelog_engine::Ddl,
@@ -1173,8 +1190,8 @@ impl Session {
             let mut tables = Vec::new();
             for s in &subs {
                 tables_of(s, &mut tables);
+                self.check_read(s)?;
             }
-            self.check_tables(&tables, Priv::SELECT)?;
             self.in_statement("", &tables, &[], |cx| {
                 executor::resolve_subqueries(cx, &mut subs, &mut [&mut expr])
             })?;

@@ -187,7 +187,9 @@ pub mod code {
     pub const ER_VIEW_INVALID: u16 = 1356;
     pub const ER_TRG_ALREADY_EXISTS: u16 = 1359;
     pub const ER_TRG_DOES_NOT_EXIST: u16 = 1360;
+    pub const ER_VIEW_NONUPD_CHECK: u16 = 1368;
     pub const ER_VIEW_CHECK_FAILED: u16 = 1369;
+    pub const ER_NON_INSERTABLE_TABLE: u16 = 1471;
     pub const ER_VIEW_NO_INSERT_FIELD_LIST: u16 = 1394;
     pub const ER_VIEW_DELETE_MERGE_VIEW: u16 = 1395;
     pub const ER_VIEW_MULTIUPDATE: u16 = 1393;

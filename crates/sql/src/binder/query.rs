@@ -95,6 +95,18 @@ impl<'a> Binder<'a> {
         sel: Select,
         names: &[String],
     ) -> Result<(), SqlError> {
+        self.add_derived_in(sources, alias, String::new(), sel, names)
+    }
+
+    /// [`Self::add_derived`] for a source that belongs to database `db` (a view).
+    pub(super) fn add_derived_in(
+        &mut self,
+        sources: &mut Vec<Source>,
+        alias: String,
+        db: String,
+        sel: Select,
+        names: &[String],
+    ) -> Result<(), SqlError> {
         if !names.is_empty() && names.len() != sel.columns.len() {
             return Err(err(
                 crate::codes::ER_WITH_COL_WRONG_LIST,
@@ -120,7 +132,7 @@ impl<'a> Binder<'a> {
         self.add_source(
             sources,
             alias,
-            String::new(),
+            db,
             SourceKind::Derived(Box::new(sel)),
             cols,
             n,
@@ -184,6 +196,7 @@ impl<'a> Binder<'a> {
             lock: None,
             access: Access::default(),
             filters: Vec::new(),
+            view: None,
         });
         Ok(())
     }
@@ -295,6 +308,13 @@ impl<'a> Binder<'a> {
                         code::ER_NO_SUCH_TABLE,
                         format!("Table '{db}.{tname}' doesn't exist"),
                     ));
+                }
+                if cat.table(&db, &tname).is_none() {
+                    if let Some(v) = cat.object(onelog_engine::ObjectKind::View, &db, &tname) {
+                        let def = Arc::new(crate::views::ViewDef::decode(v)?);
+                        self.bind_view(sources, &db, &tname, alias_name, def)?;
+                        return Ok(Some(joins::Item::leaf(sources)));
+                    }
                 }
                 let t = self.resolve_table(&db, &tname)?;
                 for n in hints.only.iter().flatten().chain(hints.ignore.iter()) {
