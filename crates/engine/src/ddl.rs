@@ -582,7 +582,13 @@ fn apply(ch: &mut Change, ddl: Ddl) -> Result<()> {
             for (d, t) in &tables {
                 if ch.cat.table(d, t).is_none() {
                     if ch.cat.object(ObjectKind::View, d, t).is_some() {
-                        return Err(EngineError::IsView(format!("{d}.{t}")));
+                        let e = EngineError::IsView(format!("{d}.{t}"));
+                        if !if_exists {
+                            return Err(e);
+                        }
+                        let e = e.to_sql_error();
+                        ch.note(e.code, e.message);
+                        continue;
                     }
                     missing.push(format!("{d}.{t}"));
                 }

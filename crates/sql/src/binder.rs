@@ -197,7 +197,10 @@ mod template;
 mod types;
 mod views;
 mod window;
-pub(crate) use views::{bind_view_query, invalid_view, tables_checked, views_read, ViewRef};
+pub(crate) use setop::NULL_STORED;
+pub(crate) use views::{
+    bind_view_query, binding_view, invalid_view, tables_checked, views_read, ViewRef,
+};
 
 pub use ddl::*;
 pub use scalar::*;

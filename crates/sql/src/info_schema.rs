@@ -45,6 +45,12 @@ pub fn info_schema(
             .cloned()
             .collect::<Vec<_>>()
     };
+    let views = || {
+        cat.objects_of(onelog_engine::ObjectKind::View)
+            .filter(|v| dbs.contains(&v.db))
+            .cloned()
+            .collect::<Vec<_>>()
+    };
     Some(match table {
         "SCHEMATA" => (
             text(&[
@@ -107,7 +113,7 @@ pub fn info_schema(
                     c.ty = VirtualColumn::int("x").ty;
                 }
             }
-            let rows = tables()
+            let mut rows: Vec<Vec<Value>> = tables()
                 .iter()
                 .map(|t| {
                     let mut row = vec![s("def"), s(&t.db), s(&t.name), s("BASE TABLE")];
@@ -115,6 +121,11 @@ pub fn info_schema(
                     row
                 })
                 .collect();
+            for v in views() {
+                let mut row = vec![s("def"), s(&v.db), s(&v.name), s("VIEW")];
+                row.extend(crate::show::view_status_cells());
+                rows.push(row);
+            }
             (cols, rows)
         }
         "COLUMNS" => {
@@ -156,7 +167,20 @@ pub fn info_schema(
                 }
             }
             let mut rows = Vec::new();
-            for t in tables() {
+            let mut all = tables();
+            // A view's columns are its query's (not while binding a view: a view over
+            // this table would bind itself again).
+            if !crate::binder::binding_view() {
+                for v in views() {
+                    let def = sess.bind("", |b| {
+                        crate::views::view_table_def(b.env(), cat, &v.db, &v.name)
+                    });
+                    if let Ok(Some(def)) = def {
+                        all.push(std::sync::Arc::new(def));
+                    }
+                }
+            }
+            for t in all {
                 for (i, c) in t.columns.iter().enumerate() {
                     let (cmax, coct) = match c.ty {
                         ColumnType::Char { len, binary, .. }
@@ -504,7 +528,36 @@ pub fn info_schema(
                 "COLLATION_CONNECTION",
                 "ALGORITHM",
             ]),
-            vec![],
+            views()
+                .iter()
+                .filter_map(|v| {
+                    let def = crate::views::ViewDef::decode(v).ok()?;
+                    let updatable = !crate::binder::binding_view()
+                        && sess
+                            .bind("", |b| {
+                                crate::binder::bind_view_query(
+                                    b.env(),
+                                    &v.db,
+                                    &def.query,
+                                    &def.columns,
+                                )
+                            })
+                            .is_ok_and(|(sel, _)| crate::views::ViewDef::updatable(&sel));
+                    Some(vec![
+                        s("def"),
+                        s(&v.db),
+                        s(&v.name),
+                        s(&def.query),
+                        s(&def.check_option),
+                        s(if updatable { "YES" } else { "NO" }),
+                        s(&format!("{}@{}", def.definer_user, def.definer_host)),
+                        s(&def.security),
+                        s(&def.charset_client),
+                        s(&def.collation_connection),
+                        s(&def.algorithm),
+                    ])
+                })
+                .collect(),
         ),
         "ROUTINES" => (
             with_ints(

@@ -422,6 +422,29 @@ impl Session {
             }
             self.check_db(&db, Priv::LOCK_TABLES)?;
             self.check_tables(&[(db.clone(), it.table.clone())], Priv::SELECT)?;
+            // A view locks the tables it reads, in the same mode.
+            let cat = self.db.engine.catalog();
+            if cat.table(&db, &it.table).is_none() {
+                if let Some(v) = cat.object(onelog_engine::ObjectKind::View, &db, &it.table) {
+                    let def = crate::views::ViewDef::decode(v)?;
+                    let (sel, _) = self.bind(&def.query, |b| {
+                        crate::binder::bind_view_query(b.env(), &db, &def.query, &def.columns)
+                    })?;
+                    let mut read = Vec::new();
+                    crate::binder::tables_read(&sel, &mut read);
+                    for (d, t) in read {
+                        if !wanted.iter().any(|l: &Locked| l.db == d && l.alias == t) {
+                            wanted.push(Locked {
+                                db: d,
+                                table: t.clone(),
+                                alias: t,
+                                write: it.kind == LockKind::Write,
+                            });
+                        }
+                    }
+                    continue;
+                }
+            }
             let alias = it.alias.clone().unwrap_or_else(|| it.table.clone());
             wanted.push(Locked {
                 db,

@@ -480,7 +480,20 @@ fn parse_tokens(
         return Err(syntax_error(text, off));
     }
     if let Stmt::Admin(Admin::CreateView(v)) = &mut stmt {
-        views::fill_query_text(v, text, |l| map.offset(l));
+        if text.contains("/*!") {
+            // Locations inside executable comments are shifted: cut the query from the
+            // same statement with its comments opened in place.
+            let opened = rewrite::open_executable_comments(text);
+            if let Ok(Parsed {
+                stmt: Stmt::Admin(Admin::CreateView(o)),
+                ..
+            }) = parse_text(&opened)
+            {
+                v.query_text = o.query_text;
+            }
+        } else {
+            views::fill_query_text(v, text, |l| map.offset(l));
+        }
         syntax_depth::shape(v.query.as_mut())?;
     }
     match &mut stmt {

@@ -354,18 +354,21 @@ fn table_def(
             .map(str::to_string)
             .ok_or_else(|| sql_err(code::ER_NO_DB_ERROR, "No database selected"))?,
     };
-    let t = sess
-        .db
-        .engine
-        .catalog()
-        .table(&d, table)
-        .cloned()
-        .ok_or_else(|| {
-            sql_err(
-                code::ER_NO_SUCH_TABLE,
-                format!("Table '{d}.{table}' doesn't exist"),
-            )
-        })?;
+    let cat = sess.db.engine.catalog();
+    let t = match cat.table(&d, table) {
+        Some(t) => t.clone(),
+        None => match sess.bind("", |b| {
+            crate::views::view_table_def(b.env(), &cat, &d, table)
+        })? {
+            Some(v) => std::sync::Arc::new(v),
+            None => {
+                return Err(sql_err(
+                    code::ER_NO_SUCH_TABLE,
+                    format!("Table '{d}.{table}' doesn't exist"),
+                ))
+            }
+        },
+    };
     let acc = sess.account();
     if !acc.has(Priv::SELECT, &d) && !users::any_db_privilege(&acc, &d) {
         return Err(sql_err(
@@ -558,13 +561,22 @@ pub fn run_show(sess: &mut Session, a: &Admin, _p: &Parsed) -> Result<QueryResul
                 ));
             }
             let col = format!("Tables_in_{d}");
-            let rows: Vec<Vec<Value>> = cat
+            let mut named: Vec<(&str, &str)> = cat
                 .tables_in(&d)
-                .map(|t| {
+                .map(|t| (t.name.as_str(), "BASE TABLE"))
+                .chain(
+                    cat.objects_in(onelog_engine::ObjectKind::View, &d)
+                        .map(|v| (v.name.as_str(), "VIEW")),
+                )
+                .collect();
+            named.sort();
+            let rows: Vec<Vec<Value>> = named
+                .into_iter()
+                .map(|(n, kind)| {
                     if *full {
-                        vec![s(&t.name), s("BASE TABLE")]
+                        vec![s(n), s(kind)]
                     } else {
-                        vec![s(&t.name)]
+                        vec![s(n)]
                     }
                 })
                 .collect();
@@ -617,6 +629,16 @@ pub fn run_show(sess: &mut Session, a: &Admin, _p: &Parsed) -> Result<QueryResul
             )
         }
         Admin::ShowCreateTable { db, table } => {
+            let d = db.clone().or_else(|| sess.current_db().map(str::to_string));
+            if let Some(d) = &d {
+                if cat.table(d, table).is_none()
+                    && cat
+                        .object(onelog_engine::ObjectKind::View, d, table)
+                        .is_some()
+                {
+                    return sess.show_create_view(db, table);
+                }
+            }
             if let Some(sql) = log_table_sql(sess, db, table) {
                 let rows = vec![vec![s(table), s(sql)]];
                 return result(sess, &["Table", "Create Table"], &[], rows, &None);
@@ -660,7 +682,7 @@ pub fn run_show(sess: &mut Session, a: &Admin, _p: &Parsed) -> Result<QueryResul
                     .map(str::to_string)
                     .ok_or_else(|| sql_err(code::ER_NO_DB_ERROR, "No database selected"))?,
             };
-            let rows = cat
+            let mut rows: Vec<Vec<Value>> = cat
                 .tables_in(&d)
                 .map(|t| {
                     let mut row = vec![s(&t.name)];
@@ -668,7 +690,17 @@ pub fn run_show(sess: &mut Session, a: &Admin, _p: &Parsed) -> Result<QueryResul
                     row.extend([u(0), s("N")]);
                     row
                 })
+                .chain(
+                    cat.objects_in(onelog_engine::ObjectKind::View, &d)
+                        .map(|v| {
+                            let mut row = vec![s(&v.name)];
+                            row.extend(view_status_cells());
+                            row.extend([Value::Null, Value::Null]);
+                            row
+                        }),
+                )
                 .collect();
+            rows.sort_by(|a, b| crate::expr::to_string(&a[0]).cmp(&crate::expr::to_string(&b[0])));
             result(
                 sess,
                 &[
@@ -1085,6 +1117,13 @@ fn show_columns(
             filter,
         )
     }
+}
+
+/// [`table_status_cells`] of a view: NULL but the comment `VIEW`.
+pub(crate) fn view_status_cells() -> Vec<Value> {
+    let mut v = vec![Value::Null; 16];
+    v.push(s("VIEW"));
+    v
 }
 
 /// The columns SHOW TABLE STATUS and information_schema.TABLES share, from `Engine` to

@@ -302,6 +302,61 @@ impl Session {
     }
 }
 
+/// A table definition describing view `db`.`name`'s columns (SHOW COLUMNS, DESCRIBE,
+/// information_schema.COLUMNS): names, types and nullability of its query's result, no
+/// keys. None when there is no such view; 1356 when its query no longer binds.
+pub(crate) fn view_table_def(
+    env: &dyn crate::binder::BindEnv,
+    cat: &onelog_engine::Catalog,
+    db: &str,
+    name: &str,
+) -> Result<Option<onelog_engine::TableDef>, SqlError> {
+    let Some(obj) = cat.object(ObjectKind::View, db, name) else {
+        return Ok(None);
+    };
+    let def = ViewDef::decode(obj)?;
+    let (sel, names) = crate::binder::bind_view_query(env, db, &def.query, &def.columns)
+        .map_err(|_| crate::binder::invalid_view(db, name))?;
+    let columns = sel
+        .columns
+        .iter()
+        .zip(names)
+        .map(|(c, n)| onelog_engine::ColumnDef {
+            name: n,
+            ty: if c.null_type {
+                crate::binder::NULL_STORED
+            } else {
+                c.ty
+            },
+            nullable: c.nullable,
+            default: None,
+            auto_increment: false,
+            default_now: false,
+            on_update_now: false,
+            comment: String::new(),
+        })
+        .collect();
+    Ok(Some(onelog_engine::TableDef {
+        id: 0,
+        db: db.to_string(),
+        name: obj.name.clone(),
+        columns,
+        indexes: vec![onelog_engine::IndexDef {
+            id: 0,
+            name: "PRIMARY".into(),
+            columns: vec![],
+            prefix_lens: vec![],
+            unique: true,
+            primary: true,
+        }],
+        hidden_pk: true,
+        comment: "VIEW".into(),
+        engine_name: String::new(),
+        auto_increment_start: None,
+        collation: onelog_types::Collation::Utf8mb4GeneralCi,
+    }))
+}
+
 fn var_text(s: &Session, name: &str) -> String {
     match s.get_var(None, name) {
         Ok(Value::Bytes(b)) => String::from_utf8_lossy(&b).into_owned(),

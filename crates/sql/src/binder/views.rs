@@ -16,6 +16,11 @@ thread_local! {
     static DEPTH: Cell<usize> = const { Cell::new(0) };
 }
 
+/// Whether this thread is binding a view's query.
+pub(crate) fn binding_view() -> bool {
+    DEPTH.with(|d| d.get() > 0)
+}
+
 /// The view a source was bound from.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ViewRef {

@@ -255,8 +255,91 @@ pub(super) fn mariadb_comments(sql: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+/// `sql` with each executable comment `/*!NNNNN text */` opened: its markers become spaces
+/// (so every byte keeps its offset), or the whole comment does when its version is later
+/// than this server's. Used where locations must map back to the text: sqlparser expands
+/// these comments itself but gives their tokens locations shifted by the markers.
+pub(super) fn open_executable_comments(sql: &str) -> String {
+    let b = sql.as_bytes();
+    let mut out = b.to_vec();
+    let mut i = 0;
+    let mut quote: Option<u8> = None;
+    while i < b.len() {
+        let c = b[i];
+        match quote {
+            Some(q) => {
+                if c == b'\\' && q != b'`' {
+                    i += 2;
+                    continue;
+                }
+                if c == q {
+                    quote = None;
+                }
+            }
+            None if matches!(c, b'\'' | b'"' | b'`') => quote = Some(c),
+            None if b[i..].starts_with(b"/*!") => {
+                let digits = b[i + 3..].iter().take_while(|d| d.is_ascii_digit()).count();
+                let version: u32 = sql[i + 3..i + 3 + digits].parse().unwrap_or(0);
+                let Some(close) = find_close(b, i + 3 + digits) else {
+                    break;
+                };
+                let blank_all = digits > 0 && version > SERVER_VERSION_ID;
+                let end = if blank_all { close + 2 } else { i + 3 + digits };
+                out[i..end].fill(b' ');
+                out[close..close + 2].fill(b' ');
+                i = end;
+                continue;
+            }
+            None if b[i..].starts_with(b"/*") => {
+                i = find_close(b, i + 2).map_or(b.len(), |c| c + 2);
+                continue;
+            }
+            None => {}
+        }
+        i += 1;
+    }
+    String::from_utf8(out).unwrap_or_else(|_| sql.to_string())
+}
+
+/// Where the comment running from `from` closes (`*/`), outside quotes.
+fn find_close(b: &[u8], from: usize) -> Option<usize> {
+    let mut i = from;
+    let mut quote: Option<u8> = None;
+    while i + 1 < b.len() {
+        let c = b[i];
+        match quote {
+            Some(q) => {
+                if c == b'\\' && q != b'`' {
+                    i += 2;
+                    continue;
+                }
+                if c == q {
+                    quote = None;
+                }
+            }
+            None if matches!(c, b'\'' | b'"' | b'`') => quote = Some(c),
+            None if c == b'*' && b[i + 1] == b'/' => return Some(i),
+            None => {}
+        }
+        i += 1;
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn executable_comments_open_in_place() {
+        use super::open_executable_comments as o;
+        let s = "/*!50001 CREATE VIEW `v` AS select '*/' */";
+        assert_eq!(o(s), "         CREATE VIEW `v` AS select '*/'   ");
+        assert_eq!(
+            o("a /*!999999 b */ c /* d */"),
+            "a                c /* d */"
+        );
+        assert_eq!(o("x /*! y */"), "x     y   ");
+    }
+
     #[test]
     fn mariadb_executable_comments() {
         use super::mariadb_comments as m;
