@@ -20,6 +20,7 @@ use crate::expr::{self, eval, sort_cmp, truth, Ctx, Expr};
 use crate::planner::{self, Access};
 use crate::sql_err;
 
+mod pushdown;
 mod setop;
 mod sort;
 mod subquery;
@@ -100,6 +101,9 @@ fn prepare_select(cx: &mut ExecCtx, sel: &mut Select) -> Result<(), SqlError> {
     };
     sel.subqueries = subs;
     r?;
+    for si in 0..sel.sources.len() {
+        pushdown::push_into_derived(sel, si);
+    }
     for s in sel.sources.iter_mut() {
         let rows = match &mut s.kind {
             SourceKind::Derived(d) => run_select(cx, d)?,
