@@ -224,9 +224,10 @@ impl Session {
         let mut views = Vec::new();
         crate::binder::views_read(&sel, &mut views);
         if views.iter().any(|(d, n)| *d == db && *n == v.name) {
+            // MariaDB binds the new query with the view being replaced out of the way.
             return Err(sql_err(
-                code::ER_VIEW_RECURSIVE,
-                format!("`{db}`.`{}` contains view recursion", v.name),
+                code::ER_NO_SUCH_TABLE,
+                format!("Table '{db}.{}' doesn't exist", v.name),
             ));
         }
         let mut read = Vec::new();

@@ -34,10 +34,17 @@ pub(super) fn push_into_derived(sel: &mut Select, si: usize) {
         if !movable(c, offset, ncols) {
             continue;
         }
+        // Columns become placeholders first: the expressions put in for them read the
+        // derived query's own row, whose positions must not be replaced again.
         let mut inner = c.clone();
         inner.walk_mut(&mut |x| {
             if let Expr::Col(p) = x {
-                *x = d.items[*p - offset].clone();
+                *x = Expr::Outer(usize::MAX, *p - offset);
+            }
+        });
+        inner.walk_mut(&mut |x| {
+            if let Expr::Outer(usize::MAX, i) = x {
+                *x = d.items[*i].clone();
             }
         });
         moved.push(inner);
