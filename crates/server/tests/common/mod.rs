@@ -4,6 +4,7 @@
 
 pub mod mariadb;
 pub mod raw;
+pub mod replica;
 
 use std::fs::File;
 use std::io::{Read, Write};
