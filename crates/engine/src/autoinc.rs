@@ -94,6 +94,14 @@ pub(crate) fn reserve(engine: &Engine, t: &TableDef, count: u64) -> Result<u64> 
     Ok(next)
 }
 
+/// The next value, without reserving it.
+pub(crate) fn peek(engine: &Engine, t: &TableDef) -> Result<u64> {
+    if let Some(&n) = engine.autoinc.lock().get(&t.id) {
+        return Ok(n);
+    }
+    initial(engine, t)
+}
+
 /// Makes sure later values exceed `value`.
 pub(crate) fn observe(engine: &Engine, t: &TableDef, value: u64) -> Result<()> {
     let mut map = engine.autoinc.lock();

@@ -167,6 +167,8 @@ pub struct Engine {
     pub(crate) semisync: Arc<crate::semisync::SemiSync>,
     /// Next AUTO_INCREMENT value per table (loaded lazily from the data).
     pub(crate) autoinc: Mutex<HashMap<TableId, u64>>,
+    /// Table statistics recently read (`stats.rs`).
+    pub(crate) stats: Mutex<HashMap<TableId, crate::stats::Cached>>,
     /// Next hidden row id per table without a primary key.
     pub(crate) rowids: Mutex<HashMap<TableId, u64>>,
     /// Per table: primary index id and the largest primary key the table may hold (see
@@ -375,6 +377,7 @@ impl Engine {
             wal,
             committer,
             autoinc: Mutex::new(HashMap::new()),
+            stats: Mutex::new(HashMap::new()),
             rowids: Mutex::new(HashMap::new()),
             pk_bounds: Mutex::new(HashMap::new()),
             next_txn: AtomicU64::new(1),

@@ -117,7 +117,10 @@ pub fn info_schema(
                 .iter()
                 .map(|t| {
                     let mut row = vec![s("def"), s(&t.db), s(&t.name), s("BASE TABLE")];
-                    row.extend(crate::show::table_status_cells(t));
+                    row.extend(crate::show::table_status_cells(
+                        t,
+                        sess.db.engine.table_stats(t).ok(),
+                    ));
                     row
                 })
                 .collect();
@@ -284,7 +287,8 @@ pub fn info_schema(
             }
             let mut rows = Vec::new();
             for t in tables() {
-                rows.extend(index_rows(&t).into_iter().map(|r| {
+                let stats = sess.db.engine.table_stats(&t).ok();
+                rows.extend(index_rows(&t, stats.as_ref()).into_iter().map(|r| {
                     vec![
                         s("def"),
                         s(&t.db),

@@ -71,7 +71,10 @@ impl Session {
             };
             match m.op {
                 MaintOp::Check => self.check_one(&def, m.quick, &name, &mut rows)?,
-                MaintOp::Analyze => rows.push(row(&name, m.op, "status", "OK")),
+                MaintOp::Analyze => {
+                    self.db.engine.forget_stats(def.id);
+                    rows.push(row(&name, m.op, "status", "OK"))
+                }
                 MaintOp::Optimize => {
                     let refs = vec![crate::locks::plain_ref(d, t)];
                     let locked = self.has_locked_tables();

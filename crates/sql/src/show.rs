@@ -3,6 +3,7 @@
 
 use std::sync::atomic::Ordering;
 
+use onelog_engine::TableStats;
 use onelog_engine::{ColumnDef, TableDef};
 use onelog_types::{code, Collation, ColumnType, SqlError, Value};
 
@@ -280,10 +281,15 @@ pub(crate) fn engine_rows() -> Vec<Vec<Value>> {
 
 /// SHOW INDEX rows: Table, Non_unique, Key_name, Seq_in_index, Column_name, Collation,
 /// Cardinality, Sub_part, Packed, Null, Index_type, Comment, Index_comment.
-pub(crate) fn index_rows(t: &TableDef) -> Vec<Vec<Value>> {
+pub(crate) fn index_rows(t: &TableDef, stats: Option<&TableStats>) -> Vec<Vec<Value>> {
     let mut rows = Vec::new();
-    for idx in &t.indexes {
+    for (ii, idx) in t.indexes.iter().enumerate() {
         for (i, &c) in idx.columns.iter().enumerate() {
+            let card = stats
+                .and_then(|st| st.cardinality.get(ii))
+                .and_then(|cs| cs.get(i))
+                .copied()
+                .unwrap_or(0);
             rows.push(vec![
                 s(&t.name),
                 u(!idx.unique as u64),
@@ -291,7 +297,7 @@ pub(crate) fn index_rows(t: &TableDef) -> Vec<Vec<Value>> {
                 u(i as u64 + 1),
                 s(&t.columns[c].name),
                 s("A"),
-                u(0),
+                u(card),
                 idx.prefix_lens
                     .get(i)
                     .copied()
@@ -601,7 +607,8 @@ pub fn run_show(sess: &mut Session, a: &Admin, _p: &Parsed) -> Result<QueryResul
         }
         Admin::ShowIndex { db, table } => {
             let t = table_def(sess, db, table)?;
-            let mut rows = index_rows(&t);
+            let stats = sess.db.engine.table_stats(&t).ok();
+            let mut rows = index_rows(&t, stats.as_ref());
             for r in &mut rows {
                 r.push(s("NO"));
             }
@@ -686,7 +693,7 @@ pub fn run_show(sess: &mut Session, a: &Admin, _p: &Parsed) -> Result<QueryResul
                 .tables_in(&d)
                 .map(|t| {
                     let mut row = vec![s(&t.name)];
-                    row.extend(table_status_cells(t));
+                    row.extend(table_status_cells(t, sess.db.engine.table_stats(t).ok()));
                     row.extend([u(0), s("N")]);
                     row
                 })
@@ -1129,7 +1136,11 @@ pub(crate) fn view_status_cells() -> Vec<Value> {
 /// The columns SHOW TABLE STATUS and information_schema.TABLES share, from `Engine` to
 /// `Comment`: the engine, version 10, row format, the statistics (0 or NULL: not kept), the
 /// collation, the create options and the comment.
-pub(crate) fn table_status_cells(t: &onelog_engine::TableDef) -> Vec<Value> {
+pub(crate) fn table_status_cells(
+    t: &onelog_engine::TableDef,
+    stats: Option<TableStats>,
+) -> Vec<Value> {
+    let st = stats.unwrap_or_default();
     vec![
         s(if t.engine_name.is_empty() {
             "InnoDB"
@@ -1138,13 +1149,13 @@ pub(crate) fn table_status_cells(t: &onelog_engine::TableDef) -> Vec<Value> {
         }),
         u(10),
         s("Dynamic"),
+        u(st.rows),
+        u(st.data_length.checked_div(st.rows).unwrap_or(0)),
+        u(st.data_length),
         u(0),
+        u(st.index_length),
         u(0),
-        u(0),
-        u(0),
-        u(0),
-        u(0),
-        Value::Null,
+        st.auto_increment.map(u).unwrap_or(Value::Null),
         Value::Null,
         Value::Null,
         Value::Null,
