@@ -50,7 +50,9 @@ pub mod wait;
 mod wal;
 
 pub use admin::BinlogEventRow;
-pub use catalog::{Catalog, ColumnDef, DatabaseDef, IndexDef, IndexId, TableDef, TableId};
+pub use catalog::{
+    Catalog, CheckDef, ColumnDef, DatabaseDef, IndexDef, IndexId, TableDef, TableId,
+};
 pub use check::CheckReport;
 pub use commit_order::CommitOrder;
 pub use ddl::{AlterOp, ColumnConverter, Converter, Ddl, DdlOutcome};

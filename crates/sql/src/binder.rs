@@ -184,10 +184,12 @@ pub fn unsupported(what: &str) -> SqlError {
     )
 }
 
+mod check;
 mod ddl;
 mod dml;
 pub(crate) mod joins;
 mod logic;
+mod numeric;
 mod query;
 mod returning;
 mod scalar;
@@ -197,6 +199,7 @@ mod template;
 mod types;
 mod window;
 
+pub use check::*;
 pub use ddl::*;
 pub use scalar::*;
 pub use types::*;
@@ -481,6 +484,7 @@ pub(crate) enum Clause {
     Group,
     Having,
     Set,
+    Check,
 }
 
 impl Clause {
@@ -493,6 +497,7 @@ impl Clause {
             Clause::Group => "GROUP BY",
             Clause::Having => "HAVING",
             Clause::Set => "SET",
+            Clause::Check => "CHECK",
         }
     }
 }

@@ -62,6 +62,8 @@ mod access;
 mod account_stmt;
 mod alter;
 mod binder;
+mod check_print;
+mod checks;
 mod checksum;
 mod conn_stats;
 mod database;
@@ -246,6 +248,9 @@ pub fn sql_err(code: u16, message: impl Into<String>) -> SqlError {
         1250 => "42000",
         1288 => "HY000",
         1093 => "HY000",
+        4025 => "23000",
+        1091 => "42000",
+        1826 => "HY000",
         c => sqlstate(c),
     };
     SqlError::new(code, state, message)
@@ -282,6 +287,10 @@ pub mod codes {
     pub const ER_SUM_FUNC_WITH_WINDOW_FUNC_AS_ARG: u16 = 4074;
     pub const ER_DUP_QUERY_NAME: u16 = 4004;
     pub const ER_TOO_HIGH_LEVEL_OF_NESTING_FOR_SELECT: u16 = 1473;
+    pub const ER_DUP_CONSTRAINT_NAME: u16 = 1826;
+    pub const ER_CONSTRAINT_FAILED: u16 = 4025;
+    pub const ER_GENERATED_COLUMN_FUNCTION_IS_NOT_ALLOWED: u16 = 1901;
+    pub const ER_CANT_DROP_FIELD_OR_KEY: u16 = 1091;
 }
 
 /// First of the 256 code points (U+10FF00..=U+10FFFF, supplementary private use area B)
