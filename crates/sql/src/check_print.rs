@@ -8,6 +8,7 @@
 use sqlparser::ast as sq;
 use sqlparser::dialect::MySqlDialect;
 use sqlparser::parser::Parser;
+use sqlparser::tokenizer::{Token, Tokenizer};
 
 use onelog_types::SqlError;
 
@@ -31,12 +32,26 @@ enum Prec {
     Highest = 20,
 }
 
-/// Parses a condition as SQL (the stored text, or a clause as written).
+/// Parses a stored condition (the whole text; `MOD` as an operator, as MariaDB prints it).
 pub fn parse(sql: &str) -> Result<sq::Expr, SqlError> {
-    Parser::new(&MySqlDialect {})
-        .try_with_sql(sql)
-        .and_then(|mut p| p.parse_expr())
-        .map_err(|_| crate::parser::syntax_error(sql, 0))
+    let bad = || crate::parser::syntax_error(sql, 0);
+    let tokens = Tokenizer::new(&MySqlDialect {}, sql)
+        .tokenize()
+        .map_err(|_| bad())?
+        .into_iter()
+        .map(|t| match t {
+            Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case("mod") => {
+                Token::Mod
+            }
+            t => t,
+        })
+        .collect();
+    let mut p = Parser::new(&MySqlDialect {}).with_tokens(tokens);
+    let e = p.parse_expr().map_err(|_| bad())?;
+    if p.peek_token().token != Token::EOF {
+        return Err(bad());
+    }
+    Ok(e)
 }
 
 /// The condition as MariaDB prints it.
@@ -403,5 +418,10 @@ mod tests {
         );
         assert_eq!(p("json_valid(j)"), "json_valid(`j`)");
         assert_eq!(p("(a or b) and c"), "(`a` or `b`) and `c`");
+        // The printed text parses back to the same condition.
+        let t = p("a % 2 = 0 or a div 2 < 3");
+        assert_eq!(t, "`a` MOD 2 = 0 or `a` DIV 2 < 3");
+        assert_eq!(p(&t), t);
+        assert!(parse("a > 0 b").is_err());
     }
 }
