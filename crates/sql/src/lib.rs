@@ -25,6 +25,8 @@
 //!   server's own files and `secure_file_priv`; [`Client`] is what a statement needs from
 //!   its connection (results as they come, LOCAL's file).
 //! - `maintenance` / `checksum`: CHECK, ANALYZE, OPTIMIZE, REPAIR and CHECKSUM TABLE.
+//! - `checks` / `check_print`: CHECK constraints (enforcement; MariaDB's printing of a
+//!   condition, which is also the stored text evaluated).
 //!
 //! Differences from MariaDB worth knowing:
 //! - Strings compare under MariaDB's collations: text columns default to
@@ -47,7 +49,11 @@
 //!   a row matched several times takes its values from the first joined row in onelog's
 //!   join order, which need not be MariaDB's.
 //! - The session time zone is UTC (`time_zone = '+00:00'`).
-//! - ALTER TABLE: partitions and CHECK/FOREIGN KEY enforcement are not supported;
+//! - CHECK constraints print as MariaDB prints them for the usual operators and functions;
+//!   MariaDB rewrites some conditions further (`length` to `octet_length` is done, but not
+//!   e.g. `false` to `0` inside functions or CAST's charset), and a column constraint's
+//!   text keeps the column's old name after a rename.
+//! - ALTER TABLE: partitions and FOREIGN KEY enforcement are not supported;
 //!   `ALGORITHM`/`LOCK` clauses are accepted and ignored
 //!   (every ALTER holds an exclusive metadata lock); a unique key on a TEXT column is
 //!   unique on its first 768 characters (MariaDB uses a hash of the whole value); notes
