@@ -26,6 +26,7 @@ pub mod group;
 pub mod gtid;
 pub mod redo;
 pub mod rows;
+mod rows_enum;
 pub mod stream;
 
 pub use error::{BinlogError, Result};

@@ -18,6 +18,8 @@
 //!   whole value for negative times), then the fraction; 6 bytes BE for fsp 5 and 6.
 //! - Fractions: fsp 1-2 one byte (1/100 s), 3-4 two bytes BE (1/10000 s), 5-6 three bytes BE
 //!   (microseconds).
+//! - YEAR: 1 byte, `year - 1900` (0 for year 0).
+//! - ENUM/SET (table-map type STRING) and BIT: see `rows_enum.rs`.
 
 use onelog_types::{type_code as tc, ColumnType, Date, DateTime, Decimal, Time, Value};
 
@@ -114,6 +116,8 @@ pub struct ColumnSpec {
     pub type_code: u8,
     pub meta: u16,
     pub unsigned: bool,
+    /// An ENUM/SET column's values (from the catalog): packing maps text to the number.
+    pub elems: Option<onelog_types::Elements>,
 }
 
 impl ColumnSpec {
@@ -140,16 +144,27 @@ impl ColumnSpec {
             ColumnType::Time { fsp } => (tc::TIME2, fsp.min(6) as u16),
             ColumnType::DateTime { fsp } => (tc::DATETIME2, fsp.min(6) as u16),
             ColumnType::Timestamp { fsp } => (tc::TIMESTAMP2, fsp.min(6) as u16),
+            ColumnType::Enum { elems, .. } => (
+                tc::STRING,
+                (tc::ENUM as u16) << 8 | elems.enum_pack_len() as u16,
+            ),
+            ColumnType::Set { elems, .. } => (
+                tc::STRING,
+                (tc::SET as u16) << 8 | elems.set_pack_len() as u16,
+            ),
+            ColumnType::Bit { bits } => (tc::BIT, ((bits % 8) as u16) << 8 | (bits / 8) as u16),
+            ColumnType::Year => (tc::YEAR, 0),
         };
         ColumnSpec {
             type_code,
             meta,
-            unsigned: ty.is_unsigned(),
+            unsigned: ty.is_unsigned() && !matches!(ty, ColumnType::Bit { .. } | ColumnType::Year),
+            elems: ty.elements(),
         }
     }
 
     /// For STRING columns: the real type (STRING, ENUM or SET) and the length.
-    fn string_real_type(&self) -> (u8, u16) {
+    pub(crate) fn string_real_type(&self) -> (u8, u16) {
         let b0 = (self.meta >> 8) as u8;
         let b1 = self.meta & 0xff;
         if b0 & 0x30 != 0x30 {
@@ -298,19 +313,20 @@ impl TableMap {
                     .as_ref()
                     .and_then(|u| u.get(i).copied())
                     .unwrap_or(false),
+                elems: None,
             })
             .collect()
     }
 }
 
-fn bad(spec: &ColumnSpec, v: &Value, why: &str) -> BinlogError {
+pub(crate) fn bad(spec: &ColumnSpec, v: &Value, why: &str) -> BinlogError {
     BinlogError::Value(format!(
         "{why}: value {v:?} for column type {} (meta {:#x})",
         spec.type_code, spec.meta
     ))
 }
 
-fn int_of(spec: &ColumnSpec, v: &Value) -> Result<i128> {
+pub(crate) fn int_of(spec: &ColumnSpec, v: &Value) -> Result<i128> {
     match v {
         Value::Int(i) => Ok(*i as i128),
         Value::UInt(u) => Ok(*u as i128),
@@ -621,6 +637,7 @@ pub fn pack_value(out: &mut Vec<u8>, spec: &ColumnSpec, v: &Value) -> Result<()>
             };
             pack_decimal(out, &d, (spec.meta >> 8) as u8, spec.meta as u8)?;
         }
+        tc::STRING if v.as_bytes().is_none() => crate::rows_enum::pack_enum_set(out, spec, v)?,
         tc::STRING
         | tc::VARCHAR
         | tc::VAR_STRING
@@ -635,7 +652,7 @@ pub fn pack_value(out: &mut Vec<u8>, spec: &ColumnSpec, v: &Value) -> Result<()>
                 tc::STRING => {
                     let (real, len) = spec.string_real_type();
                     if real != tc::STRING {
-                        return Err(bad(spec, v, "ENUM/SET columns are not supported"));
+                        return crate::rows_enum::pack_enum_set(out, spec, v);
                     }
                     (len as u64, if len > 255 { 2 } else { 1 })
                 }
@@ -707,6 +724,7 @@ pub fn pack_value(out: &mut Vec<u8>, spec: &ColumnSpec, v: &Value) -> Result<()>
             };
             out.push(b as u8);
         }
+        tc::BIT => crate::rows_enum::pack_bit(out, spec, v)?,
         _ => return Err(bad(spec, v, "unsupported column type")),
     }
     Ok(())

@@ -66,6 +66,7 @@ fn table(name: &str) -> TableDef {
         engine_name: String::new(),
         auto_increment_start: None,
         collation: onelog_types::Collation::Utf8mb4GeneralCi,
+        checks: Vec::new(),
     }
 }
 

@@ -64,7 +64,24 @@ pub fn implicit_default(c: &ColumnDef) -> Value {
             micro: 0,
         }),
         ColumnType::Time { .. } => Value::Time(Time::from_micros(0)),
+        // An ENUM's first value, a SET's empty set.
+        ColumnType::Enum { elems, .. } => Value::Bytes(elems.enum_text(1)),
+        ColumnType::Set { .. } => Value::Bytes(Vec::new()),
+        ColumnType::Bit { .. } | ColumnType::Year => Value::UInt(0),
     }
+}
+
+/// A CHECK constraint. Column constraints (`a INT CHECK (a > 0)`, and JSON's implicit
+/// `CHECK (json_valid(j))`) are named after their column and shown in its definition;
+/// table constraints have a name (`CONSTRAINT_n` when none was given).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CheckDef {
+    pub name: String,
+    /// The condition as MariaDB prints it (`` `a` > 0 ``), parsed again to evaluate it.
+    pub expr: String,
+    /// Whether it is a column constraint (of the column `name`).
+    #[serde(default)]
+    pub column_level: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -105,6 +122,9 @@ pub struct TableDef {
     /// [`Collation::LEGACY`] (utf8mb4_bin), like their text columns.
     #[serde(default = "Collation::legacy")]
     pub collation: Collation,
+    /// CHECK constraints: column constraints in column order, then table constraints.
+    #[serde(default)]
+    pub checks: Vec<CheckDef>,
 }
 
 impl TableDef {

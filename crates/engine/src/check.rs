@@ -350,6 +350,7 @@ mod tests {
             engine_name: "InnoDB".into(),
             auto_increment_start: None,
             collation: Collation::Utf8mb4GeneralCi,
+            checks: Vec::new(),
         };
         e.ddl(
             "d",

@@ -153,6 +153,10 @@ pub enum AlterOp {
         def: ColumnDef,
         position: Option<usize>,
     },
+    /// Adds a CHECK constraint (the SQL layer has checked the rows and the name).
+    AddCheck(crate::CheckDef),
+    /// Drops the CHECK constraint of this name.
+    DropCheck(String),
 }
 
 /// What a DDL statement did, for the OK packet.
@@ -956,10 +960,15 @@ fn plan_alter(
                 }
                 rewrite = true;
             }
+            AlterOp::AddCheck(c) => new.checks.push(c),
+            AlterOp::DropCheck(name) => new.checks.retain(|c| !c.name.eq_ignore_ascii_case(&name)),
             AlterOp::DropColumn(name) => {
                 let Some(pos) = new.column_index(&name) else {
                     return Err(EngineError::NoSuchColumn(name));
                 };
+                // The column's own constraint goes with it.
+                new.checks
+                    .retain(|c| !(c.column_level && c.name.eq_ignore_ascii_case(&name)));
                 if new.columns.len() == 1 {
                     return Err(EngineError::Other(
                         "You can't delete all columns with ALTER TABLE; use DROP TABLE instead"

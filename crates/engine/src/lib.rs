@@ -52,7 +52,8 @@ mod wal;
 
 pub use admin::BinlogEventRow;
 pub use catalog::{
-    Catalog, ColumnDef, DatabaseDef, IndexDef, IndexId, ObjectKind, StoredObject, TableDef, TableId,
+    Catalog, CheckDef, ColumnDef, DatabaseDef, IndexDef, IndexId, ObjectKind, StoredObject,
+    TableDef, TableId,
 };
 pub use check::CheckReport;
 pub use commit_order::CommitOrder;

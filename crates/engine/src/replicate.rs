@@ -12,10 +12,15 @@ use crate::scan::{KeyRange, ScanOptions};
 use crate::txn::{LockMode, Row, Txn};
 
 /// Converts logged values to the column types of the table (signedness: a binlog without
-/// optional metadata does not say which integer columns are unsigned).
+/// optional metadata does not say which integer columns are unsigned; ENUM and SET are
+/// logged as their number, kept as their text).
 pub(crate) fn conform(t: &TableDef, mut row: Row) -> Row {
     for (v, c) in row.iter_mut().zip(&t.columns) {
         *v = match (c.ty, std::mem::replace(v, Value::Null)) {
+            (ty @ (ColumnType::Enum { .. } | ColumnType::Set { .. }), Value::UInt(n)) => {
+                onelog_types::enum_set_text(&ty, n).unwrap_or(Value::Null)
+            }
+            (ColumnType::Bit { .. } | ColumnType::Year, Value::Int(i)) => Value::UInt(i as u64),
             (ColumnType::Int { unsigned: true, .. }, Value::Int(i)) => Value::UInt(i as u64),
             (
                 ColumnType::Int {

@@ -194,6 +194,23 @@ pub fn wire_type(t: &ColumnType) -> WireType {
             bin,
             BINARY | TIMESTAMP,
         ),
+        ColumnType::Enum { .. } | ColumnType::Set { .. } => {
+            let (coll, f, _) = text(false);
+            let kind = if matches!(t, ColumnType::Enum { .. }) {
+                ENUM
+            } else {
+                SET
+            };
+            w(
+                tc::STRING,
+                clamp(t.max_bytes().unwrap_or(0)),
+                0,
+                coll,
+                f | kind,
+            )
+        }
+        ColumnType::Bit { bits } => w(tc::BIT, bits as u32, 0, bin, UNSIGNED),
+        ColumnType::Year => w(tc::YEAR, 4, 0, bin, UNSIGNED | ZEROFILL | NUM),
     }
 }
 
@@ -335,6 +352,15 @@ pub fn put_text_value(buf: &mut Vec<u8>, v: &Value, w: &WireType) {
     };
     match v {
         Value::Null => buf.extend_from_slice(b"NULL"),
+        // BIT: the value's bytes, big-endian, as many as the column has bits for.
+        Value::UInt(u) if w.type_code == tc::BIT => {
+            let n = (w.length as usize).div_ceil(8).clamp(1, 8);
+            buf.extend_from_slice(&u.to_be_bytes()[8 - n..]);
+        }
+        // YEAR: four digits (`0000`).
+        Value::UInt(u) if w.type_code == tc::YEAR => {
+            buf.extend_from_slice(format!("{u:04}").as_bytes())
+        }
         Value::Int(i) => put_int_text(buf, *i < 0, i.unsigned_abs()),
         Value::UInt(u) => put_int_text(buf, false, *u),
         Value::Double(d) => {

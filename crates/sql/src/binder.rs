@@ -184,10 +184,12 @@ pub fn unsupported(what: &str) -> SqlError {
     )
 }
 
+mod check;
 mod ddl;
 mod dml;
 pub(crate) mod joins;
 mod logic;
+mod numeric;
 mod query;
 mod returning;
 mod scalar;
@@ -202,6 +204,7 @@ pub(crate) use views::{
     bind_view_query, binding_view, invalid_view, tables_checked, views_read, ViewRef,
 };
 
+pub use check::*;
 pub use ddl::*;
 pub use scalar::*;
 pub use types::*;
@@ -488,6 +491,7 @@ pub(crate) enum Clause {
     Group,
     Having,
     Set,
+    Check,
 }
 
 impl Clause {
@@ -500,6 +504,7 @@ impl Clause {
             Clause::Group => "GROUP BY",
             Clause::Having => "HAVING",
             Clause::Set => "SET",
+            Clause::Check => "CHECK",
         }
     }
 }

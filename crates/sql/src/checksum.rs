@@ -152,6 +152,7 @@ mod tests {
             engine_name: "InnoDB".into(),
             auto_increment_start: None,
             collation: Collation::DEFAULT,
+            checks: Vec::new(),
         }
     }
 

@@ -79,9 +79,9 @@ pub type GlobalHook = Box<dyn Fn(&str, &Value) + Send + Sync>;
 struct Replayer;
 
 /// A binder environment with only a catalog and a current database (recovery, bootstrap).
-struct PlainEnv {
-    db: Option<String>,
-    catalog: Arc<Catalog>,
+pub(crate) struct PlainEnv {
+    pub(crate) db: Option<String>,
+    pub(crate) catalog: Arc<Catalog>,
 }
 
 impl BindEnv for PlainEnv {

@@ -42,6 +42,8 @@ pub struct ExecCtx<'a> {
     pub strict: bool,
     /// NO_AUTO_VALUE_ON_ZERO in sql_mode.
     pub no_auto_value_on_zero: bool,
+    /// `check_constraint_checks`: CHECK constraints are enforced.
+    pub check_constraints: bool,
     pub now: DateTime,
 }
 
@@ -1064,6 +1066,7 @@ pub fn run_insert(cx: &mut ExecCtx, ins: &mut Insert) -> Result<WriteResult, Sql
     };
     let multi = input.len() > 1 || matches!(ins.source, InsertSource::Select(_));
     let auto_col = t.auto_increment_column();
+    let checks = crate::checks::TableChecks::bind(&t, cx.check_constraints)?;
     let mut res = WriteResult {
         returned: ins.returning.as_ref().map(|_| Vec::new()),
         ..Default::default()
@@ -1092,6 +1095,9 @@ pub fn run_insert(cx: &mut ExecCtx, ins: &mut Insert) -> Result<WriteResult, Sql
                     d.clone()
                 } else if col.nullable || col.auto_increment {
                     Value::Null
+                } else if let ColumnType::Enum { elems, .. } = col.ty {
+                    // A NOT NULL ENUM defaults to its first value.
+                    Value::Bytes(elems.enum_text(1))
                 } else {
                     let e = sql_err(
                         code::ER_NO_DEFAULT_FOR_FIELD,
@@ -1144,6 +1150,9 @@ pub fn run_insert(cx: &mut ExecCtx, ins: &mut Insert) -> Result<WriteResult, Sql
                 }
             }
         }
+        if !crate::checks::admit(cx, &checks, &row, ins.ignore)? {
+            continue;
+        }
         res.records += 1;
         let special = ins.ignore || ins.replace || !ins.on_dup.is_empty();
         if special {
@@ -1190,6 +1199,7 @@ pub fn run_insert(cx: &mut ExecCtx, ins: &mut Insert) -> Result<WriteResult, Sql
                         new[*c] = v.clone();
                         ctx_row[*c] = v;
                     }
+                    crate::checks::admit(cx, &checks, &new, false)?;
                     returning_row(&ins.returning, &new, &mut res.returned)?;
                     if !rows_equal(&new[..t.columns.len()], &old[..t.columns.len()]) {
                         cx.txn.update(&t, &old, new).map_err(engine_err)?;
@@ -1300,6 +1310,8 @@ pub fn run_update(cx: &mut ExecCtx, up: &mut Update) -> Result<WriteResult, SqlE
         }
     }
     targets.sort_by_key(|&si| sel.sources[si].offset);
+    let enabled = h.with_cx(|cx| cx.check_constraints);
+    let checks = crate::checks::bind_targets(sel, &targets, enabled)?;
     // First every new value is computed (so subqueries see the rows as they were before
     // the statement, as in MariaDB), then the rows are written.
     struct Pending {
@@ -1431,6 +1443,9 @@ pub fn run_update(cx: &mut ExecCtx, up: &mut Update) -> Result<WriteResult, SqlE
                             .map_err(engine_err)?;
                     }
                 }
+            }
+            if !crate::checks::admit(cx, &checks[p.si], &new, up.ignore)? {
+                return Ok(());
             }
             if let Some(k) = p.key {
                 written.insert(k, new.clone());

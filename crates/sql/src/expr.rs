@@ -21,9 +21,11 @@ pub use onelog_types::{Collation, Derivation};
 use crate::functions::Func;
 use crate::inlist::SortedList;
 
+mod coltypes;
 mod datetime;
 mod store;
 
+pub use coltypes::enum_set_number;
 pub use datetime::*;
 pub use store::*;
 
@@ -66,6 +68,9 @@ pub enum CastType {
     DateTime(u8),
     /// TIME(fsp)
     Time(u8),
+    /// The number an ENUM or SET value of this type stands for (its index or bitmap), as
+    /// numeric context reads it.
+    Number(ColumnType),
 }
 
 /// A bound expression. Column references are positions in the row being evaluated (the
@@ -1237,6 +1242,7 @@ pub fn cast(v: Value, t: CastType) -> EvalResult<Value> {
             }),
             None => Value::Null,
         },
+        CastType::Number(ty) => enum_set_number(&v, &ty),
     })
 }
 

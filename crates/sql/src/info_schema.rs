@@ -1,7 +1,8 @@
 //! The read-only `information_schema`: SCHEMATA, TABLES, COLUMNS, STATISTICS, PARTITIONS,
-//! PROCESSLIST, SESSION_VARIABLES, GLOBAL_VARIABLES, ENGINES, and the empty FILES, TRIGGERS,
-//! VIEWS, ROUTINES and EVENTS (onelog has no tablespaces, triggers, views, routines or
-//! events), built from the catalog and the server state when a statement reads them.
+//! PROCESSLIST, SESSION_VARIABLES, GLOBAL_VARIABLES, ENGINES, CHECK_CONSTRAINTS, and the
+//! empty FILES, TRIGGERS, VIEWS, ROUTINES and EVENTS (onelog has no tablespaces, triggers,
+//! views, routines or events), built from the catalog and the server state when a
+//! statement reads them.
 
 use onelog_engine::Catalog;
 use onelog_types::{ColumnType, Value};
@@ -194,6 +195,10 @@ pub fn info_schema(
                             let m = c.ty.max_bytes().unwrap_or(0);
                             (u(m), u(m))
                         }
+                        ColumnType::Enum { .. } | ColumnType::Set { .. } => {
+                            let m = c.ty.max_bytes().unwrap_or(0);
+                            (u(m / 4), u(m))
+                        }
                         _ => (Value::Null, Value::Null),
                     };
                     let (np, ns) = match c.ty {
@@ -213,6 +218,7 @@ pub fn info_schema(
                         }
                         ColumnType::Float => (u(12), Value::Null),
                         ColumnType::Double => (u(22), Value::Null),
+                        ColumnType::Bit { bits } => (u(bits as u64), Value::Null),
                         _ => (Value::Null, Value::Null),
                     };
                     let dp = match c.ty {
@@ -420,6 +426,32 @@ pub fn info_schema(
                 })
                 .collect();
             (cols, rows)
+        }
+        "CHECK_CONSTRAINTS" => {
+            let mut rows = Vec::new();
+            for t in tables() {
+                for c in &t.checks {
+                    rows.push(vec![
+                        s("def"),
+                        s(&t.db),
+                        s(&t.name),
+                        s(&c.name),
+                        s(if c.column_level { "Column" } else { "Table" }),
+                        s(&c.expr),
+                    ]);
+                }
+            }
+            (
+                text(&[
+                    "CONSTRAINT_CATALOG",
+                    "CONSTRAINT_SCHEMA",
+                    "TABLE_NAME",
+                    "CONSTRAINT_NAME",
+                    "LEVEL",
+                    "CHECK_CLAUSE",
+                ]),
+                rows,
+            )
         }
         "FILES" => (
             with_ints(

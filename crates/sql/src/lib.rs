@@ -25,6 +25,8 @@
 //!   server's own files and `secure_file_priv`; [`Client`] is what a statement needs from
 //!   its connection (results as they come, LOCAL's file).
 //! - `maintenance` / `checksum`: CHECK, ANALYZE, OPTIMIZE, REPAIR and CHECKSUM TABLE.
+//! - `checks` / `check_print`: CHECK constraints (enforcement; MariaDB's printing of a
+//!   condition, which is also the stored text evaluated).
 //!
 //! Differences from MariaDB worth knowing:
 //! - Strings compare under MariaDB's collations: text columns default to
@@ -47,7 +49,11 @@
 //!   a row matched several times takes its values from the first joined row in onelog's
 //!   join order, which need not be MariaDB's.
 //! - The session time zone is UTC (`time_zone = '+00:00'`).
-//! - ALTER TABLE: partitions and CHECK/FOREIGN KEY enforcement are not supported;
+//! - CHECK constraints print as MariaDB prints them for the usual operators and functions;
+//!   MariaDB rewrites some conditions further (`length` to `octet_length` is done, but not
+//!   e.g. `false` to `0` inside functions or CAST's charset), and a column constraint's
+//!   text keeps the column's old name after a rename.
+//! - ALTER TABLE: partitions and FOREIGN KEY enforcement are not supported;
 //!   `ALGORITHM`/`LOCK` clauses are accepted and ignored
 //!   (every ALTER holds an exclusive metadata lock); a unique key on a TEXT column is
 //!   unique on its first 768 characters (MariaDB uses a hash of the whole value); notes
@@ -62,6 +68,8 @@ mod access;
 mod account_stmt;
 mod alter;
 mod binder;
+mod check_print;
+mod checks;
 mod checksum;
 mod conn_stats;
 mod database;
@@ -248,6 +256,9 @@ pub fn sql_err(code: u16, message: impl Into<String>) -> SqlError {
         1250 => "42000",
         1288 => "HY000",
         1093 => "HY000",
+        4025 => "23000",
+        1091 => "42000",
+        1826 => "HY000",
         c => sqlstate(c),
     };
     SqlError::new(code, state, message)
@@ -284,6 +295,10 @@ pub mod codes {
     pub const ER_SUM_FUNC_WITH_WINDOW_FUNC_AS_ARG: u16 = 4074;
     pub const ER_DUP_QUERY_NAME: u16 = 4004;
     pub const ER_TOO_HIGH_LEVEL_OF_NESTING_FOR_SELECT: u16 = 1473;
+    pub const ER_DUP_CONSTRAINT_NAME: u16 = 1826;
+    pub const ER_CONSTRAINT_FAILED: u16 = 4025;
+    pub const ER_GENERATED_COLUMN_FUNCTION_IS_NOT_ALLOWED: u16 = 1901;
+    pub const ER_CANT_DROP_FIELD_OR_KEY: u16 = 1091;
 }
 
 /// First of the 256 code points (U+10FF00..=U+10FFFF, supplementary private use area B)

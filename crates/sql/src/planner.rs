@@ -627,6 +627,10 @@ fn key_len(t: &TableDef, index: usize, parts: usize) -> u64 {
             ColumnType::Time { .. } => 3,
             ColumnType::DateTime { .. } => 5,
             ColumnType::Timestamp { .. } => 4,
+            ColumnType::Year => 1,
+            ColumnType::Bit { bits } => (bits as u64).div_ceil(8),
+            ColumnType::Enum { elems, .. } => elems.enum_pack_len() as u64,
+            ColumnType::Set { elems, .. } => elems.set_pack_len() as u64,
             ColumnType::Char { .. } | ColumnType::Varchar { .. } | ColumnType::Blob { .. } => {
                 let chars = idx
                     .prefix_lens

@@ -875,6 +875,7 @@ impl Session {
                     warnings: &mut self.warnings,
                     strict: false,
                     no_auto_value_on_zero: false,
+                    check_constraints: true,
                     now: self.stmt_now,
                 };
                 executor::run_select(&mut cx, &mut sel)
@@ -1127,6 +1128,7 @@ impl Session {
         self.check_ddl_locked_tables(&ddl)?;
         self.db.count_com("Com_ddl");
         self.implicit_commit()?;
+        crate::checks::verify_existing(self, &ddl)?;
         let dropped_db = match &ddl {
             D::DropDatabase { name, .. } => Some(name.clone()),
             _ => None,

@@ -97,6 +97,7 @@ pub(crate) fn quote_default(c: &ColumnDef) -> Option<String> {
                 None
             }
         }
+        Some(Value::UInt(u)) if matches!(c.ty, ColumnType::Bit { .. }) => Some(format!("b'{u:b}'")),
         Some(v @ (Value::Int(_) | Value::UInt(_) | Value::Double(_) | Value::Decimal(_))) => {
             Some(v.to_string())
         }
@@ -167,6 +168,13 @@ pub fn create_table_sql(t: &TableDef, autoinc: Option<u64>) -> String {
         if !c.comment.is_empty() {
             l += &format!(" COMMENT '{}'", c.comment.replace('\'', "''"));
         }
+        for ck in t
+            .checks
+            .iter()
+            .filter(|k| k.column_level && k.name.eq_ignore_ascii_case(&c.name))
+        {
+            l += &format!(" CHECK ({})", ck.expr);
+        }
         lines.push(l);
     }
     for idx in &t.indexes {
@@ -190,6 +198,9 @@ pub fn create_table_sql(t: &TableDef, autoinc: Option<u64>) -> String {
         } else {
             format!("  KEY `{}` ({cols})", idx.name)
         });
+    }
+    for ck in t.checks.iter().filter(|k| !k.column_level) {
+        lines.push(format!("  CONSTRAINT `{}` CHECK ({})", ck.name, ck.expr));
     }
     let mut out = format!(
         "CREATE TABLE `{}` (\n{}\n) ENGINE=",
@@ -265,6 +276,10 @@ pub(crate) fn data_type(ty: &ColumnType) -> &'static str {
         ColumnType::Time { .. } => "time",
         ColumnType::DateTime { .. } => "datetime",
         ColumnType::Timestamp { .. } => "timestamp",
+        ColumnType::Enum { .. } => "enum",
+        ColumnType::Set { .. } => "set",
+        ColumnType::Bit { .. } => "bit",
+        ColumnType::Year => "year",
     }
 }
 

@@ -107,6 +107,7 @@ pub static VARS: &[VarDef] = &[
         "utf8mb4_general_ci",
     ),
     v("collation_database", Str, Both, false, "utf8mb4_general_ci"),
+    v("check_constraint_checks", Bool, Both, false, "1"),
     v("collation_server", Str, Both, false, "utf8mb4_general_ci"),
     v("completion_type", Str, Both, false, "NO_CHAIN"),
     v("connect_timeout", Int, Global, true, "10"),

@@ -355,6 +355,7 @@ pub(crate) fn view_table_def(
         engine_name: String::new(),
         auto_increment_start: None,
         collation: onelog_types::Collation::Utf8mb4GeneralCi,
+        checks: Vec::new(),
     }))
 }
 

@@ -94,6 +94,9 @@ fn onelog_type_code(c: &onelog_sql::ResultColumn) -> u8 {
         T::Time { .. } => 11,
         T::DateTime { .. } => 12,
         T::Timestamp { .. } => 7,
+        T::Enum { .. } | T::Set { .. } => 254,
+        T::Bit { .. } => 16,
+        T::Year => 13,
     }
 }
 
@@ -144,6 +147,23 @@ impl Backend for Embedded {
                                 }
                                 onelog_types::Value::Time(t) => {
                                     Some(format!("{t:.p$}", p = fsp(&c.ty, t.micro)))
+                                }
+                                // BIT as its bytes, YEAR in four digits, as the server
+                                // sends them.
+                                onelog_types::Value::UInt(u)
+                                    if matches!(c.ty, ColumnType::Bit { .. }) =>
+                                {
+                                    let ColumnType::Bit { bits } = c.ty else {
+                                        unreachable!()
+                                    };
+                                    let n = (bits as usize).div_ceil(8);
+                                    Some(
+                                        String::from_utf8_lossy(&u.to_be_bytes()[8 - n..])
+                                            .to_string(),
+                                    )
+                                }
+                                onelog_types::Value::UInt(u) if c.ty == ColumnType::Year => {
+                                    Some(format!("{u:04}"))
                                 }
                                 // A DOUBLE of fixed decimals (PERCENT_RANK) with them.
                                 onelog_types::Value::Double(d)

@@ -8,6 +8,7 @@
 
 pub mod collation;
 mod decimal;
+mod elements;
 mod error;
 pub mod log;
 pub mod stack;
@@ -15,6 +16,7 @@ mod time;
 
 pub use collation::{Collation, Derivation};
 pub use decimal::Decimal;
+pub use elements::Elements;
 pub use error::{code, sqlstate, SqlError};
 pub use time::{civil_from_days, days_from_civil, Date, DateTime, Time};
 
@@ -133,6 +135,24 @@ pub enum ColumnType {
     Timestamp {
         fsp: u8,
     },
+    /// ENUM('a', ...): values are the element's text (see [`Elements`]); keys and the
+    /// binlog hold the 1-based index.
+    Enum {
+        elems: Elements,
+        collation: Collation,
+    },
+    /// SET('a', ...): values are the members' text joined by `,`; keys and the binlog hold
+    /// the bitmap.
+    Set {
+        elems: Elements,
+        collation: Collation,
+    },
+    /// BIT(bits), 1..=64 bits: values are `UInt`.
+    Bit {
+        bits: u8,
+    },
+    /// YEAR (YEAR(4)): values are `UInt`, 0 or 1901..=2155.
+    Year,
 }
 
 /// Bytes per character of utf8mb4, the only text character set onelog stores.
@@ -183,8 +203,24 @@ impl ColumnType {
             | ColumnType::Blob {
                 binary, collation, ..
             } => Some(if binary { Collation::Binary } else { collation }),
+            ColumnType::Enum { collation, .. } | ColumnType::Set { collation, .. } => {
+                Some(collation)
+            }
             _ => None,
         }
+    }
+
+    /// The value list of an ENUM or SET type.
+    pub fn elements(&self) -> Option<Elements> {
+        match *self {
+            ColumnType::Enum { elems, .. } | ColumnType::Set { elems, .. } => Some(elems),
+            _ => None,
+        }
+    }
+
+    /// Whether this is an ENUM or SET type (text values with a numeric stored form).
+    pub fn is_enum_or_set(&self) -> bool {
+        matches!(self, ColumnType::Enum { .. } | ColumnType::Set { .. })
     }
 
     /// The same type with another collation (a binary type for `Collation::Binary`); other
@@ -194,6 +230,14 @@ impl ColumnType {
             ColumnType::Char { len, .. } => ColumnType::char(len, c),
             ColumnType::Varchar { len, .. } => ColumnType::varchar(len, c),
             ColumnType::Blob { len_bytes, .. } => ColumnType::text(len_bytes, c),
+            ColumnType::Enum { elems, .. } => ColumnType::Enum {
+                elems,
+                collation: c,
+            },
+            ColumnType::Set { elems, .. } => ColumnType::Set {
+                elems,
+                collation: c,
+            },
             t => t,
         }
     }
@@ -223,11 +267,17 @@ impl ColumnType {
             ColumnType::Time { .. } => TIME2,
             ColumnType::DateTime { .. } => DATETIME2,
             ColumnType::Timestamp { .. } => TIMESTAMP2,
+            ColumnType::Enum { .. } | ColumnType::Set { .. } => STRING,
+            ColumnType::Bit { .. } => BIT,
+            ColumnType::Year => YEAR,
         }
     }
 
     pub fn is_unsigned(&self) -> bool {
-        matches!(self, ColumnType::Int { unsigned: true, .. })
+        matches!(
+            self,
+            ColumnType::Int { unsigned: true, .. } | ColumnType::Bit { .. } | ColumnType::Year
+        )
     }
 
     pub fn is_binary(&self) -> bool {
@@ -242,7 +292,11 @@ impl ColumnType {
     pub fn is_string(&self) -> bool {
         matches!(
             self,
-            ColumnType::Char { .. } | ColumnType::Varchar { .. } | ColumnType::Blob { .. }
+            ColumnType::Char { .. }
+                | ColumnType::Varchar { .. }
+                | ColumnType::Blob { .. }
+                | ColumnType::Enum { .. }
+                | ColumnType::Set { .. }
         )
     }
 
@@ -254,6 +308,24 @@ impl ColumnType {
                 Some(len as u64 * per_char(binary))
             }
             ColumnType::Blob { len_bytes, .. } => Some((1u64 << (8 * len_bytes as u64)) - 1),
+            ColumnType::Enum { elems, .. } => Some(
+                elems
+                    .values()
+                    .iter()
+                    .map(|e| e.chars().count() as u64)
+                    .max()
+                    .unwrap_or(0)
+                    * UTF8MB4_MAXLEN as u64,
+            ),
+            ColumnType::Set { elems, .. } => Some(
+                (elems
+                    .values()
+                    .iter()
+                    .map(|e| e.chars().count() as u64)
+                    .sum::<u64>()
+                    + elems.len().saturating_sub(1) as u64)
+                    * UTF8MB4_MAXLEN as u64,
+            ),
             _ => None,
         }
     }
@@ -321,7 +393,36 @@ impl ColumnType {
             ColumnType::Time { fsp } => with_fsp("time", fsp),
             ColumnType::DateTime { fsp } => with_fsp("datetime", fsp),
             ColumnType::Timestamp { fsp } => with_fsp("timestamp", fsp),
+            ColumnType::Enum { elems, .. } => format!("enum({})", elems.sql_list()),
+            ColumnType::Set { elems, .. } => format!("set({})", elems.sql_list()),
+            ColumnType::Bit { bits } => format!("bit({bits})"),
+            ColumnType::Year => "year(4)".into(),
         }
+    }
+}
+
+/// The number an ENUM (1-based index, 0 for `''`) or SET (bitmap) value of column type
+/// `ty` is stored as in keys and binlog row images; None for other types.
+pub fn enum_set_number(ty: &ColumnType, v: &Value) -> Option<u64> {
+    match (ty, v) {
+        (ColumnType::Enum { elems, collation }, Value::Bytes(b)) => {
+            Some(elems.enum_number(b, *collation))
+        }
+        (ColumnType::Set { elems, collation }, Value::Bytes(b)) => {
+            Some(elems.set_number(b, *collation))
+        }
+        (ColumnType::Enum { .. } | ColumnType::Set { .. }, Value::UInt(u)) => Some(*u),
+        (ColumnType::Enum { .. } | ColumnType::Set { .. }, Value::Int(i)) => Some(*i as u64),
+        _ => None,
+    }
+}
+
+/// The text of an ENUM index or SET bitmap of column type `ty` (None for other types).
+pub fn enum_set_text(ty: &ColumnType, n: u64) -> Option<Value> {
+    match ty {
+        ColumnType::Enum { elems, .. } => Some(Value::Bytes(elems.enum_text(n))),
+        ColumnType::Set { elems, .. } => Some(Value::Bytes(elems.set_text(n))),
+        _ => None,
     }
 }
 

@@ -55,6 +55,7 @@ pub fn accounts_table() -> TableDef {
         engine_name: "InnoDB".into(),
         auto_increment_start: None,
         collation: onelog_types::Collation::Utf8mb4GeneralCi,
+        checks: Vec::new(),
     }
 }
 

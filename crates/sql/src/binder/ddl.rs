@@ -85,6 +85,44 @@ pub fn column_type(t: &sq::DataType, name: &str) -> Result<ColumnType, SqlError>
         D::Time(p, _) => ColumnType::Time {
             fsp: p.unwrap_or(0).min(6) as u8,
         },
+        // JSON is LONGTEXT utf8mb4_bin with an implicit CHECK (json_valid(col)).
+        D::JSON => ColumnType::text(4, Collation::Utf8mb4Bin),
+        D::Enum(members, None) => {
+            let mut values = Vec::with_capacity(members.len());
+            for m in members {
+                match m {
+                    sq::EnumMember::Name(s) => values.push(s.trim_end_matches(' ').to_string()),
+                    sq::EnumMember::NamedValue(..) => {
+                        return Err(unsupported("ENUM values with numbers"))
+                    }
+                }
+            }
+            enum_set_type(name, &values, false)?
+        }
+        D::Set(members) => {
+            let values: Vec<String> = members
+                .iter()
+                .map(|s| s.trim_end_matches(' ').to_string())
+                .collect();
+            enum_set_type(name, &values, true)?
+        }
+        D::Bit(n) => {
+            let bits = n.unwrap_or(1);
+            if bits > 64 {
+                return Err(err(
+                    1439,
+                    format!("Display width out of range for '{name}' (max = 64)"),
+                ));
+            }
+            ColumnType::Bit {
+                bits: bits.max(1) as u8,
+            }
+        }
+        D::Custom(n, args)
+            if name_parts(n).join(".").eq_ignore_ascii_case("year") && args.len() <= 1 =>
+        {
+            ColumnType::Year
+        }
         other => return Err(unsupported(&format!("data type {other}"))),
     };
     if let ColumnType::Varchar { len, binary, .. } | ColumnType::Char { len, binary, .. } = ty {
@@ -169,6 +207,8 @@ pub(super) struct BoundColumn {
     def: ColumnDef,
     primary: bool,
     unique: bool,
+    /// Its CHECK constraint (`CHECK (...)`, JSON's `json_valid`).
+    pub(super) checks: Vec<onelog_engine::CheckDef>,
 }
 
 /// The collation named by `CHARACTER SET cs` and/or `COLLATE name` (None when neither is
@@ -238,9 +278,20 @@ pub(super) fn bind_column(
             _ => {}
         }
     }
+    let json = matches!(c.data_type, sq::DataType::JSON);
     if ty.is_string() && !ty.is_binary() {
         let coll = charset_collation(charset.as_deref(), collation.as_deref())?;
-        ty = ty.with_collation(coll.unwrap_or(table_coll));
+        // JSON is utf8mb4_bin unless a collation is given.
+        let default = if json {
+            Collation::Utf8mb4Bin
+        } else {
+            table_coll
+        };
+        ty = ty.with_collation(coll.unwrap_or(default));
+    }
+    let mut checks = Vec::new();
+    if json {
+        checks.push(json_check(&name));
     }
     let mut def = ColumnDef {
         name: name.clone(),
@@ -288,6 +339,11 @@ pub(super) fn bind_column(
                 }
             }
             sq::ColumnOption::Comment(s) => def.comment = s.clone(),
+            sq::ColumnOption::Check(ck) if ck.name.is_none() => {
+                // A column has one constraint; a second replaces JSON's implicit one.
+                checks.clear();
+                checks.push(column_check(&name, &ck.expr));
+            }
             sq::ColumnOption::CharacterSet(_) | sq::ColumnOption::Collation(_) => {}
             sq::ColumnOption::OnUpdate(e) => {
                 let (_, now) = default_value(e, &name, &ty)?;
@@ -327,6 +383,7 @@ pub(super) fn bind_column(
         def,
         primary,
         unique,
+        checks,
     })
 }
 
@@ -575,8 +632,10 @@ pub fn bind_create_table(
     let mut columns = Vec::new();
     let mut inline_pk = Vec::new();
     let mut inline_unique = Vec::new();
+    let mut checks = Vec::new();
     for c in &ct.columns {
-        let bc = bind_column(c, opts.collation)?;
+        let mut bc = bind_column(c, opts.collation)?;
+        checks.append(&mut bc.checks);
         if columns
             .iter()
             .any(|x: &ColumnDef| ident_eq(&x.name, &bc.def.name))
@@ -613,11 +672,22 @@ pub fn bind_create_table(
         });
     }
     for c in &ct.constraints {
+        if let sq::TableConstraint::Check(ck) = c {
+            add_table_check(
+                &mut checks,
+                ck.name.as_ref().map(|n| n.value.as_str()),
+                &ck.expr,
+            )?;
+            continue;
+        }
         match constraint_index(&columns, &indexes, c)? {
             Some(idx) => {
                 if idx.primary {
                     if indexes.iter().any(|i| i.primary) {
-                        return Err(err(code::ER_MULTIPLE_PRI_KEY, "Multiple primary key defined"));
+                        return Err(err(
+                            code::ER_MULTIPLE_PRI_KEY,
+                            "Multiple primary key defined",
+                        ));
                     }
                     for &col in &idx.columns {
                         columns[col].nullable = false;
@@ -638,7 +708,7 @@ pub fn bind_create_table(
             }
             None => warnings.push(crate::sql_err(
                 code::ER_NOT_SUPPORTED_YET,
-                "onelog does not enforce FOREIGN KEY and CHECK constraints; the constraint was ignored",
+                "onelog does not enforce FOREIGN KEY constraints; the constraint was ignored",
             )),
         }
     }
@@ -654,6 +724,7 @@ pub fn bind_create_table(
         });
     }
     check_auto_key(&columns, &indexes)?;
+    order_checks(&columns, &mut checks);
     let def = TableDef {
         id: 0,
         db,
@@ -665,7 +736,14 @@ pub fn bind_create_table(
         engine_name: opts.engine,
         auto_increment_start: opts.auto_increment,
         collation: opts.collation,
+        checks,
     };
+    // Conditions must bind against the table (1054 for an unknown column).
+    let t = Arc::new(def);
+    for c in &t.checks {
+        bind_check(b.env, &t, c)?;
+    }
+    let def = Arc::unwrap_or_clone(t);
     Ok((
         Ddl::CreateTable {
             def,
@@ -684,9 +762,41 @@ pub fn bind_alter(t: &TableDef, ops: &[sq::AlterTableOperation]) -> Result<Vec<A
         idx.remove(0);
     }
     let mut out = Vec::new();
+    let mut checks = t.checks.clone();
     for op in ops {
         use sq::AlterTableOperation as A;
         match op {
+            A::AddConstraint {
+                constraint: sq::TableConstraint::Check(ck),
+                ..
+            } => {
+                add_table_check(
+                    &mut checks,
+                    ck.name.as_ref().map(|n| n.value.as_str()),
+                    &ck.expr,
+                )?;
+                out.push(AlterOp::AddCheck(checks.last().expect("added").clone()));
+            }
+            A::DropConstraint {
+                name, if_exists, ..
+            } if checks.iter().any(|c| ident_eq(&c.name, &name.value))
+                || !idx.iter().any(|i| ident_eq(&i.name, &name.value)) =>
+            {
+                if !checks.iter().any(|c| ident_eq(&c.name, &name.value)) {
+                    if *if_exists {
+                        continue;
+                    }
+                    return Err(err(
+                        crate::codes::ER_CANT_DROP_FIELD_OR_KEY,
+                        format!(
+                            "Can't DROP CONSTRAINT `{}`; check that it exists",
+                            name.value
+                        ),
+                    ));
+                }
+                checks.retain(|c| !ident_eq(&c.name, &name.value));
+                out.push(AlterOp::DropCheck(name.value.clone()));
+            }
             A::AddConstraint { constraint, .. } => {
                 let Some(i) = constraint_index(&cols, &idx, constraint)? else {
                     continue;
@@ -753,6 +863,10 @@ pub fn bind_alter(t: &TableDef, ops: &[sq::AlterTableOperation]) -> Result<Vec<A
                     def: bc.def.clone(),
                     position: pos,
                 });
+                for c in &bc.checks {
+                    checks.push(c.clone());
+                    out.push(AlterOp::AddCheck(c.clone()));
+                }
                 column_keys(&bc, p, &mut idx, &mut out)?;
             }
             A::DropColumn {

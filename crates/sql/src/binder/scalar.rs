@@ -192,6 +192,7 @@ impl<'a> Binder<'a> {
                     O::Regexp => return Ok(Expr::Regexp(l, r, false)),
                     other => return Err(unsupported(&format!("operator {other}"))),
                 };
+                let (l, r) = self.numeric_operands(o, l, r);
                 let coll = self.agg_coll(&[&l, &r]);
                 Expr::Bin(o, l, r, coll)
             }
@@ -233,6 +234,7 @@ impl<'a> Binder<'a> {
                     self.sub(low, clause)?,
                     self.sub(high, clause)?,
                 );
+                let a = self.numeric_subject(a, &[&l, &h]);
                 let coll = self.agg_coll(&[&a, &l, &h]);
                 Expr::Between(a, l, h, *negated, coll)
             }
@@ -299,6 +301,7 @@ impl<'a> Binder<'a> {
                 for x in list {
                     l.push(self.bind_expr(x, clause)?);
                 }
+                let a = self.numeric_subject(a, &l.iter().collect::<Vec<_>>());
                 let coll = self.agg_coll(&std::iter::once(&*a).chain(&l).collect::<Vec<_>>());
                 match sorted_list(&l, coll) {
                     Some(list) => Expr::InSorted(a, Arc::new(list), *negated),

@@ -268,6 +268,14 @@ pub fn coerce(v: Value, ty: &ColumnType) -> Value {
             other => expr::cast(other, expr::CastType::DateTime(6)).unwrap_or(Value::Null),
         },
         ColumnType::Time { .. } => expr::cast(v, expr::CastType::Time(6)).unwrap_or(Value::Null),
+        ColumnType::Enum { .. } | ColumnType::Set { .. } => match v {
+            Value::Bytes(_) => v,
+            other => Value::Bytes(expr::to_string(&other).into_bytes()),
+        },
+        ColumnType::Bit { .. } | ColumnType::Year => match v {
+            Value::UInt(_) => v,
+            other => Value::UInt(expr::to_i64(&other) as u64),
+        },
     }
 }
 

@@ -288,6 +288,14 @@ impl<'a> Binder<'a> {
                     CastType::Date => ColumnType::Date,
                     CastType::DateTime(fsp) => ColumnType::DateTime { fsp: *fsp },
                     CastType::Time(fsp) => ColumnType::Time { fsp: *fsp },
+                    CastType::Number(t) => ColumnType::Int {
+                        bytes: if matches!(t, ColumnType::Set { .. }) {
+                            8
+                        } else {
+                            2
+                        },
+                        unsigned: true,
+                    },
                 },
                 true,
             ),
@@ -394,6 +402,11 @@ pub fn display_len(ty: &ColumnType) -> u32 {
         ColumnType::DateTime { fsp } | ColumnType::Timestamp { fsp } => {
             19 + if fsp > 0 { fsp as u32 + 1 } else { 0 }
         }
+        ColumnType::Enum { .. } | ColumnType::Set { .. } => {
+            ty.max_bytes().unwrap_or(0).min(u32::MAX as u64) as u32
+        }
+        ColumnType::Bit { bits } => bits as u32,
+        ColumnType::Year => 4,
     }
 }
 
@@ -461,6 +474,15 @@ pub(super) fn is_numeric_ty(t: &ColumnType) -> bool {
 /// Combines two types for arithmetic results.
 pub(super) fn arith_type(a: ColumnType, b: ColumnType, op: BinOp) -> ColumnType {
     use ColumnType::*;
+    // YEAR and BIT compute as unsigned integers.
+    let int_view = |t: ColumnType| match t {
+        Year | Bit { .. } => Int {
+            bytes: 8,
+            unsigned: true,
+        },
+        t => t,
+    };
+    let (a, b) = (int_view(a), int_view(b));
     match (a, b) {
         (Float | Double, _) | (_, Float | Double) => Double,
         _ if !is_numeric_ty(&a) || !is_numeric_ty(&b) => Double,

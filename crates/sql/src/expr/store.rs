@@ -325,6 +325,9 @@ pub fn convert_for_column(v: &Value, ty: &ColumnType) -> Result<Value, (ConvIssu
                 None => Err((ConvIssue::BadValue, Value::Time(Time::from_micros(0)))),
             }
         }
+        ColumnType::Enum { .. } | ColumnType::Set { .. } => coltypes::convert_enum_set(v, ty),
+        ColumnType::Bit { bits } => coltypes::convert_bit(v, bits),
+        ColumnType::Year => coltypes::convert_year(v),
     }
 }
 
@@ -354,6 +357,13 @@ pub(super) fn int_value(n: i128, ty: &ColumnType) -> Value {
 pub fn exact_key(v: &Value, ty: &ColumnType) -> Option<Value> {
     match (ty, v) {
         (_, Value::Null) => None,
+        (
+            ColumnType::Enum { .. }
+            | ColumnType::Set { .. }
+            | ColumnType::Bit { .. }
+            | ColumnType::Year,
+            _,
+        ) => coltypes::exact_key_coltype(v, ty),
         (ColumnType::Int { .. }, Value::Int(_) | Value::UInt(_)) => {
             let (lo, hi) = ty.int_range()?;
             let n = to_i128(v);

@@ -95,6 +95,7 @@ struct Loader<'p> {
     /// Each column's value before the line is read (MariaDB's default record).
     defaults: Vec<Value>,
     auto_col: Option<usize>,
+    checks: Option<crate::checks::TableChecks>,
 }
 
 impl Loader<'_> {
@@ -212,6 +213,7 @@ pub fn run<R: Read>(
         },
         defaults: default_row(cx, &t),
         auto_col: t.auto_increment_column(),
+        checks: crate::checks::TableChecks::bind(&t, cx.check_constraints)?,
     };
     let ncols = t.columns.len();
     let mut skip = plan.skip_rows;
@@ -363,6 +365,10 @@ fn write_record(cx: &mut ExecCtx, ld: &mut Loader, mut row: Vec<Value>) -> Resul
                     .map_err(engine_err)?;
             }
         }
+    }
+    if !crate::checks::admit(cx, &ld.checks, &row, ld.plan.ignore)? {
+        ld.out.warnings += 1;
+        return Ok(());
     }
     match ld.plan.dup {
         LoadDup::Replace => loop {

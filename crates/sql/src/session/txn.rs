@@ -99,6 +99,9 @@ impl Session {
         let mode = self.sql_mode();
         let strict = mode.contains("STRICT_TRANS_TABLES") || mode.contains("STRICT_ALL_TABLES");
         let no_auto_value_on_zero = mode.contains("NO_AUTO_VALUE_ON_ZERO");
+        let check_constraints = self
+            .get_var(None, "check_constraint_checks")
+            .map_or(true, |v| crate::expr::truth(&v) != Some(false));
         let stmt_now = self.stmt_now;
         self.ensure_txn();
         let txn = self.txn.as_mut().unwrap();
@@ -124,6 +127,7 @@ impl Session {
                 warnings: &mut self.warnings,
                 strict,
                 no_auto_value_on_zero,
+                check_constraints,
                 now: stmt_now,
             };
             f(&mut cx)
