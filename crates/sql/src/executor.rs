@@ -44,6 +44,8 @@ pub struct ExecCtx<'a> {
     pub no_auto_value_on_zero: bool,
     /// `check_constraint_checks`: CHECK constraints are enforced.
     pub check_constraints: bool,
+    /// CHECK OPTION conditions of the views the statement writes through.
+    pub view_checks: &'a [crate::checks::ViewCheck],
     pub now: DateTime,
 }
 
@@ -1066,7 +1068,7 @@ pub fn run_insert(cx: &mut ExecCtx, ins: &mut Insert) -> Result<WriteResult, Sql
     };
     let multi = input.len() > 1 || matches!(ins.source, InsertSource::Select(_));
     let auto_col = t.auto_increment_column();
-    let checks = crate::checks::TableChecks::bind(&t, cx.check_constraints)?;
+    let checks = crate::checks::TableChecks::bind(&t, cx.check_constraints, cx.view_checks)?;
     let mut res = WriteResult {
         returned: ins.returning.as_ref().map(|_| Vec::new()),
         ..Default::default()
@@ -1310,8 +1312,8 @@ pub fn run_update(cx: &mut ExecCtx, up: &mut Update) -> Result<WriteResult, SqlE
         }
     }
     targets.sort_by_key(|&si| sel.sources[si].offset);
-    let enabled = h.with_cx(|cx| cx.check_constraints);
-    let checks = crate::checks::bind_targets(sel, &targets, enabled)?;
+    let (enabled, views) = h.with_cx(|cx| (cx.check_constraints, cx.view_checks.to_vec()));
+    let checks = crate::checks::bind_targets(sel, &targets, enabled, &views)?;
     // First every new value is computed (so subqueries see the rows as they were before
     // the statement, as in MariaDB), then the rows are written.
     struct Pending {

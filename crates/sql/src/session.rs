@@ -124,6 +124,8 @@ pub struct Session {
     /// Tables a statement may use without privileges of its own: those of the
     /// `SQL SECURITY DEFINER` views it writes through (see `view_dml.rs`).
     pub(crate) view_base_ok: Vec<(String, String)>,
+    /// CHECK OPTION conditions of the views the statement writes through.
+    pub(crate) view_checks: Vec<crate::checks::ViewCheck>,
     stmt_now: DateTime,
     /// `SET TIMESTAMP`: NOW() of every statement until reset (replication applies a
     /// statement at its primary's time).
@@ -293,6 +295,7 @@ impl Session {
             next_isolation: None,
             internal: false,
             view_base_ok: Vec::new(),
+            view_checks: Vec::new(),
             stmt_now: now(),
             fixed_now: None,
             params: Vec::new(),
@@ -332,6 +335,7 @@ impl Session {
             next_isolation: None,
             internal: true,
             view_base_ok: Vec::new(),
+            view_checks: Vec::new(),
             stmt_now: now(),
             fixed_now: None,
             params: Vec::new(),
@@ -794,6 +798,7 @@ impl Session {
             self.warnings.clear();
         }
         self.view_base_ok.clear();
+        self.view_checks.clear();
         let r = match &p.stmt {
             Stmt::Admin(Admin::CreateView(v)) => self.create_view(v),
             Stmt::Admin(Admin::DropView { names, if_exists }) => {
@@ -876,6 +881,7 @@ impl Session {
                     strict: false,
                     no_auto_value_on_zero: false,
                     check_constraints: true,
+                    view_checks: &[],
                     now: self.stmt_now,
                 };
                 executor::run_select(&mut cx, &mut sel)

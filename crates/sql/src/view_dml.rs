@@ -61,6 +61,8 @@ struct Merge {
     /// Each view column's name and expression over the table.
     columns: Vec<(String, sq::Expr)>,
     filter: Option<sq::Expr>,
+    /// NONE, CASCADED or LOCAL.
+    check_option: String,
 }
 
 impl Merge {
@@ -184,6 +186,7 @@ impl Session {
             base: (base_db, table),
             columns: names.into_iter().zip(exprs).collect(),
             filter: s.selection.clone(),
+            check_option: def.check_option.clone(),
         }))
     }
 
@@ -225,18 +228,59 @@ impl Session {
         stmt: &sq::Statement,
     ) -> Result<Option<sq::Statement>, SqlError> {
         let mut out: Option<sq::Statement> = None;
-        for _ in 0..MAX_UNFOLD {
+        // CHECK OPTION: the first view written through decides. LOCAL checks its own WHERE,
+        // CASCADED also those of the views under it (MariaDB). Each condition is carried
+        // down to the table as the views unfold: (view, condition, what it reads).
+        let mut cascaded = false;
+        // A failed check names the view written through.
+        let mut first = String::new();
+        let mut checks: Vec<(String, sq::Expr, (String, String))> = Vec::new();
+        for depth in 0..MAX_UNFOLD {
             let cur = out.as_ref().unwrap_or(stmt);
+            let writes_rows = !matches!(cur, sq::Statement::Delete(_));
             let next = match cur {
-                sq::Statement::Update(u) => self.unfold_update(u)?.map(sq::Statement::Update),
-                sq::Statement::Delete(d) => self.unfold_delete(d)?.map(sq::Statement::Delete),
-                sq::Statement::Insert(i) => self.unfold_insert(i)?.map(sq::Statement::Insert),
+                sq::Statement::Update(u) => self
+                    .unfold_update(u)?
+                    .map(|(s, m)| (sq::Statement::Update(s), m)),
+                sq::Statement::Delete(d) => self
+                    .unfold_delete(d)?
+                    .map(|(s, m)| (sq::Statement::Delete(s), m)),
+                sq::Statement::Insert(i) => self
+                    .unfold_insert(i)?
+                    .map(|(s, m)| (sq::Statement::Insert(s), m)),
                 _ => None,
             };
-            match next {
-                Some(s) => out = Some(s),
-                None => return Ok(out),
+            let Some((s, m)) = next else {
+                for (view, mut cond, (db, table)) in checks {
+                    unqualify(&mut cond);
+                    self.view_checks.push(crate::checks::ViewCheck {
+                        db,
+                        table,
+                        view,
+                        cond: cond.to_string(),
+                    });
+                }
+                return Ok(out);
+            };
+            for (_, cond, reads) in checks.iter_mut() {
+                if *reads == (m.db.clone(), m.name.clone()) {
+                    substitute(cond, &m, &m.name);
+                    *reads = m.base.clone();
+                }
             }
+            if depth == 0 {
+                cascaded = m.check_option == "CASCADED";
+                first = format!("`{}`.`{}`", m.db, m.name);
+            }
+            let checked = if depth == 0 {
+                m.check_option != "NONE"
+            } else {
+                cascaded
+            };
+            if let (true, true, Some(cond)) = (writes_rows, checked, &m.filter) {
+                checks.push((first.clone(), cond.clone(), m.base.clone()));
+            }
+            out = Some(s);
         }
         Err(sql_err(
             code::ER_VIEW_RECURSIVE,
@@ -257,7 +301,7 @@ impl Session {
         Ok((d, t))
     }
 
-    fn unfold_update(&mut self, u: &sq::Update) -> Result<Option<sq::Update>, SqlError> {
+    fn unfold_update(&mut self, u: &sq::Update) -> Result<Option<(sq::Update, Merge)>, SqlError> {
         let sq::TableFactor::Table { name, alias, .. } = &u.table.relation else {
             return Ok(None);
         };
@@ -283,10 +327,10 @@ impl Session {
         for o in &mut out.order_by {
             substitute(&mut o.expr, &m, &qual);
         }
-        Ok(Some(out))
+        Ok(Some((out, m)))
     }
 
-    fn unfold_delete(&mut self, d: &sq::Delete) -> Result<Option<sq::Delete>, SqlError> {
+    fn unfold_delete(&mut self, d: &sq::Delete) -> Result<Option<(sq::Delete, Merge)>, SqlError> {
         let from = match &d.from {
             sq::FromTable::WithFromKeyword(f) | sq::FromTable::WithoutKeyword(f) => f,
         };
@@ -318,10 +362,10 @@ impl Session {
         for o in &mut out.order_by {
             substitute(&mut o.expr, &m, &qual);
         }
-        Ok(Some(out))
+        Ok(Some((out, m)))
     }
 
-    fn unfold_insert(&mut self, i: &sq::Insert) -> Result<Option<sq::Insert>, SqlError> {
+    fn unfold_insert(&mut self, i: &sq::Insert) -> Result<Option<(sq::Insert, Merge)>, SqlError> {
         let sq::TableObject::TableName(name) = &i.table else {
             return Ok(None);
         };
@@ -388,7 +432,7 @@ impl Session {
                 substitute(&mut a.value, &m, &t);
             }
         }
-        Ok(Some(out))
+        Ok(Some((out, m)))
     }
 }
 
@@ -414,6 +458,34 @@ fn with_filter(selection: Option<sq::Expr>, m: &Merge, qual: &str) -> Option<sq:
         }),
         (a, b) => a.or(b),
     }
+}
+
+/// `e` with its column names unqualified (a CHECK OPTION condition is evaluated over the
+/// view's one table).
+fn unqualify(e: &mut sq::Expr) {
+    struct U(usize);
+    impl VisitorMut for U {
+        type Break = ();
+        fn pre_visit_query(&mut self, _q: &mut sq::Query) -> ControlFlow<()> {
+            self.0 += 1;
+            ControlFlow::Continue(())
+        }
+        fn post_visit_query(&mut self, _q: &mut sq::Query) -> ControlFlow<()> {
+            self.0 -= 1;
+            ControlFlow::Continue(())
+        }
+        fn post_visit_expr(&mut self, e: &mut sq::Expr) -> ControlFlow<()> {
+            if self.0 == 0 {
+                if let sq::Expr::CompoundIdentifier(parts) = e {
+                    if let Some(last) = parts.last().cloned() {
+                        *e = sq::Expr::Identifier(last);
+                    }
+                }
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let _ = e.visit(&mut U(0));
 }
 
 /// Replaces the view's columns in `e` (by name, or qualified by `qual`, the name the

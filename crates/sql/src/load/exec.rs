@@ -213,7 +213,7 @@ pub fn run<R: Read>(
         },
         defaults: default_row(cx, &t),
         auto_col: t.auto_increment_column(),
-        checks: crate::checks::TableChecks::bind(&t, cx.check_constraints)?,
+        checks: crate::checks::TableChecks::bind(&t, cx.check_constraints, &[])?,
     };
     let ncols = t.columns.len();
     let mut skip = plan.skip_rows;

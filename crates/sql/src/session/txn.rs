@@ -128,6 +128,7 @@ impl Session {
                 strict,
                 no_auto_value_on_zero,
                 check_constraints,
+                view_checks: &self.view_checks,
                 now: stmt_now,
             };
             f(&mut cx)
