@@ -141,6 +141,11 @@ impl DdlReplayer for Replayer {
         if let Stmt::Admin(parser::Admin::TableMaint(_)) = &parsed.stmt {
             return engine.ddl_replay(db, sql, onelog_engine::Ddl::LogOnly);
         }
+        if let Stmt::Admin(parser::Admin::Routine(r)) = &parsed.stmt {
+            let ddl = crate::routines::replay_ddl(r, db, &engine.catalog())
+                .map_err(|e| EngineError::Other(e.message))?;
+            return engine.ddl_replay(db, sql, ddl);
+        }
         let Stmt::Sql(stmt) = parsed.stmt else {
             return Err(EngineError::Other(format!("not a DDL statement: {sql}")));
         };

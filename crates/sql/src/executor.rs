@@ -42,6 +42,20 @@ pub struct ExecCtx<'a> {
     /// NO_AUTO_VALUE_ON_ZERO in sql_mode.
     pub no_auto_value_on_zero: bool,
     pub now: DateTime,
+    /// Runs the stored functions the statement calls (the session).
+    pub host: Option<&'a mut dyn RoutineHost>,
+}
+
+/// What runs a stored function for an expression: the session, lent the statement's
+/// transaction and warnings for the call.
+pub trait RoutineHost {
+    fn call_function(
+        &mut self,
+        f: &crate::routines::FnRef,
+        args: Vec<Value>,
+        txn: &mut Txn,
+        warnings: &mut Vec<SqlError>,
+    ) -> Result<Value, SqlError>;
 }
 
 pub fn engine_err(e: EngineError) -> SqlError {

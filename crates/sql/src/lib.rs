@@ -77,6 +77,7 @@ mod maintenance;
 mod planner;
 mod prepared_count;
 mod replication;
+mod routines;
 mod server_admin;
 mod session;
 mod shape;

@@ -11,6 +11,12 @@ use crate::executor::{engine_err, ExecCtx};
 
 impl Session {
     pub(crate) fn commit_txn(&mut self) -> Result<(), SqlError> {
+        if self.sp.in_stmt > 0 {
+            return Err(crate::sql_err(
+                1422,
+                "Explicit or implicit commit is not allowed in stored function or trigger",
+            ));
+        }
         // A commit with changes waits while another session holds the global read lock
         // (FLUSH TABLES WITH READ LOCK); if the wait fails the transaction stays open.
         let _pass = match &self.txn {
@@ -100,10 +106,20 @@ impl Session {
         let strict = mode.contains("STRICT_TRANS_TABLES") || mode.contains("STRICT_ALL_TABLES");
         let no_auto_value_on_zero = mode.contains("NO_AUTO_VALUE_ON_ZERO");
         let stmt_now = self.stmt_now;
+        // Inside a stored function or trigger the statement is part of the one that called
+        // it: no statement boundary, commit or rollback of its own.
+        let nested = self.sp.in_stmt > 0;
         self.ensure_txn();
-        let txn = self.txn.as_mut().unwrap();
-        txn.statement_begin();
+        let mut txn = self.txn.take().unwrap();
+        if !nested {
+            txn.statement_begin();
+        }
+        let mut warnings = std::mem::take(&mut self.warnings);
+        let control = self.control.clone();
+        let host: &mut dyn crate::executor::RoutineHost = self;
+        let txn_ref = &mut txn;
         let mut result = (|| {
+            let txn = txn_ref;
             for ((d, t), covered) in tables.iter().zip(covered) {
                 if d.eq_ignore_ascii_case("information_schema") {
                     continue;
@@ -120,14 +136,21 @@ impl Session {
             }
             let mut cx = ExecCtx {
                 txn,
-                interrupt: &self.control.interrupt,
-                warnings: &mut self.warnings,
+                interrupt: &control.interrupt,
+                warnings: &mut warnings,
                 strict,
                 no_auto_value_on_zero,
                 now: stmt_now,
+                host: Some(host),
             };
             f(&mut cx)
         })();
+        self.txn = Some(txn);
+        warnings.append(&mut self.warnings);
+        self.warnings = warnings;
+        if nested {
+            return result;
+        }
         let autocommit = self.autocommit() && !self.in_explicit;
         match &result {
             Ok(_) => {
