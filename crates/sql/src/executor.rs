@@ -42,20 +42,8 @@ pub struct ExecCtx<'a> {
     /// NO_AUTO_VALUE_ON_ZERO in sql_mode.
     pub no_auto_value_on_zero: bool,
     pub now: DateTime,
-    /// Runs the stored functions the statement calls (the session).
-    pub host: Option<&'a mut dyn RoutineHost>,
-}
-
-/// What runs a stored function for an expression: the session, lent the statement's
-/// transaction and warnings for the call.
-pub trait RoutineHost {
-    fn call_function(
-        &mut self,
-        f: &crate::routines::FnRef,
-        args: Vec<Value>,
-        txn: &mut Txn,
-        warnings: &mut Vec<SqlError>,
-    ) -> Result<Value, SqlError>;
+    /// Runs the stored functions and triggers of the statement (the session).
+    pub host: Option<&'a mut dyn crate::routines::RoutineHost>,
 }
 
 pub fn engine_err(e: EngineError) -> SqlError {
@@ -1245,7 +1233,7 @@ pub fn run_insert(cx: &mut ExecCtx, ins: &mut Insert) -> Result<WriteResult, Sql
             }
         }
         returning_row(&ins.returning, &row, &mut res.returned)?;
-        cx.txn.insert(&t, row).map_err(engine_err)?;
+        crate::routines::trigger::insert(cx, &t, row)?;
         res.affected += 1;
     }
     if multi {
@@ -1445,7 +1433,7 @@ pub fn run_update(cx: &mut ExecCtx, up: &mut Update) -> Result<WriteResult, SqlE
             if let Some(k) = p.key {
                 written.insert(k, new.clone());
             }
-            cx.txn.update(t, &old, new).map_err(engine_err)
+            crate::routines::trigger::update(cx, t, &old, new)
         })?;
         changed += 1;
     }
@@ -1480,7 +1468,7 @@ pub fn run_delete(cx: &mut ExecCtx, del: &mut Delete) -> Result<WriteResult, Sql
                 continue;
             }
             returning_row(&del.returning, r, &mut returned)?;
-            h.with_cx(|cx| cx.txn.delete(t, &part.to_vec()).map_err(engine_err))?;
+            h.with_cx(|cx| crate::routines::trigger::delete(cx, t, &part.to_vec()))?;
             deleted += 1;
         }
     }

@@ -128,6 +128,8 @@ struct Compiler<'a> {
     labels: Vec<(String, bool)>,
     /// Inside a handler's body (RESIGNAL is allowed).
     in_handler: usize,
+    /// An AFTER trigger (NEW is read-only).
+    after: bool,
 }
 
 /// The type of a declared variable or parameter from its text.
@@ -157,6 +159,20 @@ pub fn compile(
     kind: ObjectKind,
     params: &[(String, ColumnType)],
 ) -> Result<Program, SqlError> {
+    compile_as(body, kind, params, false)
+}
+
+/// [`compile`] for a trigger; `after`: an AFTER trigger.
+pub fn compile_trigger(body: &str, after: bool) -> Result<Program, SqlError> {
+    compile_as(body, ObjectKind::Trigger, &[], after)
+}
+
+fn compile_as(
+    body: &str,
+    kind: ObjectKind,
+    params: &[(String, ColumnType)],
+    after: bool,
+) -> Result<Program, SqlError> {
     let toks = tokenize(body)?;
     let mut cp = Compiler {
         c: Cur::new(body, &toks),
@@ -174,6 +190,7 @@ pub fn compile(
         cursors: 0,
         labels: vec![],
         in_handler: 0,
+        after,
     };
     let body = cp.statement()?;
     cp.c.tok(&Token::SemiColon);
@@ -370,6 +387,12 @@ impl Compiler<'_> {
             && t.is_word("NEW")
             && self.c.peek_at(1).is_some_and(|n| n.token == Token::Period)
         {
+            if self.after {
+                return Err(sql_err(
+                    1362,
+                    "Updating of NEW row is not allowed in after trigger",
+                ));
+            }
             self.c.i += 2;
             return Ok(Target::NewCol(self.c.ident()?));
         }

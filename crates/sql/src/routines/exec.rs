@@ -831,7 +831,31 @@ pub(crate) fn with_statement<T>(
     r
 }
 
-impl crate::executor::RoutineHost for Session {
+impl super::RoutineHost for Session {
+    fn fire_triggers(
+        &mut self,
+        _t: &onelog_engine::TableDef,
+        trg: &[super::trigger::Trigger],
+        row: RowCtx,
+        txn: &mut Txn,
+        warnings: &mut Vec<SqlError>,
+    ) -> Result<Option<Vec<Value>>, SqlError> {
+        let mut row = row;
+        for t in trg {
+            let key = format!("{}.{}", t.db, t.name);
+            let r = with_statement(self, txn, warnings, key, |s| {
+                let mut it = Interp::new(s, &t.prog, vec![], None, None);
+                it.row = Some(row.clone());
+                it.run()?;
+                Ok(it.row.take())
+            })?;
+            if let Some(r) = r {
+                row = r;
+            }
+        }
+        Ok(row.new)
+    }
+
     fn call_function(
         &mut self,
         f: &FnRef,

@@ -69,6 +69,28 @@ pub struct TriggerDef {
     pub tail: String,
 }
 
+/// What runs stored functions and triggers for a statement: the session, lent the
+/// statement's transaction and warnings for the call.
+pub trait RoutineHost {
+    fn call_function(
+        &mut self,
+        f: &FnRef,
+        args: Vec<Value>,
+        txn: &mut onelog_engine::Txn,
+        warnings: &mut Vec<SqlError>,
+    ) -> Result<Value, SqlError>;
+
+    /// Runs the triggers of `t` for one row; returns NEW as BEFORE triggers left it.
+    fn fire_triggers(
+        &mut self,
+        t: &onelog_engine::TableDef,
+        trg: &[trigger::Trigger],
+        row: trigger::RowCtx,
+        txn: &mut onelog_engine::Txn,
+        warnings: &mut Vec<SqlError>,
+    ) -> Result<Option<Vec<Value>>, SqlError>;
+}
+
 /// Per-session state of running programs.
 #[derive(Default)]
 pub(crate) struct SpState {
@@ -80,6 +102,9 @@ pub(crate) struct SpState {
     pub running: Vec<String>,
     /// Procedures running, by `db.name` (recursion up to `max_sp_recursion_depth`).
     pub procs: Vec<String>,
+    /// Tables used by the statements that called the running functions and triggers
+    /// (they may not write them: 1442).
+    pub in_use: Vec<(String, String)>,
 }
 
 /// A stored function an expression calls.
@@ -116,6 +141,20 @@ pub(crate) fn program(kind: ObjectKind, def: &RoutineDef) -> Result<Arc<Program>
         c.clear();
     }
     c.insert(key, prog.clone());
+    Ok(prog)
+}
+
+/// The compiled body of a trigger.
+pub(crate) fn trigger_program(def: &TriggerDef) -> Result<Arc<Program>, SqlError> {
+    let key = (
+        ObjectKind::Trigger,
+        format!("{}\u{0}{}", def.timing, def.body),
+    );
+    if let Some(p) = cache().lock().get(&key) {
+        return Ok(p.clone());
+    }
+    let prog = Arc::new(compile::compile_trigger(&def.body, def.timing == "AFTER")?);
+    cache().lock().insert(key, prog.clone());
     Ok(prog)
 }
 
@@ -471,4 +510,25 @@ pub(crate) fn calls_functions(sel: &crate::binder::Select) -> bool {
         })
     });
     found
+}
+
+/// Error 1442: a function or trigger writes a table the statement that called it uses.
+pub(crate) fn check_in_use(
+    s: &crate::Session,
+    written: &[(String, String)],
+) -> Result<(), SqlError> {
+    if s.sp.in_stmt == 0 {
+        return Ok(());
+    }
+    for (d, t) in written {
+        if s.sp.in_use.iter().any(|(a, b)| a == d && b == t) {
+            return Err(sql_err(
+                1442,
+                format!(
+                    "Can't update table '{t}' in stored function/trigger because it is already used by statement which invoked this stored function/trigger"
+                ),
+            ));
+        }
+    }
+    Ok(())
 }

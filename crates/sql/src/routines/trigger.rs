@@ -3,11 +3,12 @@
 
 use std::sync::Arc;
 
-use onelog_engine::{Catalog, Ddl, ObjectKind, StoredObject};
+use onelog_engine::{Catalog, Ddl, ObjectKind, StoredObject, TableDef};
 use onelog_types::{ColumnType, SqlError, Value};
 
 use super::parse::CreateTrigger;
 use super::{convert, quote, TriggerDef};
+use crate::executor::{engine_err, ExecCtx};
 use crate::sql_err;
 
 pub(crate) fn decode(obj: &StoredObject) -> Result<TriggerDef, SqlError> {
@@ -137,7 +138,7 @@ pub(crate) fn ddl_of(
         tail: t.tail.clone(),
     };
     // The body must compile.
-    super::compile::compile(&def.body, ObjectKind::Trigger, &[])?;
+    super::compile::compile_trigger(&def.body, def.timing == "AFTER")?;
     let head = if t.or_replace { "OR REPLACE " } else { "" };
     let text = format!(
         "CREATE {head}DEFINER={}@{} {}",
@@ -214,4 +215,103 @@ impl RowCtx {
             None => Err(sql_err(1363, "There is no NEW row in on DELETE trigger")),
         }
     }
+}
+
+/// A trigger ready to run.
+pub(crate) struct Trigger {
+    pub db: String,
+    pub name: String,
+    pub prog: Arc<super::Program>,
+}
+
+/// Runs the BEFORE or AFTER triggers of `t` for `event` on one row; returns NEW as the
+/// BEFORE triggers left it (`new` unchanged when there are none).
+fn fire(
+    cx: &mut ExecCtx,
+    t: &TableDef,
+    before: bool,
+    event: &str,
+    old: Option<&[Value]>,
+    new: Option<Vec<Value>>,
+) -> Result<Option<Vec<Value>>, SqlError> {
+    if cx.host.is_none() {
+        return Ok(new);
+    }
+    let cat = cx.txn.catalog();
+    if cat.objects_in(ObjectKind::Trigger, &t.db).next().is_none() {
+        return Ok(new);
+    }
+    let timing = if before { "BEFORE" } else { "AFTER" };
+    let list = for_table(&cat, &t.db, &t.name, timing, event);
+    if list.is_empty() {
+        return Ok(new);
+    }
+    let mut trg = Vec::with_capacity(list.len());
+    for (o, d) in &list {
+        trg.push(Trigger {
+            db: o.db.clone(),
+            name: o.name.clone(),
+            prog: super::trigger_program(d)?,
+        });
+    }
+    let row = RowCtx {
+        cols: t.columns.iter().map(|c| (c.name.clone(), c.ty)).collect(),
+        new,
+        old: old.map(<[Value]>::to_vec),
+        before,
+    };
+    let ExecCtx {
+        host,
+        txn,
+        warnings,
+        ..
+    } = cx;
+    match host.as_deref_mut() {
+        Some(h) => h.fire_triggers(t, &trg, row, txn, warnings),
+        None => Ok(row.new),
+    }
+}
+
+fn has_after(cx: &ExecCtx, t: &TableDef, event: &str) -> bool {
+    if cx.host.is_none() {
+        return false;
+    }
+    let cat = cx.txn.catalog();
+    cat.objects_in(ObjectKind::Trigger, &t.db).next().is_some()
+        && !for_table(&cat, &t.db, &t.name, "AFTER", event).is_empty()
+}
+
+/// Inserts a row with the table's INSERT triggers around it.
+pub(crate) fn insert(cx: &mut ExecCtx, t: &TableDef, row: Vec<Value>) -> Result<(), SqlError> {
+    let row = fire(cx, t, true, "INSERT", None, Some(row))?.unwrap_or_default();
+    let after = has_after(cx, t, "INSERT").then(|| row.clone());
+    cx.txn.insert(t, row).map_err(engine_err)?;
+    if let Some(r) = after {
+        fire(cx, t, false, "INSERT", None, Some(r))?;
+    }
+    Ok(())
+}
+
+/// Updates a row with the table's UPDATE triggers around it.
+pub(crate) fn update(
+    cx: &mut ExecCtx,
+    t: &TableDef,
+    old: &Vec<Value>,
+    new: Vec<Value>,
+) -> Result<(), SqlError> {
+    let new = fire(cx, t, true, "UPDATE", Some(old), Some(new))?.unwrap_or_default();
+    let after = has_after(cx, t, "UPDATE").then(|| new.clone());
+    cx.txn.update(t, old, new).map_err(engine_err)?;
+    if let Some(r) = after {
+        fire(cx, t, false, "UPDATE", Some(old), Some(r))?;
+    }
+    Ok(())
+}
+
+/// Deletes a row with the table's DELETE triggers around it.
+pub(crate) fn delete(cx: &mut ExecCtx, t: &TableDef, old: &Vec<Value>) -> Result<(), SqlError> {
+    fire(cx, t, true, "DELETE", Some(old), None)?;
+    cx.txn.delete(t, old).map_err(engine_err)?;
+    fire(cx, t, false, "DELETE", Some(old), None)?;
+    Ok(())
 }

@@ -109,6 +109,7 @@ impl Session {
         // Inside a stored function or trigger the statement is part of the one that called
         // it: no statement boundary, commit or rollback of its own.
         let nested = self.sp.in_stmt > 0;
+        crate::routines::check_in_use(self, written)?;
         self.ensure_txn();
         let mut txn = self.txn.take().unwrap();
         if !nested {
@@ -116,7 +117,9 @@ impl Session {
         }
         let mut warnings = std::mem::take(&mut self.warnings);
         let control = self.control.clone();
-        let host: &mut dyn crate::executor::RoutineHost = self;
+        let in_use = self.sp.in_use.len();
+        self.sp.in_use.extend(tables.iter().cloned());
+        let host: &mut dyn crate::routines::RoutineHost = self;
         let txn_ref = &mut txn;
         let mut result = (|| {
             let txn = txn_ref;
@@ -145,6 +148,7 @@ impl Session {
             };
             f(&mut cx)
         })();
+        self.sp.in_use.truncate(in_use);
         self.txn = Some(txn);
         warnings.append(&mut self.warnings);
         self.warnings = warnings;
