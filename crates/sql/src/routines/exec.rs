@@ -627,8 +627,21 @@ fn check_execute(s: &Session, kind: ObjectKind, db: &str, name: &str) -> Result<
     ))
 }
 
-/// Runs `f` as the definer of a SQL SECURITY DEFINER program.
-fn as_definer<T>(s: &mut Session, def: &RoutineDef, f: impl FnOnce(&mut Session) -> T) -> T {
+/// Runs `f` in the program's database (its current database while it runs), as the
+/// definer of a SQL SECURITY DEFINER program.
+fn as_definer<T>(
+    s: &mut Session,
+    db: &str,
+    def: &RoutineDef,
+    f: impl FnOnce(&mut Session) -> T,
+) -> T {
+    let saved_db = s.current_db.replace(db.to_string());
+    let r = as_definer_in(s, def, f);
+    s.current_db = saved_db;
+    r
+}
+
+fn as_definer_in<T>(s: &mut Session, def: &RoutineDef, f: impl FnOnce(&mut Session) -> T) -> T {
     if def.chars.invoker || (s.user == def.definer.0 && s.account_host == def.definer.1) {
         return f(s);
     }
@@ -702,7 +715,7 @@ pub(crate) fn call_procedure(
     s.sp.procs.push(key);
     s.sp.depth += 1;
     let n = def.params.len();
-    let r = as_definer(s, &def, |s| {
+    let r = as_definer(s, db, &def, |s| {
         let mut it = Interp::new(s, &prog, args, client, Some(format!("{db}.{name}")));
         it.run().map(|_| it.param_values(n))
     });
@@ -778,7 +791,7 @@ pub(crate) fn call_function(
     }
     check_execute(s, ObjectKind::Function, &f.db, &f.name)?;
     with_statement(s, txn, warnings, key, |s| {
-        as_definer(s, &f.def, |s| {
+        as_definer(s, &f.db, &f.def, |s| {
             let mut it = Interp::new(s, &f.prog, args, None, None);
             match it.run()? {
                 Some(v) => Ok(convert(v, &f.ret)),
@@ -844,10 +857,12 @@ impl super::RoutineHost for Session {
         for t in trg {
             let key = format!("{}.{}", t.db, t.name);
             let r = with_statement(self, txn, warnings, key, |s| {
+                let saved_db = s.current_db.replace(t.db.clone());
                 let mut it = Interp::new(s, &t.prog, vec![], None, None);
                 it.row = Some(row.clone());
-                it.run()?;
-                Ok(it.row.take())
+                let r = it.run().map(|_| it.row.take());
+                s.current_db = saved_db;
+                r
             })?;
             if let Some(r) = r {
                 row = r;
