@@ -159,6 +159,11 @@ impl DdlReplayer for Replayer {
                     .map_err(|e| EngineError::Other(e.message))?;
                 return engine.ddl_replay(db, sql, ddl);
             }
+            Stmt::Admin(parser::Admin::Routine(r)) => {
+                let ddl = crate::routines::replay_ddl(r, db, &engine.catalog())
+                    .map_err(|e| EngineError::Other(e.message))?;
+                return engine.ddl_replay(db, sql, ddl);
+            }
             _ => {}
         }
         let Stmt::Sql(stmt) = parsed.stmt else {

@@ -47,6 +47,8 @@ pub struct ExecCtx<'a> {
     /// CHECK OPTION conditions of the views the statement writes through.
     pub view_checks: &'a [crate::checks::ViewCheck],
     pub now: DateTime,
+    /// Runs the stored functions and triggers of the statement (the session).
+    pub host: Option<&'a mut dyn crate::routines::RoutineHost>,
 }
 
 pub fn engine_err(e: EngineError) -> SqlError {
@@ -1247,7 +1249,7 @@ pub fn run_insert(cx: &mut ExecCtx, ins: &mut Insert) -> Result<WriteResult, Sql
             }
         }
         returning_row(&ins.returning, &row, &mut res.returned)?;
-        cx.txn.insert(&t, row).map_err(engine_err)?;
+        crate::routines::trigger::insert(cx, &t, row)?;
         res.affected += 1;
     }
     if multi {
@@ -1452,7 +1454,7 @@ pub fn run_update(cx: &mut ExecCtx, up: &mut Update) -> Result<WriteResult, SqlE
             if let Some(k) = p.key {
                 written.insert(k, new.clone());
             }
-            cx.txn.update(t, &old, new).map_err(engine_err)
+            crate::routines::trigger::update(cx, t, &old, new)
         })?;
         changed += 1;
     }
@@ -1487,7 +1489,7 @@ pub fn run_delete(cx: &mut ExecCtx, del: &mut Delete) -> Result<WriteResult, Sql
                 continue;
             }
             returning_row(&del.returning, r, &mut returned)?;
-            h.with_cx(|cx| cx.txn.delete(t, &part.to_vec()).map_err(engine_err))?;
+            h.with_cx(|cx| crate::routines::trigger::delete(cx, t, &part.to_vec()))?;
             deleted += 1;
         }
     }

@@ -548,7 +548,7 @@ pub fn info_schema(
                 ],
                 &["ACTION_ORDER"],
             ),
-            vec![],
+            crate::routines::info_rows(cat, "TRIGGERS", &dbs).unwrap_or_default(),
         ),
         "VIEWS" => (
             text(&[
@@ -638,7 +638,38 @@ pub fn info_schema(
                     "DATETIME_PRECISION",
                 ],
             ),
-            vec![],
+            crate::routines::info_rows(cat, "ROUTINES", &dbs).unwrap_or_default(),
+        ),
+        "PARAMETERS" => (
+            with_ints(
+                &[
+                    "SPECIFIC_CATALOG",
+                    "SPECIFIC_SCHEMA",
+                    "SPECIFIC_NAME",
+                    "ORDINAL_POSITION",
+                    "PARAMETER_MODE",
+                    "PARAMETER_NAME",
+                    "DATA_TYPE",
+                    "CHARACTER_MAXIMUM_LENGTH",
+                    "CHARACTER_OCTET_LENGTH",
+                    "NUMERIC_PRECISION",
+                    "NUMERIC_SCALE",
+                    "DATETIME_PRECISION",
+                    "CHARACTER_SET_NAME",
+                    "COLLATION_NAME",
+                    "DTD_IDENTIFIER",
+                    "ROUTINE_TYPE",
+                ],
+                &[
+                    "ORDINAL_POSITION",
+                    "CHARACTER_MAXIMUM_LENGTH",
+                    "CHARACTER_OCTET_LENGTH",
+                    "NUMERIC_PRECISION",
+                    "NUMERIC_SCALE",
+                    "DATETIME_PRECISION",
+                ],
+            ),
+            crate::routines::info_rows(cat, "PARAMETERS", &dbs).unwrap_or_default(),
         ),
         "EVENTS" => (
             with_ints(

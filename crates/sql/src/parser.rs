@@ -241,6 +241,8 @@ pub enum Admin {
         db: Option<String>,
         name: String,
     },
+    /// Stored functions, procedures and triggers (`crate::routines`).
+    Routine(Box<crate::routines::RoutineStmt>),
 }
 
 impl Admin {
@@ -360,6 +362,8 @@ pub fn parse_multi(sql: &str) -> Result<Vec<Result<Parsed, SqlError>>, SqlError>
     // has any token besides whitespace and comments.
     let mut seg_start = 0usize;
     let mut has_tokens = false;
+    // A stored program's `BEGIN ... END` body keeps its `;`s.
+    let mut program = crate::routines::Splitter::default();
     let mut flush = |seg_start: usize, end: usize, has_tokens: bool| {
         if has_tokens {
             let text = sql[seg_start..end].trim().to_string();
@@ -368,14 +372,19 @@ pub fn parse_multi(sql: &str) -> Result<Vec<Result<Parsed, SqlError>>, SqlError>
     };
     for t in tokens {
         match &t.token {
+            Token::SemiColon if program.inside() => program.feed(&t.token),
             Token::SemiColon => {
+                program = crate::routines::Splitter::default();
                 let end = map.offset(t.span.start).unwrap_or(sql.len());
                 flush(seg_start, end, has_tokens);
                 seg_start = (end + 1).min(sql.len());
                 has_tokens = false;
             }
             Token::Whitespace(_) => {}
-            _ => has_tokens = true,
+            _ => {
+                program.feed(&t.token);
+                has_tokens = true
+            }
         }
     }
     flush(seg_start, sql.len(), has_tokens);
@@ -455,6 +464,24 @@ fn parse_tokens(
         syntax_error(text, off)
     };
     let mut toks = toks;
+    let head: Vec<String> = toks
+        .iter()
+        .filter(|t| !matches!(t.token, Token::Whitespace(_)))
+        .take(10)
+        .map(|t| match &t.token {
+            Token::Word(w) if w.quote_style.is_none() => w.value.to_uppercase(),
+            _ => String::new(),
+        })
+        .collect();
+    if crate::routines::parse::detect(&head) {
+        if let Some(r) = crate::routines::parse::parse(text)? {
+            return Ok(Parsed {
+                text: text.to_string(),
+                stmt: Stmt::Admin(Admin::Routine(Box::new(r))),
+                params,
+            });
+        }
+    }
     let into = load::split_into(&mut toks).map_err(err_at)?;
     let mut p = Parser::new(&d)
         .with_recursion_limit(RECURSION_LIMIT)

@@ -97,7 +97,8 @@ fn is_outer(e: &Expr, levels: &[usize], si: usize) -> bool {
         | Expr::RowInSubquery(..)
         | Expr::Exists(..)
         | Expr::Quantified(..)
-        | Expr::Outer(..) => ok = false,
+        | Expr::Outer(..)
+        | Expr::Routine(..) => ok = false,
         Expr::Func(f, _) if f.volatile() => ok = false,
         _ => {}
     });

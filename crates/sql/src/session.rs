@@ -91,7 +91,7 @@ pub struct Session {
     pub(crate) account_host: String,
     pub(crate) conn_id: u32,
     pub(crate) current_db: Option<String>,
-    txn: Option<Txn>,
+    pub(crate) txn: Option<Txn>,
     in_explicit: bool,
     read_only_txn: bool,
     /// The GTID the next commit or DDL is logged under (replication applies keep their
@@ -108,7 +108,7 @@ pub struct Session {
     last_insert_id: u64,
     /// `@@last_gtid`: the GTID of this session's last logged commit.
     last_gtid: String,
-    row_count: i64,
+    pub(crate) row_count: i64,
     prepared: HashMap<u32, Prepared>,
     /// Text-protocol prepared statements (`PREPARE name FROM ...`), by lower-case name.
     named_prepared: HashMap<String, Prepared>,
@@ -130,13 +130,15 @@ pub struct Session {
     /// `SET TIMESTAMP`: NOW() of every statement until reset (replication applies a
     /// statement at its primary's time).
     pub(crate) fixed_now: Option<DateTime>,
-    params: Vec<Value>,
+    pub(crate) params: Vec<Value>,
     /// Parsed statement shapes by their text (see `crate::shape`).
     shapes: HashMap<String, Prepared>,
     /// The connection's TLS session (None: not TLS), for `Ssl_cipher` / `Ssl_version`.
     tls: Option<crate::PeerTls>,
     /// LOCK TABLES and FLUSH TABLES WITH READ LOCK (`crate::locks`).
     pub(crate) locks: crate::locks::SessionLocks,
+    /// Stored programs running (`crate::routines`).
+    pub(crate) sp: crate::routines::SpState,
 }
 
 /// The binder's view of a session for one statement.
@@ -302,6 +304,7 @@ impl Session {
             shapes: HashMap::new(),
             tls: None,
             locks: Default::default(),
+            sp: Default::default(),
         }
     }
 
@@ -342,6 +345,7 @@ impl Session {
             shapes: HashMap::new(),
             tls: None,
             locks: Default::default(),
+            sp: Default::default(),
         }
     }
 
@@ -786,14 +790,24 @@ impl Session {
     }
 
     /// Runs one statement; `client`: the connection, for LOAD DATA LOCAL.
+    /// Runs a parsed statement of a stored program (`crate::routines`).
+    pub(crate) fn run_parsed(&mut self, p: &Parsed) -> Result<QueryResult, SqlError> {
+        self.run_stmt(p, None, None)
+    }
+
     fn run_stmt(
         &mut self,
         p: &Parsed,
         kept: Option<&mut Kept>,
         client: Option<&mut dyn crate::Client>,
     ) -> Result<QueryResult, SqlError> {
-        self.stmt_now = self.fixed_now.unwrap_or_else(now);
-        let keeps_warnings = matches!(&p.stmt, Stmt::Admin(Admin::ShowWarnings { .. }));
+        // A stored program's statements keep the time and warnings of its CALL.
+        let in_program = self.sp.depth > 0;
+        if !in_program {
+            self.stmt_now = self.fixed_now.unwrap_or_else(now);
+        }
+        let keeps_warnings =
+            in_program || matches!(&p.stmt, Stmt::Admin(Admin::ShowWarnings { .. }));
         if !keeps_warnings {
             self.warnings.clear();
         }
@@ -812,12 +826,13 @@ impl Session {
                 after_from,
             }) => self.run_select_into(query, into, *after_from, p),
             Stmt::Admin(Admin::TableMaint(m)) => self.run_table_maint(m, p),
+            Stmt::Admin(Admin::Routine(r)) => crate::routines::run(self, r, &p.text, client),
             Stmt::Admin(a) => self.run_admin(a, p),
             Stmt::Sql(s) => self.run_sql(s, p, kept),
         };
         match &r {
             Ok(QueryResult::Ok { affected_rows, .. }) => {
-                if !keeps_warnings {
+                if !matches!(&p.stmt, Stmt::Admin(Admin::ShowWarnings { .. })) {
                     self.row_count = *affected_rows as i64;
                 }
             }
@@ -870,7 +885,11 @@ impl Session {
             self.check_locked_tables(&refs, &[])?;
         }
         let columns = sel.columns.clone();
-        let rows = if tables.is_empty() && sel.subqueries.is_empty() && self.txn.is_none() {
+        let rows = if tables.is_empty()
+            && sel.subqueries.is_empty()
+            && self.txn.is_none()
+            && !crate::routines::calls_functions(&sel)
+        {
             // No table: no transaction needed.
             let mut dummy = self.db.engine.begin(Isolation::ReadCommitted);
             let r = {
@@ -883,6 +902,7 @@ impl Session {
                     check_constraints: true,
                     view_checks: &[],
                     now: self.stmt_now,
+                    host: None,
                 };
                 executor::run_select(&mut cx, &mut sel)
             };

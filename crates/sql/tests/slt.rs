@@ -126,7 +126,17 @@ impl Backend for Embedded {
         "onelog"
     }
     fn run(&mut self, sql: &str) -> Outcome {
-        match self.s.query(sql) {
+        // A CALL's results: its first result set (or error), else the final result.
+        let mut all = self.s.execute(sql);
+        let pick = all.iter().position(|r| r.is_err()).or_else(|| {
+            all.iter()
+                .position(|r| matches!(r, Ok(QueryResult::Rows { .. })))
+        });
+        let r = match pick {
+            Some(i) => all.swap_remove(i),
+            None => all.pop().unwrap_or(Ok(QueryResult::ok())),
+        };
+        match r {
             Ok(QueryResult::Ok { affected_rows, .. }) => Outcome::Ok {
                 affected: affected_rows,
             },

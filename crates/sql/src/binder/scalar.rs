@@ -758,6 +758,20 @@ impl<'a> Binder<'a> {
         }
         let parts = name_parts(&f.name);
         let name = parts.last().cloned().unwrap_or_default().to_lowercase();
+        if parts.len() == 2 && f.over.is_none() {
+            // `db.f(...)`: a stored function.
+            let (args, _, _) = self.fn_args(f, clause)?;
+            let cat = self.env.catalog();
+            return match crate::routines::bind_function(
+                &cat,
+                Some(&parts[0]),
+                &parts[1],
+                args.len(),
+            )? {
+                Some(r) => Ok(Expr::Routine(r, args)),
+                None => Err(crate::routines::no_function(&parts[0], &parts[1])),
+            };
+        }
         if parts.len() > 1 {
             return Err(err(
                 code::ER_FUNCTION_NOT_DEFINED,
@@ -946,6 +960,12 @@ impl<'a> Binder<'a> {
         let Some((func, min, max)) = functions::lookup(&name) else {
             // MariaDB names the current database, if any.
             let written = parts.last().cloned().unwrap_or_default();
+            let cat = self.env.catalog();
+            if let Some(r) =
+                crate::routines::bind_function(&cat, self.env.current_db(), &written, nargs)?
+            {
+                return Ok(Expr::Routine(r, args));
+            }
             let qualified = match self.env.current_db() {
                 Some(db) => format!("{db}.{written}"),
                 None => written,

@@ -146,6 +146,7 @@ impl<'a> Binder<'a> {
                 (t.with_collation(*c), n)
             }
             Expr::Lit(v) => (value_type(v), v.is_null()),
+            Expr::Routine(f, _) => (f.ret, true),
             Expr::Col(p) => self.types.get(*p).copied().unwrap_or((bigint(), true)),
             Expr::Agg(i) if *i >= window::WIN_SLOT => {
                 let w = &self.windows[*i - window::WIN_SLOT];

@@ -212,6 +212,18 @@ impl<'h, 'c> SubHost<'h, 'c> {
 }
 
 impl SubqueryEval for SubHost<'_, '_> {
+    fn call_routine(&self, f: &crate::routines::FnRef, args: Vec<Value>) -> EvalResult<Value> {
+        let mut cx = self.cx.borrow_mut();
+        let cx = &mut **cx;
+        match cx.host.as_deref_mut() {
+            Some(h) => h.call_function(f, args, cx.txn, cx.warnings),
+            None => Err(sql_err(
+                code::ER_NOT_SUPPORTED_YET,
+                "This version of MariaDB doesn't yet support 'stored functions here'",
+            )),
+        }
+    }
+
     fn interrupted(&self) -> bool {
         self.interrupt.load(std::sync::atomic::Ordering::Relaxed)
     }

@@ -373,7 +373,7 @@ fn write_record(cx: &mut ExecCtx, ld: &mut Loader, mut row: Vec<Value>) -> Resul
     match ld.plan.dup {
         LoadDup::Replace => loop {
             let Some((ii, old)) = find_conflict_at(cx, &t, &row)? else {
-                cx.txn.insert(&t, row).map_err(engine_err)?;
+                crate::routines::trigger::insert(cx, &t, row)?;
                 break;
             };
             let last_unique = !t.indexes[ii + 1..].iter().any(|i| i.unique);
@@ -396,9 +396,9 @@ fn write_record(cx: &mut ExecCtx, ld: &mut Loader, mut row: Vec<Value>) -> Resul
                 cx.warn(e);
                 return Ok(());
             }
-            cx.txn.insert(&t, row).map_err(engine_err)?;
+            crate::routines::trigger::insert(cx, &t, row)?;
         }
-        _ => cx.txn.insert(&t, row).map_err(engine_err)?,
+        _ => crate::routines::trigger::insert(cx, &t, row)?,
     }
     ld.out.copied += 1;
     Ok(())

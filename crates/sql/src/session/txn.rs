@@ -11,6 +11,12 @@ use crate::executor::{engine_err, ExecCtx};
 
 impl Session {
     pub(crate) fn commit_txn(&mut self) -> Result<(), SqlError> {
+        if self.sp.in_stmt > 0 {
+            return Err(crate::sql_err(
+                1422,
+                "Explicit or implicit commit is not allowed in stored function or trigger",
+            ));
+        }
         // A commit with changes waits while another session holds the global read lock
         // (FLUSH TABLES WITH READ LOCK); if the wait fails the transaction stays open.
         let _pass = match &self.txn {
@@ -103,10 +109,24 @@ impl Session {
             .get_var(None, "check_constraint_checks")
             .map_or(true, |v| crate::expr::truth(&v) != Some(false));
         let stmt_now = self.stmt_now;
+        // Inside a stored function or trigger the statement is part of the one that called
+        // it: no statement boundary, commit or rollback of its own.
+        let nested = self.sp.in_stmt > 0;
+        crate::routines::check_in_use(self, written)?;
         self.ensure_txn();
-        let txn = self.txn.as_mut().unwrap();
-        txn.statement_begin();
+        let mut txn = self.txn.take().unwrap();
+        if !nested {
+            txn.statement_begin();
+        }
+        let mut warnings = std::mem::take(&mut self.warnings);
+        let view_checks = std::mem::take(&mut self.view_checks);
+        let control = self.control.clone();
+        let in_use = self.sp.in_use.len();
+        self.sp.in_use.extend(tables.iter().cloned());
+        let host: &mut dyn crate::routines::RoutineHost = self;
+        let txn_ref = &mut txn;
         let mut result = (|| {
+            let txn = txn_ref;
             for ((d, t), covered) in tables.iter().zip(covered) {
                 if d.eq_ignore_ascii_case("information_schema") {
                     continue;
@@ -123,16 +143,25 @@ impl Session {
             }
             let mut cx = ExecCtx {
                 txn,
-                interrupt: &self.control.interrupt,
-                warnings: &mut self.warnings,
+                interrupt: &control.interrupt,
+                warnings: &mut warnings,
                 strict,
                 no_auto_value_on_zero,
                 check_constraints,
-                view_checks: &self.view_checks,
+                view_checks: &view_checks,
                 now: stmt_now,
+                host: Some(host),
             };
             f(&mut cx)
         })();
+        self.sp.in_use.truncate(in_use);
+        self.view_checks = view_checks;
+        self.txn = Some(txn);
+        warnings.append(&mut self.warnings);
+        self.warnings = warnings;
+        if nested {
+            return result;
+        }
         let autocommit = self.autocommit() && !self.in_explicit;
         match &result {
             Ok(_) => {

@@ -201,23 +201,44 @@ impl Client {
         Ok(())
     }
 
+    /// Sends a query and reads all its results (a CALL's result sets, then its OK): the
+    /// first result set or error, else the final result.
     pub fn query(&mut self, sql: &str) -> Reply {
         self.seq = 0;
         let mut p = vec![3u8];
         p.extend_from_slice(sql.as_bytes());
         self.write_packet(&p).expect("write");
+        let mut picked: Option<Reply> = None;
+        loop {
+            let (r, more) = self.read_result();
+            let keep = matches!(
+                (&picked, &r),
+                (None, _) | (Some(Reply::Ok { .. }), Reply::Rows(..) | Reply::Err { .. })
+            );
+            if keep {
+                picked = Some(r);
+            }
+            if !more {
+                return picked.unwrap();
+            }
+        }
+    }
+
+    /// One result and whether another follows (SERVER_MORE_RESULTS_EXISTS).
+    fn read_result(&mut self) -> (Reply, bool) {
         let first = self.read_packet().expect("read");
-        let reply = match first[0] {
+        match first[0] {
             0x00 => {
                 let mut i = 1;
-                Reply::Ok {
-                    affected: lenenc(&first, &mut i).unwrap_or(0),
-                }
+                let affected = lenenc(&first, &mut i).unwrap_or(0);
+                let _ = lenenc(&first, &mut i);
+                let status = u16::from_le_bytes([first[i], first[i + 1]]);
+                (Reply::Ok { affected }, status & 0x0008 != 0)
             }
             0xff => {
                 let code = u16::from_le_bytes([first[1], first[2]]);
                 let message = String::from_utf8_lossy(&first[9..]).to_string();
-                Reply::Err { code, message }
+                (Reply::Err { code, message }, false)
             }
             _ => {
                 let mut i = 0;
@@ -229,17 +250,20 @@ impl Client {
                 let eof = self.read_packet().expect("eof");
                 assert_eq!(eof[0], 0xfe);
                 let mut rows = Vec::new();
+                let more;
                 loop {
                     let r = self.read_packet().expect("row");
                     if r[0] == 0xfe && r.len() < 9 {
+                        more = r.len() >= 5 && u16::from_le_bytes([r[3], r[4]]) & 0x0008 != 0;
                         break;
                     }
                     if r[0] == 0xff {
                         let code = u16::from_le_bytes([r[1], r[2]]);
-                        return Reply::Err {
+                        let e = Reply::Err {
                             code,
                             message: String::from_utf8_lossy(&r[9..]).to_string(),
                         };
+                        return (e, false);
                     }
                     let mut i = 0;
                     let mut row = Vec::new();
@@ -255,9 +279,8 @@ impl Client {
                     }
                     rows.push(row);
                 }
-                Reply::Rows(rows, columns)
+                (Reply::Rows(rows, columns), more)
             }
-        };
-        reply
+        }
     }
 }
