@@ -41,8 +41,8 @@
 //!   and WITH RECURSIVE (anchor UNION [ALL] one recursive SELECT), row constructors in
 //!   comparisons, IN lists and IN (SELECT ...), window functions (ranking, LAG/LEAD,
 //!   FIRST/LAST/NTH_VALUE and aggregates OVER partitions, orders, ROWS/RANGE frames and
-//!   named windows; see `binder/window.rs`). Not supported (error 1235): FULL JOIN,
-//!   `GROUP BY ... WITH ROLLUP`, views, foreign key
+//!   named windows; see `binder/window.rs`), views (`views.rs`, `view_dml.rs`). Not
+//!   supported (error 1235): FULL JOIN, `GROUP BY ... WITH ROLLUP`, foreign key
 //!   enforcement, a LAG/LEAD offset that is not a constant.
 //! - Stored functions, procedures and triggers (`routines/`) run their bodies' statements
 //!   through the ordinary path; known gaps: GET DIAGNOSTICS, SQLWARNING handlers for
