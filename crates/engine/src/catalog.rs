@@ -98,6 +98,21 @@ pub struct IndexDef {
     pub primary: bool,
 }
 
+impl IndexDef {
+    /// The primary index of a table without a declared primary key: over the hidden row
+    /// id (no columns); the engine assigns its id.
+    pub fn hidden_primary() -> IndexDef {
+        IndexDef {
+            id: 0,
+            name: "PRIMARY".into(),
+            columns: vec![],
+            prefix_lens: vec![],
+            unique: true,
+            primary: true,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TableDef {
     pub id: TableId,

@@ -533,17 +533,7 @@ fn apply(ch: &mut Change, ddl: Ddl) -> Result<()> {
             }
             if def.indexes.first().is_none_or(|i| !i.primary) {
                 def.hidden_pk = true;
-                def.indexes.insert(
-                    0,
-                    IndexDef {
-                        id: 0,
-                        name: "PRIMARY".into(),
-                        columns: vec![],
-                        prefix_lens: vec![],
-                        unique: true,
-                        primary: true,
-                    },
-                );
+                def.indexes.insert(0, IndexDef::hidden_primary());
             }
             validate(&def)?;
             def.id = ch.cat.next_table_id;

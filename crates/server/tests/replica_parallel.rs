@@ -7,6 +7,7 @@
 
 mod common;
 use common::mariadb::MariaDb;
+use common::replica::slave_status;
 use common::*;
 use mysql::prelude::Queryable;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -38,20 +39,6 @@ fn one(c: &mut mysql::Conn, sql: &str) -> String {
         Some(mysql::Value::Bytes(b)) => String::from_utf8_lossy(&b).into_owned(),
         Some(mysql::Value::NULL) | None => String::new(),
         Some(v) => v.as_sql(true).trim_matches('\'').to_string(),
-    }
-}
-
-fn slave_status(c: &mut mysql::Conn, field: &str) -> String {
-    let row: mysql::Row = c.query_first("SHOW SLAVE STATUS").unwrap().unwrap();
-    let i = row
-        .columns_ref()
-        .iter()
-        .position(|col| col.name_str() == field)
-        .unwrap();
-    match &row[i] {
-        mysql::Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
-        mysql::Value::NULL => "NULL".into(),
-        v => v.as_sql(true),
     }
 }
 

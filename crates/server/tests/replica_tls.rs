@@ -5,6 +5,7 @@
 //! once it verifies, and still over TLS after a restart (`master.info`).
 
 mod common;
+use common::replica::slave_status;
 use common::*;
 use mysql::prelude::Queryable;
 use std::path::Path;
@@ -68,31 +69,18 @@ fn ca_and_server(dir: &Path, name: &str) -> (String, String, String) {
     (ca, cert, key)
 }
 
-fn field(c: &mut mysql::Conn, name: &str) -> String {
-    let row: mysql::Row = c.query_first("SHOW SLAVE STATUS").unwrap().unwrap();
-    let i = row
-        .columns_ref()
-        .iter()
-        .position(|col| col.name_str() == name)
-        .unwrap();
-    match &row[i] {
-        mysql::Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
-        v => v.as_sql(true),
-    }
-}
-
 /// Waits for the IO thread's error `code`; returns its message.
 fn io_error(c: &mut mysql::Conn, code: &str) -> String {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
-        if field(c, "Last_IO_Errno") == code {
-            return field(c, "Last_IO_Error");
+        if slave_status(c, "Last_IO_Errno") == code {
+            return slave_status(c, "Last_IO_Error");
         }
         assert!(
             Instant::now() < deadline,
             "no IO error {code}: {} {}",
-            field(c, "Last_IO_Errno"),
-            field(c, "Last_IO_Error")
+            slave_status(c, "Last_IO_Errno"),
+            slave_status(c, "Last_IO_Error")
         );
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -108,7 +96,7 @@ fn wait_for(c: &mut mysql::Conn, want: &str) {
         assert!(
             Instant::now() < deadline,
             "replica at {pos}, want {want}; IO error: {}",
-            field(c, "Last_IO_Error")
+            slave_status(c, "Last_IO_Error")
         );
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -177,9 +165,12 @@ fn replica_over_tls_verifies_the_primary() {
     rc.query_drop("START SLAVE").unwrap();
     let want: String = pc.query_first("SELECT @@gtid_binlog_pos").unwrap().unwrap();
     wait_for(&mut rc, &want);
-    assert_eq!(field(&mut rc, "Master_SSL_Allowed"), "Yes");
-    assert_eq!(field(&mut rc, "Master_SSL_CA_File"), ca);
-    assert_eq!(field(&mut rc, "Master_SSL_Verify_Server_Cert"), "Yes");
+    assert_eq!(slave_status(&mut rc, "Master_SSL_Allowed"), "Yes");
+    assert_eq!(slave_status(&mut rc, "Master_SSL_CA_File"), ca);
+    assert_eq!(
+        slave_status(&mut rc, "Master_SSL_Verify_Server_Cert"),
+        "Yes"
+    );
     assert_eq!(dump_tables(&mut rc), dump_tables(&mut pc));
 
     // After a restart: the TLS settings were kept.
@@ -191,7 +182,7 @@ fn replica_over_tls_verifies_the_primary() {
         .unwrap();
     let want: String = pc.query_first("SELECT @@gtid_binlog_pos").unwrap().unwrap();
     wait_for(&mut rc, &want);
-    assert_eq!(field(&mut rc, "Master_SSL_Allowed"), "Yes");
+    assert_eq!(slave_status(&mut rc, "Master_SSL_Allowed"), "Yes");
     assert_eq!(dump_tables(&mut rc), dump_tables(&mut pc));
     replica.assert_no_panic();
 }

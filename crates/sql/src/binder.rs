@@ -687,28 +687,41 @@ pub fn visit_exprs_mut(sel: &mut Select, depth: usize, f: &mut dyn FnMut(&mut Ex
     }
 }
 
-/// The tables a query reads, with those of its derived tables, set operations and
-/// subqueries.
-pub fn tables_read(sel: &Select, out: &mut Vec<(String, String)>) {
+/// Calls `f` on every source of `sel` and of the queries nested in it (derived tables,
+/// set operations, recursive CTEs, subqueries); `f` says whether to look inside the source.
+pub fn walk_sources(sel: &Select, f: &mut dyn FnMut(&Source) -> bool) {
     for s in &sel.sources {
+        if !f(s) {
+            continue;
+        }
         match &s.kind {
-            SourceKind::Table(t) => out.push((t.db.clone(), t.name.clone())),
-            SourceKind::Derived(d) => tables_read(d, out),
+            SourceKind::Derived(d) => walk_sources(d, f),
             SourceKind::Recursive(r) => {
-                tables_read(&r.anchor, out);
-                tables_read(&r.step, out);
+                walk_sources(&r.anchor, f);
+                walk_sources(&r.step, f);
             }
             SourceKind::SetOp(op) => {
                 for l in op.root.leaves() {
-                    tables_read(l, out);
+                    walk_sources(l, f);
                 }
             }
-            SourceKind::Rows(_) | SourceKind::Working => {}
+            SourceKind::Table(_) | SourceKind::Rows(_) | SourceKind::Working => {}
         }
     }
     for q in &sel.subqueries {
-        tables_read(q, out);
+        walk_sources(q, f);
     }
+}
+
+/// The tables a query reads, with those of its derived tables, set operations and
+/// subqueries.
+pub fn tables_read(sel: &Select, out: &mut Vec<(String, String)>) {
+    walk_sources(sel, &mut |s| {
+        if let SourceKind::Table(t) = &s.kind {
+            out.push((t.db.clone(), t.name.clone()));
+        }
+        true
+    });
 }
 
 pub fn ident_eq(a: &str, b: &str) -> bool {

@@ -63,6 +63,8 @@ pub struct Database {
     replicas: crate::replication::Replicas,
     /// FLUSH TABLES WITH READ LOCK.
     pub(crate) global_read: crate::locks::GlobalReadLock,
+    /// GET_LOCK and the other user-level locks.
+    pub(crate) user_locks: crate::user_locks::UserLocks,
     /// Stops the server (`SHUTDOWN`, COM_SHUTDOWN); set by the server.
     shutdown_hook: RwLock<Option<ShutdownHook>>,
     /// A session asked for a shutdown; the server runs the hook once it has answered.
@@ -235,6 +237,7 @@ impl Database {
             conn_stats: crate::ConnStats::default(),
             replicas: Default::default(),
             global_read: Default::default(),
+            user_locks: Default::default(),
             shutdown_hook: RwLock::new(None),
             shutdown_requested: AtomicBool::new(false),
         });

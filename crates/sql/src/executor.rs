@@ -388,6 +388,18 @@ fn scan(
     Ok(true)
 }
 
+/// Evaluates a constant expression inside a statement (stored functions and user-level
+/// locks reach the session through it; `subs` are the subqueries it names).
+pub fn eval_in_statement(cx: &mut ExecCtx, subs: &[Select], e: &Expr) -> Result<Value, SqlError> {
+    let host = SubHost::new(cx, subs);
+    let ctx = Ctx {
+        row: &[],
+        aggs: &[],
+        subs: Some(&host),
+    };
+    eval(e, &ctx)
+}
+
 // ------------------------------------------------------------------ SELECT
 
 /// Runs a SELECT; returns the result rows.

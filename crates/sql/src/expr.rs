@@ -307,6 +307,23 @@ pub trait SubqueryEval {
     fn interrupted(&self) -> bool {
         false
     }
+    /// Adds a warning to the statement's.
+    fn warn(&self, e: SqlError) {
+        let _ = e;
+    }
+    /// A user-level lock function for the statement's connection (`crate::user_locks`).
+    fn user_lock(
+        &self,
+        f: crate::user_locks::UserLockFn,
+        name: Option<&str>,
+        timeout: f64,
+    ) -> EvalResult<Value> {
+        let _ = (f, name, timeout);
+        Err(crate::sql_err(
+            code::ER_NOT_SUPPORTED_YET,
+            "This version of MariaDB doesn't yet support 'user-level locks here'",
+        ))
+    }
     /// Calls stored function `f` (see `crate::routines`).
     fn call_routine(&self, f: &crate::routines::FnRef, args: Vec<Value>) -> EvalResult<Value> {
         let _ = (f, args);
@@ -334,7 +351,7 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    fn subs(&self) -> EvalResult<&'a dyn SubqueryEval> {
+    pub(crate) fn subs(&self) -> EvalResult<&'a dyn SubqueryEval> {
         self.subs.ok_or_else(|| {
             crate::sql_err(
                 code::ER_UNKNOWN_ERROR,

@@ -97,6 +97,7 @@ mod shape;
 mod show;
 mod ssl_require;
 mod syntax_depth;
+mod user_locks;
 mod users;
 mod vars;
 mod view_dml;

@@ -238,25 +238,12 @@ pub(crate) type TableRef = (String, String, String);
 
 /// The tables a query reads, with the names it uses them by.
 pub(crate) fn table_refs(sel: &Select, out: &mut Vec<TableRef>) {
-    for s in &sel.sources {
-        match &s.kind {
-            SourceKind::Table(t) => out.push((t.db.clone(), t.name.clone(), s.alias.clone())),
-            SourceKind::Derived(d) => table_refs(d, out),
-            SourceKind::Recursive(r) => {
-                table_refs(&r.anchor, out);
-                table_refs(&r.step, out);
-            }
-            SourceKind::SetOp(op) => {
-                for l in op.root.leaves() {
-                    table_refs(l, out);
-                }
-            }
-            SourceKind::Rows(_) | SourceKind::Working => {}
+    crate::binder::walk_sources(sel, &mut |s| {
+        if let SourceKind::Table(t) = &s.kind {
+            out.push((t.db.clone(), t.name.clone(), s.alias.clone()));
         }
-    }
-    for q in &sel.subqueries {
-        table_refs(q, out);
-    }
+        true
+    });
 }
 
 /// A table used by its own name.
@@ -530,6 +517,7 @@ impl Session {
     /// Releases everything at the end of the session.
     pub(crate) fn drop_locks(&mut self) {
         self.locks.tables = None;
+        self.db.user_locks.release_all(self.conn_id);
         if self.locks.global_read {
             self.db.global_read.release(self.conn_id);
             self.locks.global_read = false;

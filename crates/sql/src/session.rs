@@ -1125,15 +1125,24 @@ impl Session {
     fn eval_const(&mut self, e: &sq::Expr) -> Result<Value, SqlError> {
         let text = String::new();
         let (mut expr, mut subs) = self.bind(&text, |b| b.bind_const(e))?;
-        if !subs.is_empty() {
+        let mut host_calls = false;
+        expr.walk(&mut |x| {
+            host_calls |= matches!(
+                x,
+                crate::expr::Expr::Routine(..)
+                    | crate::expr::Expr::Func(crate::functions::Func::UserLock(_), _)
+            )
+        });
+        if !subs.is_empty() || host_calls {
             let mut tables = Vec::new();
             for s in &subs {
                 tables_of(s, &mut tables);
                 self.check_read(s)?;
             }
-            self.in_statement("", &tables, &[], |cx| {
-                executor::resolve_subqueries(cx, &mut subs, &mut [&mut expr])
-            })?;
+            return self.in_statement("", &tables, &[], |cx| {
+                executor::resolve_subqueries(cx, &mut subs, &mut [&mut expr])?;
+                executor::eval_in_statement(cx, &subs, &expr)
+            });
         }
         crate::expr::eval(&expr, &crate::expr::Ctx::new(&[]))
     }

@@ -188,6 +188,7 @@ pub mod code {
     pub const ER_TRG_ALREADY_EXISTS: u16 = 1359;
     pub const ER_TRG_DOES_NOT_EXIST: u16 = 1360;
     pub const ER_VIEW_NONUPD_CHECK: u16 = 1368;
+    pub const ER_WRONG_VALUE_FOR_TYPE: u16 = 1411;
     pub const ER_VIEW_CHECK_FAILED: u16 = 1369;
     pub const ER_NON_INSERTABLE_TABLE: u16 = 1471;
     pub const ER_VIEW_NO_INSERT_FIELD_LIST: u16 = 1394;

@@ -42,23 +42,11 @@ impl Replica {
 
     pub fn status(&self) -> (String, String, String, String) {
         let mut c = self.db.conn(None);
-        let row: mysql::Row = c.query_first("SHOW SLAVE STATUS").unwrap().unwrap();
-        let get = |name: &str| -> String {
-            let i = row
-                .columns_ref()
-                .iter()
-                .position(|col| col.name_str() == name)
-                .unwrap();
-            match &row[i] {
-                mysql::Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
-                v => format!("{v:?}"),
-            }
-        };
         (
-            get("Slave_IO_Running"),
-            get("Slave_SQL_Running"),
-            get("Last_IO_Error"),
-            get("Last_SQL_Error"),
+            slave_status(&mut c, "Slave_IO_Running"),
+            slave_status(&mut c, "Slave_SQL_Running"),
+            slave_status(&mut c, "Last_IO_Error"),
+            slave_status(&mut c, "Last_SQL_Error"),
         )
     }
 
@@ -89,6 +77,21 @@ impl Replica {
             );
             std::thread::sleep(Duration::from_millis(50));
         }
+    }
+}
+
+/// One field of `SHOW SLAVE STATUS` on `c` (MariaDB's or onelogd's), as text (`NULL`).
+pub fn slave_status(c: &mut mysql::Conn, field: &str) -> String {
+    let row: mysql::Row = c.query_first("SHOW SLAVE STATUS").unwrap().unwrap();
+    let i = row
+        .columns_ref()
+        .iter()
+        .position(|col| col.name_str() == field)
+        .unwrap_or_else(|| panic!("SHOW SLAVE STATUS has no {field}"));
+    match &row[i] {
+        mysql::Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
+        mysql::Value::NULL => "NULL".into(),
+        v => v.as_sql(true),
     }
 }
 

@@ -174,54 +174,26 @@ pub(crate) fn invalid_view(db: &str, name: &str) -> SqlError {
 /// The tables and views whose privileges a query needs: a view, and its tables too when
 /// it is `SQL SECURITY INVOKER`; the tables of everything else it reads.
 pub fn tables_checked(sel: &Select, out: &mut Vec<(String, String)>) {
-    for s in &sel.sources {
+    walk_sources(sel, &mut |s| {
         if let Some(v) = &s.view {
             out.push((v.db.clone(), v.name.clone()));
             if !v.invoker {
-                continue;
+                return false;
             }
         }
-        match &s.kind {
-            SourceKind::Table(t) => out.push((t.db.clone(), t.name.clone())),
-            SourceKind::Derived(d) => tables_checked(d, out),
-            SourceKind::Recursive(r) => {
-                tables_checked(&r.anchor, out);
-                tables_checked(&r.step, out);
-            }
-            SourceKind::SetOp(op) => {
-                for l in op.root.leaves() {
-                    tables_checked(l, out);
-                }
-            }
-            SourceKind::Rows(_) | SourceKind::Working => {}
+        if let SourceKind::Table(t) = &s.kind {
+            out.push((t.db.clone(), t.name.clone()));
         }
-    }
-    for q in &sel.subqueries {
-        tables_checked(q, out);
-    }
+        true
+    });
 }
 
 /// Every view a query reads, directly or through other views.
 pub fn views_read(sel: &Select, out: &mut Vec<(String, String)>) {
-    for s in &sel.sources {
+    walk_sources(sel, &mut |s| {
         if let Some(v) = &s.view {
             out.push((v.db.clone(), v.name.clone()));
         }
-        match &s.kind {
-            SourceKind::Derived(d) => views_read(d, out),
-            SourceKind::Recursive(r) => {
-                views_read(&r.anchor, out);
-                views_read(&r.step, out);
-            }
-            SourceKind::SetOp(op) => {
-                for l in op.root.leaves() {
-                    views_read(l, out);
-                }
-            }
-            _ => {}
-        }
-    }
-    for q in &sel.subqueries {
-        views_read(q, out);
-    }
+        true
+    });
 }

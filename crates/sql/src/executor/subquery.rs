@@ -228,6 +228,26 @@ impl SubqueryEval for SubHost<'_, '_> {
         self.interrupt.load(std::sync::atomic::Ordering::Relaxed)
     }
 
+    fn warn(&self, e: SqlError) {
+        self.cx.borrow_mut().warn(e);
+    }
+
+    fn user_lock(
+        &self,
+        f: crate::user_locks::UserLockFn,
+        name: Option<&str>,
+        timeout: f64,
+    ) -> EvalResult<Value> {
+        let mut cx = self.cx.borrow_mut();
+        match cx.host.as_deref_mut() {
+            Some(h) => h.user_lock(f, name, timeout, self.interrupt),
+            None => Err(sql_err(
+                code::ER_NOT_SUPPORTED_YET,
+                "This version of MariaDB doesn't yet support 'user-level locks here'",
+            )),
+        }
+    }
+
     fn scalar(&self, i: usize, row: &[Value]) -> EvalResult<Value> {
         let c = self.lookup(i, row, Some(2), |rows| {
             if rows.len() > 1 {

@@ -4,6 +4,7 @@
 //! DATABASE(), VERSION(), CONNECTION_ID(), LAST_INSERT_ID(), ROW_COUNT()) are folded to
 //! constants by the binder.
 
+use crate::user_locks::UserLockFn;
 use onelog_types::{code, Collation, ColumnType, DateTime, Decimal, Value};
 
 use crate::dates::{self, Unit};
@@ -74,6 +75,8 @@ pub enum Func {
     Field,
     Crc32,
     Sleep,
+    /// GET_LOCK, RELEASE_LOCK, ... (`crate::user_locks`).
+    UserLock(crate::user_locks::UserLockFn),
     /// `date ± INTERVAL amount unit` (args: date, amount; see dates.rs).
     AddInterval(dates::AddOp),
     /// `TIMESTAMPDIFF(unit, a, b)` (args: a, b).
@@ -93,7 +96,8 @@ impl Func {
     /// Whether each call may give a different result or have an effect (RAND, SLEEP): such
     /// calls are never folded into constants nor hoisted out of the rows they run for.
     pub fn volatile(self) -> bool {
-        matches!(self, Func::Rand | Func::Sleep) || matches!(self, Func::Text(t) if t.volatile())
+        matches!(self, Func::Rand | Func::Sleep | Func::UserLock(_))
+            || matches!(self, Func::Text(t) if t.volatile())
     }
 }
 
@@ -157,6 +161,11 @@ pub fn lookup(name: &str) -> Option<(Func, usize, usize)> {
         "field" => (Field, 2, MANY),
         "crc32" => (Crc32, 1, 1),
         "sleep" => (Sleep, 1, 1),
+        "get_lock" => (UserLock(UserLockFn::Get), 2, 2),
+        "release_lock" => (UserLock(UserLockFn::Release), 1, 1),
+        "release_all_locks" => (UserLock(UserLockFn::ReleaseAll), 0, 0),
+        "is_free_lock" => (UserLock(UserLockFn::IsFree), 1, 1),
+        "is_used_lock" => (UserLock(UserLockFn::IsUsed), 1, 1),
         "datediff" => (DateDiff, 2, 2),
         other => {
             if let Some((f, min, max)) = dates::CalFn::lookup(other) {
@@ -184,6 +193,14 @@ pub fn result_type(f: Func, args: &[ColumnType]) -> ColumnType {
     match f {
         Length | CharLength | Instr | Locate | Ascii | Sign | Year | Month | Day | Hour
         | Minute | Second | ToDays | IsNullFn | Field | Sleep => bigint,
+        UserLock(crate::user_locks::UserLockFn::IsUsed) => ColumnType::Int {
+            bytes: 8,
+            unsigned: true,
+        },
+        UserLock(_) => ColumnType::Int {
+            bytes: 4,
+            unsigned: false,
+        },
         Crc32 => ColumnType::Int {
             bytes: 8,
             unsigned: true,
@@ -379,6 +396,34 @@ pub fn call(f: Func, args: &[Expr], cx: &Ctx) -> EvalResult<Value> {
             return Ok(Value::Double(rand::thread_rng().gen::<f64>()));
         }
         Sleep => return sleep(&arg(args, 0, cx)?, cx),
+        UserLock(f) => {
+            let name = match args.first() {
+                Some(a) => match eval(a, cx)? {
+                    Value::Null => None,
+                    v => Some(crate::expr::to_string(&v)),
+                },
+                None => None,
+            };
+            let mut timeout = 0.0;
+            if let Some(a) = args.get(1) {
+                let v = eval(a, cx)?;
+                timeout = to_f64(&v);
+                // A NULL or negative timeout: NULL and warning 1411 (MariaDB).
+                if v.is_null() || timeout.trunc() < 0.0 {
+                    let shown = if v.is_null() {
+                        "NULL".to_string()
+                    } else {
+                        crate::expr::to_string(&v)
+                    };
+                    cx.subs()?.warn(crate::sql_err(
+                        code::ER_WRONG_VALUE_FOR_TYPE,
+                        format!("Incorrect timeout value: '{shown}' for function get_lock"),
+                    ));
+                    return Ok(Value::Null);
+                }
+            }
+            return cx.subs()?.user_lock(f, name.as_deref(), timeout);
+        }
         Field => {
             let x = arg(args, 0, cx)?;
             if x.is_null() {
@@ -719,7 +764,8 @@ pub fn call(f: Func, args: &[Expr], cx: &Ctx) -> EvalResult<Value> {
         Text(t) => text::call_text(t, &vals)?,
         Math(m) => math::call_math(m, &vals),
         Json(j) => json::call_json(j, &vals),
-        Coalesce | IfNull | If | NullIf | ConcatWs | IsNullFn | Rand | Field | Sleep => {
+        Coalesce | IfNull | If | NullIf | ConcatWs | IsNullFn | Rand | Field | Sleep
+        | UserLock(_) => {
             unreachable!()
         }
     })

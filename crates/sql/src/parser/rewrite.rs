@@ -202,6 +202,28 @@ pub(super) fn rewrite_mod_operator(toks: &mut [TokenWithSpan]) {
     }
 }
 
+/// Steps over byte `i` when it is inside a quoted string or opens one (tracking `quote`):
+/// the next index to look at, or None when `b[i]` is outside quotes.
+fn skip_quoted(b: &[u8], i: usize, quote: &mut Option<u8>) -> Option<usize> {
+    let c = b[i];
+    match *quote {
+        Some(q) => {
+            if c == b'\\' && q != b'`' {
+                return Some(i + 2);
+            }
+            if c == q {
+                *quote = None;
+            }
+            Some(i + 1)
+        }
+        None if matches!(c, b'\'' | b'"' | b'`') => {
+            *quote = Some(c);
+            Some(i + 1)
+        }
+        None => None,
+    }
+}
+
 /// The version MariaDB's `/*M!NNNNNN ... */` comments are compared with (10.11.99).
 const SERVER_VERSION_ID: u32 = 101199;
 
@@ -220,34 +242,24 @@ pub(super) fn mariadb_comments(sql: &str) -> std::borrow::Cow<'_, str> {
     let mut quote: Option<u8> = None;
     let mut last = 0;
     while i < b.len() {
-        let c = b[i];
-        match quote {
-            Some(q) => {
-                if c == b'\\' && q != b'`' {
-                    i += 2;
-                    continue;
-                }
-                if c == q {
-                    quote = None;
-                }
+        if let Some(next) = skip_quoted(b, i, &mut quote) {
+            i = next;
+            continue;
+        }
+        if b[i..].starts_with(b"/*M!") {
+            let digits = b[i + 4..].iter().take_while(|d| d.is_ascii_digit()).count();
+            let version: u32 = sql[i + 4..i + 4 + digits].parse().unwrap_or(0);
+            out.push_str(&sql[last..i]);
+            if version <= SERVER_VERSION_ID {
+                // The version goes (the portable form's has five digits).
+                out.push_str("/*! ");
+                i += 4 + digits;
+            } else {
+                out.push_str("/* M!");
+                i += 4;
             }
-            None if matches!(c, b'\'' | b'"' | b'`') => quote = Some(c),
-            None if b[i..].starts_with(b"/*M!") => {
-                let digits = b[i + 4..].iter().take_while(|d| d.is_ascii_digit()).count();
-                let version: u32 = sql[i + 4..i + 4 + digits].parse().unwrap_or(0);
-                out.push_str(&sql[last..i]);
-                if version <= SERVER_VERSION_ID {
-                    // The version goes (the portable form's has five digits).
-                    out.push_str("/*! ");
-                    i += 4 + digits;
-                } else {
-                    out.push_str("/* M!");
-                    i += 4;
-                }
-                last = i;
-                continue;
-            }
-            None => {}
+            last = i;
+            continue;
         }
         i += 1;
     }
@@ -265,61 +277,46 @@ pub(super) fn open_executable_comments(sql: &str) -> String {
     let mut i = 0;
     let mut quote: Option<u8> = None;
     while i < b.len() {
-        let c = b[i];
-        match quote {
-            Some(q) => {
-                if c == b'\\' && q != b'`' {
-                    i += 2;
-                    continue;
-                }
-                if c == q {
-                    quote = None;
-                }
-            }
-            None if matches!(c, b'\'' | b'"' | b'`') => quote = Some(c),
-            None if b[i..].starts_with(b"/*!") => {
-                let digits = b[i + 3..].iter().take_while(|d| d.is_ascii_digit()).count();
-                let version: u32 = sql[i + 3..i + 3 + digits].parse().unwrap_or(0);
-                let Some(close) = find_close(b, i + 3 + digits) else {
-                    break;
-                };
-                let blank_all = digits > 0 && version > SERVER_VERSION_ID;
-                let end = if blank_all { close + 2 } else { i + 3 + digits };
-                out[i..end].fill(b' ');
-                out[close..close + 2].fill(b' ');
-                i = end;
-                continue;
-            }
-            None if b[i..].starts_with(b"/*") => {
-                i = find_close(b, i + 2).map_or(b.len(), |c| c + 2);
-                continue;
-            }
-            None => {}
+        if let Some(next) = skip_quoted(b, i, &mut quote) {
+            i = next;
+            continue;
+        }
+        if b[i..].starts_with(b"/*!") {
+            let digits = b[i + 3..].iter().take_while(|d| d.is_ascii_digit()).count();
+            let version: u32 = sql[i + 3..i + 3 + digits].parse().unwrap_or(0);
+            let Some(close) = find_close(b, i + 3 + digits, true) else {
+                break;
+            };
+            let blank_all = digits > 0 && version > SERVER_VERSION_ID;
+            let end = if blank_all { close + 2 } else { i + 3 + digits };
+            out[i..end].fill(b' ');
+            out[close..close + 2].fill(b' ');
+            i = end;
+            continue;
+        }
+        if b[i..].starts_with(b"/*") {
+            i = find_close(b, i + 2, false).map_or(b.len(), |c| c + 2);
+            continue;
         }
         i += 1;
     }
     String::from_utf8(out).unwrap_or_else(|_| sql.to_string())
 }
 
-/// Where the comment running from `from` closes (`*/`), outside quotes.
-fn find_close(b: &[u8], from: usize) -> Option<usize> {
+/// Where the comment running from `from` closes (`*/`); outside quotes when `quoted`
+/// (an executable comment holds SQL, a plain one any text).
+fn find_close(b: &[u8], from: usize, quoted: bool) -> Option<usize> {
     let mut i = from;
     let mut quote: Option<u8> = None;
     while i + 1 < b.len() {
-        let c = b[i];
-        match quote {
-            Some(q) => {
-                if c == b'\\' && q != b'`' {
-                    i += 2;
-                    continue;
-                }
-                if c == q {
-                    quote = None;
-                }
+        if quoted {
+            if let Some(next) = skip_quoted(b, i, &mut quote) {
+                i = next;
+                continue;
             }
-            None if matches!(c, b'\'' | b'"' | b'`') => quote = Some(c),
-            None if c == b'*' && b[i + 1] == b'/' => return Some(i),
-            None => {}
+        }
+        if b[i] == b'*' && b[i + 1] == b'/' {
+            return Some(i);
         }
         i += 1;
     }
@@ -338,6 +335,7 @@ mod tests {
             "a                c /* d */"
         );
         assert_eq!(o("x /*! y */"), "x     y   ");
+        assert_eq!(o("/* don't */ /*!1 z */"), "/* don't */      z   ");
     }
 
     #[test]

@@ -845,6 +845,18 @@ pub(crate) fn with_statement<T>(
 }
 
 impl super::RoutineHost for Session {
+    fn user_lock(
+        &mut self,
+        f: crate::user_locks::UserLockFn,
+        name: Option<&str>,
+        timeout: f64,
+        interrupt: &std::sync::atomic::AtomicBool,
+    ) -> Result<Value, SqlError> {
+        self.db
+            .user_locks
+            .call(f, self.conn_id, name, timeout, interrupt)
+    }
+
     fn fire_triggers(
         &mut self,
         _t: &onelog_engine::TableDef,

@@ -72,6 +72,15 @@ pub struct TriggerDef {
 /// What runs stored functions and triggers for a statement: the session, lent the
 /// statement's transaction and warnings for the call.
 pub trait RoutineHost {
+    /// A user-level lock function for this connection (`crate::user_locks`).
+    fn user_lock(
+        &mut self,
+        f: crate::user_locks::UserLockFn,
+        name: Option<&str>,
+        timeout: f64,
+        interrupt: &std::sync::atomic::AtomicBool,
+    ) -> Result<onelog_types::Value, SqlError>;
+
     fn call_function(
         &mut self,
         f: &FnRef,
@@ -498,13 +507,18 @@ pub(crate) fn is_out(m: Mode) -> bool {
     m != Mode::In
 }
 
-/// Whether a bound query calls a stored function (it then needs a transaction and the
-/// session to run it, even without tables).
+/// Whether a bound query calls a stored function or a user-level lock function (it then
+/// needs a transaction and the session to run it, even without tables).
 pub(crate) fn calls_functions(sel: &crate::binder::Select) -> bool {
     let mut found = false;
     crate::binder::visit_exprs(sel, 0, &mut |e, _| {
         e.walk(&mut |x| {
-            if matches!(x, crate::expr::Expr::Routine(..)) {
+            // Stored functions and user-level locks run through the session.
+            if matches!(
+                x,
+                crate::expr::Expr::Routine(..)
+                    | crate::expr::Expr::Func(crate::functions::Func::UserLock(_), _)
+            ) {
                 found = true;
             }
         })
