@@ -4,6 +4,8 @@
 //! views, routines or events), built from the catalog and the server state when a
 //! statement reads them.
 
+mod keys;
+
 use onelog_engine::Catalog;
 use onelog_types::{ColumnType, Value};
 
@@ -703,7 +705,7 @@ pub fn info_schema(
             ),
             vec![],
         ),
-        _ => return None,
+        other => return keys::rows(other, &tables()),
     })
 }
 

@@ -849,61 +849,14 @@ pub fn run_show(sess: &mut Session, a: &Admin, _p: &Parsed) -> Result<QueryResul
                 "Sortlen",
             ],
             &["Id", "Sortlen"],
-            vec![
-                vec![
-                    s("utf8mb4_general_ci"),
-                    s("utf8mb4"),
-                    u(45),
-                    s("Yes"),
-                    s("Yes"),
-                    u(1),
-                ],
-                vec![s("utf8mb4_bin"), s("utf8mb4"), u(46), s(""), s("Yes"), u(1)],
-                vec![s("binary"), s("binary"), u(63), s("Yes"), s("Yes"), u(1)],
-                vec![
-                    s("utf8mb3_general_ci"),
-                    s("utf8mb3"),
-                    u(33),
-                    s("Yes"),
-                    s("Yes"),
-                    u(1),
-                ],
-                vec![
-                    s("latin1_swedish_ci"),
-                    s("latin1"),
-                    u(8),
-                    s("Yes"),
-                    s("Yes"),
-                    u(1),
-                ],
-            ],
+            collation_rows(),
             filter,
         ),
         Admin::ShowCharset { filter } => result(
             sess,
             &["Charset", "Description", "Default collation", "Maxlen"],
             &["Maxlen"],
-            vec![
-                vec![s("binary"), s("Binary pseudo charset"), s("binary"), u(1)],
-                vec![
-                    s("latin1"),
-                    s("cp1252 West European"),
-                    s("latin1_swedish_ci"),
-                    u(1),
-                ],
-                vec![
-                    s("utf8mb3"),
-                    s("UTF-8 Unicode"),
-                    s("utf8mb3_general_ci"),
-                    u(3),
-                ],
-                vec![
-                    s("utf8mb4"),
-                    s("UTF-8 Unicode"),
-                    s("utf8mb4_general_ci"),
-                    u(4),
-                ],
-            ],
+            charset_rows(),
             filter,
         ),
         Admin::ShowGrants { user } => {
@@ -1139,6 +1092,35 @@ fn show_columns(
             filter,
         )
     }
+}
+
+/// The collations SHOW COLLATION and information_schema.COLLATIONS list: name, charset,
+/// id, default, compiled, sort length.
+pub(crate) fn collation_rows() -> Vec<Vec<Value>> {
+    [
+        ("utf8mb4_general_ci", "utf8mb4", 45, "Yes"),
+        ("utf8mb4_bin", "utf8mb4", 46, ""),
+        ("binary", "binary", 63, "Yes"),
+        ("utf8mb3_general_ci", "utf8mb3", 33, "Yes"),
+        ("latin1_swedish_ci", "latin1", 8, "Yes"),
+    ]
+    .into_iter()
+    .map(|(name, cs, id, default)| vec![s(name), s(cs), u(id), s(default), s("Yes"), u(1)])
+    .collect()
+}
+
+/// The character sets SHOW CHARACTER SET and information_schema.CHARACTER_SETS list:
+/// name, description, default collation, maximum bytes per character.
+pub(crate) fn charset_rows() -> Vec<Vec<Value>> {
+    [
+        ("binary", "Binary pseudo charset", "binary", 1),
+        ("latin1", "cp1252 West European", "latin1_swedish_ci", 1),
+        ("utf8mb3", "UTF-8 Unicode", "utf8mb3_general_ci", 3),
+        ("utf8mb4", "UTF-8 Unicode", "utf8mb4_general_ci", 4),
+    ]
+    .into_iter()
+    .map(|(name, desc, coll, max)| vec![s(name), s(desc), s(coll), u(max)])
+    .collect()
 }
 
 /// [`table_status_cells`] of a view: NULL but the comment `VIEW`.
