@@ -8,6 +8,7 @@ use std::sync::Arc;
 use onelog_engine::TableDef;
 use onelog_types::Value;
 
+use super::with_ints;
 use crate::binder::VirtualColumn;
 use crate::show::{s, u};
 
@@ -16,18 +17,6 @@ pub(super) fn rows(
     table: &str,
     tables: &[Arc<TableDef>],
 ) -> Option<(Vec<VirtualColumn>, Vec<Vec<Value>>)> {
-    let cols = |names: &[&str], ints: &[&str]| -> Vec<VirtualColumn> {
-        names
-            .iter()
-            .map(|n| {
-                if ints.contains(n) {
-                    VirtualColumn::int(n)
-                } else {
-                    VirtualColumn::text(n)
-                }
-            })
-            .collect()
-    };
     Some(match table {
         "TABLE_CONSTRAINTS" => {
             let mut rows = Vec::new();
@@ -59,7 +48,7 @@ pub(super) fn rows(
                 }
             }
             (
-                cols(
+                with_ints(
                     &[
                         "CONSTRAINT_CATALOG",
                         "CONSTRAINT_SCHEMA",
@@ -96,7 +85,7 @@ pub(super) fn rows(
                 }
             }
             (
-                cols(
+                with_ints(
                     &[
                         "CONSTRAINT_CATALOG",
                         "CONSTRAINT_SCHEMA",
@@ -117,7 +106,7 @@ pub(super) fn rows(
             )
         }
         "REFERENTIAL_CONSTRAINTS" => (
-            cols(
+            with_ints(
                 &[
                     "CONSTRAINT_CATALOG",
                     "CONSTRAINT_SCHEMA",
@@ -136,7 +125,7 @@ pub(super) fn rows(
             Vec::new(),
         ),
         "CHARACTER_SETS" => (
-            cols(
+            with_ints(
                 &[
                     "CHARACTER_SET_NAME",
                     "DEFAULT_COLLATE_NAME",
@@ -152,7 +141,7 @@ pub(super) fn rows(
                 .collect(),
         ),
         "COLLATIONS" => (
-            cols(
+            with_ints(
                 &[
                     "COLLATION_NAME",
                     "CHARACTER_SET_NAME",
