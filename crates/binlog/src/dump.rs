@@ -150,8 +150,12 @@ impl<W: Write> Dumper<W> {
                      /*M!100001 SET @@session.gtid_seq_no={}*//*!*/;\n",
                     g.domain, h.server_id, g.seq
                 ));
-                if g.flags2 & gtid_flags::STANDALONE == 0 {
-                    text.push_str("START TRANSACTION\n/*!*/;\n");
+                match (g.xa, g.flags2 & gtid_flags::PREPARED_XA != 0) {
+                    (Some(x), true) => text.push_str(&format!("XA START {}/*!*/;\n", x.to_sql())),
+                    _ if g.flags2 & gtid_flags::STANDALONE == 0 => {
+                        text.push_str("START TRANSACTION\n/*!*/;\n")
+                    }
+                    _ => {}
                 }
             }
             Event::Query(q) => {
@@ -214,6 +218,10 @@ impl<W: Write> Dumper<W> {
                 std::mem::swap(&mut self.maps, &mut maps);
             }
             Event::Xid(x) => text.push_str(&format!("Xid = {x}\nCOMMIT/*!*/;\n")),
+            Event::XaPrepare(p) => {
+                let x = p.xid.to_sql();
+                text.push_str(&format!("XID = {x}\nXA PREPARE {x}\n/*!*/;\n"))
+            }
             Event::Rotate(r) => {
                 text.push_str(&format!("Rotate to {}  pos: {}\n", r.next_file, r.position))
             }

@@ -40,6 +40,8 @@ pub mod event_type {
     pub const BINLOG_CHECKPOINT: u8 = 161;
     pub const GTID: u8 = 162;
     pub const GTID_LIST: u8 = 163;
+    /// XA_PREPARE_LOG_EVENT: ends the group of an `XA PREPARE` (see [`crate::xa`]).
+    pub const XA_PREPARE: u8 = 38;
     /// onelog's private row redo (see [`crate::redo`]).
     pub const ROW_REDO: u8 = crate::redo::ROW_REDO;
 }
@@ -213,6 +215,8 @@ pub struct QueryStatus {
     /// logs for statements whose effect depends on it (GRANT, REVOKE, SET PASSWORD for
     /// the current user).
     pub invoker: Option<(String, String)>,
+    /// Q_XID (129): the engine's transaction id (onelog writes it in XA statements).
+    pub xid: Option<u64>,
 }
 
 /// MariaDB 10.11's default sql_mode (STRICT_TRANS_TABLES, ERROR_FOR_DIVISION_BY_ZERO,
@@ -230,6 +234,7 @@ impl Default for QueryStatus {
             sql_mode: DEFAULT_SQL_MODE,
             charset: (45, 45, 45),
             invoker: None,
+            xid: None,
         }
     }
 }
@@ -237,7 +242,8 @@ impl Default for QueryStatus {
 impl QueryStatus {
     // Format: { code u8 | value }*: Q_FLAGS2 (0) u32 | Q_SQL_MODE (1) u64 |
     //         Q_CATALOG_NZ (6) len u8 + "std" | Q_CHARSET (4) 3 x u16 |
-    //         [Q_INVOKER (11) user_len u8 + user | host_len u8 + host]
+    //         [Q_INVOKER (11) user_len u8 + user | host_len u8 + host] |
+    //         [Q_XID (129) u64]
     // (the order MariaDB 10.11 writes them in)
     pub fn encode(&self) -> Vec<u8> {
         let mut v = Vec::with_capacity(26);
@@ -260,11 +266,54 @@ impl QueryStatus {
                 v.extend_from_slice(b);
             }
         }
+        if let Some(xid) = self.xid {
+            v.push(129);
+            v.extend_from_slice(&xid.to_le_bytes());
+        }
         v
     }
 }
 
 impl Query {
+    /// The Q_XID status variable, if the event has one (None also when a status variable
+    /// this reader does not know comes before it).
+    pub fn status_xid(&self) -> Option<u64> {
+        let v = &self.status_vars;
+        let mut i = 0;
+        while i < v.len() {
+            let code = v[i];
+            i += 1;
+            let len = |at: usize| v.get(at).map(|&n| n as usize);
+            let skip = match code {
+                0 | 3 | 10 => 4,
+                1 | 9 => 8,
+                4 => 6,
+                7 | 8 => 2,
+                13 | 128 => 3,
+                2 => len(i)? + 2,
+                5 | 6 => len(i)? + 1,
+                11 => {
+                    let user = len(i)?;
+                    1 + user + 1 + len(i + 1 + user)?
+                }
+                12 => {
+                    let n = len(i)?;
+                    let mut at = i + 1;
+                    if n != 254 {
+                        for _ in 0..n {
+                            at += v.get(at..)?.iter().position(|&b| b == 0)? + 1;
+                        }
+                    }
+                    at - i
+                }
+                129 => return Some(u64::from_le_bytes(v.get(i..i + 8)?.try_into().ok()?)),
+                _ => return None,
+            };
+            i += skip;
+        }
+        None
+    }
+
     /// A QUERY event as onelog logs DDL.
     pub fn new(db: &str, sql: &str, thread_id: u32) -> Query {
         Query::with_status(db, sql, thread_id, &QueryStatus::default(), 0)
@@ -364,6 +413,8 @@ pub struct GtidEvent {
     pub domain: u32,
     pub flags2: u8,
     pub commit_id: Option<u64>,
+    /// The XA transaction of a group flagged PREPARED_XA or COMPLETED_XA.
+    pub xa: Option<crate::xa::XaXid>,
 }
 
 impl GtidEvent {
@@ -399,6 +450,7 @@ pub enum Event {
     GtidList(GtidList),
     Heartbeat(String),
     RowRedo(crate::redo::RowRedo),
+    XaPrepare(crate::xa::XaPrepare),
     Stop,
     Unknown { type_code: u8, body: Vec<u8> },
 }
@@ -419,6 +471,7 @@ impl Event {
             Event::GtidList(_) => GTID_LIST,
             Event::Heartbeat(_) => HEARTBEAT,
             Event::RowRedo(_) => ROW_REDO,
+            Event::XaPrepare(_) => XA_PREPARE,
             Event::Stop => STOP,
             Event::Unknown { type_code, .. } => *type_code,
         }
@@ -444,6 +497,7 @@ impl Event {
             Event::Heartbeat(_) => "Heartbeat",
             // What MariaDB shows for an event it skips as ignorable.
             Event::RowRedo(_) => "Ignorable log event",
+            Event::XaPrepare(_) => "XA_prepare",
             Event::Stop => "Stop",
             Event::Unknown { .. } => "Unknown",
         }
@@ -508,7 +562,7 @@ impl Event {
                 out.extend_from_slice(name.as_bytes());
             }
             // Format: seq_no u64 | domain_id u32 | flags2 u8 | [commit_id u64] |
-            //         zero padding to 19 bytes
+            //         [XA XID (see `crate::xa`)] | zero padding to 19 bytes
             Event::Gtid(g) => {
                 let start = out.len();
                 out.extend_from_slice(&g.seq.to_le_bytes());
@@ -520,6 +574,11 @@ impl Event {
                 out.push(flags2);
                 if let Some(c) = g.commit_id {
                     out.extend_from_slice(&c.to_le_bytes());
+                }
+                if flags2 & (gtid_flags::PREPARED_XA | gtid_flags::COMPLETED_XA) != 0 {
+                    if let Some(x) = &g.xa {
+                        x.encode_in_gtid(out);
+                    }
                 }
                 while out.len() - start < 19 {
                     out.push(0);
@@ -546,6 +605,7 @@ impl Event {
             //         { type u8 | body_len u32 | TABLE_MAP or rows event body }*
             Event::RowRedo(r) => r.encode_body(out),
             Event::Stop => {}
+            Event::XaPrepare(x) => x.encode(out),
             Event::Unknown { body, .. } => out.extend_from_slice(body),
         }
     }
@@ -648,11 +708,17 @@ impl Event {
                 } else {
                     None
                 };
+                let xa = if flags2 & (gtid_flags::PREPARED_XA | gtid_flags::COMPLETED_XA) != 0 {
+                    Some(crate::xa::XaXid::decode_in_gtid(&mut c)?)
+                } else {
+                    None
+                };
                 Event::Gtid(GtidEvent {
                     seq,
                     domain,
                     flags2,
                     commit_id,
+                    xa,
                 })
             }
             GTID_LIST => {
@@ -681,6 +747,7 @@ impl Event {
                     body: body.to_vec(),
                 },
             },
+            XA_PREPARE => Event::XaPrepare(crate::xa::XaPrepare::decode(&mut c)?),
             STOP => Event::Stop,
             _ => Event::Unknown {
                 type_code,
@@ -1114,12 +1181,25 @@ pub(crate) mod tests {
                 domain: 3,
                 flags2: gtid_flags::TRANSACTIONAL,
                 commit_id: None,
+                xa: None,
             }),
             Event::Gtid(GtidEvent {
                 seq: 5,
                 domain: 3,
                 flags2: gtid_flags::TRANSACTIONAL | gtid_flags::GROUP_COMMIT_ID,
                 commit_id: Some(99),
+                xa: None,
+            }),
+            Event::Gtid(GtidEvent {
+                seq: 6,
+                domain: 0,
+                flags2: gtid_flags::TRANSACTIONAL | gtid_flags::PREPARED_XA,
+                commit_id: Some(4),
+                xa: crate::xa::XaXid::new(1, b"x1", b""),
+            }),
+            Event::XaPrepare(crate::xa::XaPrepare {
+                one_phase: false,
+                xid: crate::xa::XaXid::new(1, b"x1", b"").unwrap(),
             }),
             Event::GtidList(GtidList {
                 gtids: vec![Gtid::new(0, 1, 5), Gtid::new(3, 1, 1)],

@@ -11,6 +11,7 @@
 //! Format (a statement replicas execute while onelog redoes its rows, e.g. CREATE USER):
 //! `ROW_REDO GTID(STANDALONE|DDL) QUERY`, the private row-redo event (see [`crate::redo`])
 //! *before* the GTID event: it holds the transaction's TABLE_MAP and rows events.
+//! Formats of XA transactions: see [`crate::xa`].
 
 use std::collections::HashMap;
 
@@ -24,6 +25,16 @@ use crate::event::{
 use crate::gtid::Gtid;
 use crate::redo::RowRedo;
 use crate::rows::{pack_row, ColumnSpec, RowMetadata, TableDef};
+use crate::xa::{XaPrepare, XaXid};
+
+/// A QUERY event of an XA statement, with the engine's transaction id in Q_XID.
+fn xa_query(db: &str, sql: &str, thread_id: u32, xid: u64) -> Query {
+    let status = crate::event::QueryStatus {
+        xid: Some(xid),
+        ..Default::default()
+    };
+    Query::with_status(db, sql, thread_id, &status, 0)
+}
 
 /// MariaDB's default `binlog_row_event_max_size`: rows events are cut at about this size
 /// (each holds whole rows; a single larger row gets an event of its own).
@@ -39,6 +50,10 @@ pub enum GroupKind {
     /// A standalone statement replicas execute (QUERY), preceded by onelog's row redo of
     /// its changes.
     Statement,
+    /// Row events of an XA transaction, ended by `XA END` and XA_PREPARE (see [`crate::xa`]).
+    XaPrepare,
+    /// `XA COMMIT` or `XA ROLLBACK` of a prepared XA transaction: one QUERY.
+    XaComplete,
 }
 
 struct PendingRows {
@@ -54,6 +69,8 @@ pub struct EventGroup {
     server_id: u32,
     timestamp: u32,
     explicit_gtid: Option<Gtid>,
+    /// The XA transaction of an `XaPrepare` or `XaComplete` group.
+    xa: Option<XaXid>,
     /// Encoded events before the GTID event (the row redo of a `Statement` group): log_pos
     /// 0, CRC placeholder.
     lead: Vec<u8>,
@@ -79,6 +96,7 @@ impl EventGroup {
             server_id,
             timestamp,
             explicit_gtid: None,
+            xa: None,
             lead: Vec::new(),
             buf: Vec::new(),
             closed: false,
@@ -334,6 +352,68 @@ impl EventGroup {
         Ok(())
     }
 
+    /// The group's TABLE_MAP and rows events (its statements must be ended) as a row redo:
+    /// what a prepared XA transaction keeps to be redone after a restart.
+    pub fn rows_redo(&self, xid: u64) -> RowRedo {
+        let mut redo = RowRedo::new(xid);
+        let mut i = 0;
+        while i < self.buf.len() {
+            let len = u32::from_le_bytes(self.buf[i + 9..i + 13].try_into().unwrap()) as usize;
+            let ty = self.buf[i + 4];
+            if matches!(
+                ty,
+                event_type::TABLE_MAP
+                    | event_type::WRITE_ROWS_V1
+                    | event_type::UPDATE_ROWS_V1
+                    | event_type::DELETE_ROWS_V1
+            ) {
+                redo.push(ty, &self.buf[i + HEADER_LEN..i + len - CHECKSUM_LEN]);
+            }
+            i += len;
+        }
+        redo
+    }
+
+    /// Ends an XA transaction's prepare: `QUERY "XA END <xid>"` and XA_PREPARE (ending the
+    /// open statement first). `xid` is the engine's transaction id, kept in the QUERY's
+    /// Q_XID (file-mode recovery matches prepared transactions against it).
+    pub fn xa_prepare(&mut self, xa: XaXid, xid: u64, db: &str, thread_id: u32) -> Result<()> {
+        self.end_statement()?;
+        let (ts, sid) = (self.timestamp, self.server_id);
+        let q = xa_query(db, &format!("XA END {}", xa.to_sql()), thread_id, xid);
+        write_event_unsealed(&mut self.buf, ts, sid, 0, &Event::Query(q));
+        let prepare = Event::XaPrepare(XaPrepare {
+            one_phase: false,
+            xid: xa,
+        });
+        write_event_unsealed(&mut self.buf, ts, sid, 0, &prepare);
+        self.kind = GroupKind::XaPrepare;
+        self.xa = Some(xa);
+        self.closed = true;
+        Ok(())
+    }
+
+    /// The group of `XA COMMIT <xid>` (`commit`) or `XA ROLLBACK <xid>` of a prepared XA
+    /// transaction; `xid` as in [`xa_prepare`](Self::xa_prepare).
+    pub fn xa_complete(
+        server_id: u32,
+        timestamp: u32,
+        thread_id: u32,
+        db: &str,
+        xa: XaXid,
+        commit: bool,
+        xid: u64,
+    ) -> EventGroup {
+        let mut g = EventGroup::transaction(server_id, timestamp);
+        let verb = if commit { "XA COMMIT" } else { "XA ROLLBACK" };
+        let q = xa_query(db, &format!("{verb} {}", xa.to_sql()), thread_id, xid);
+        write_event_unsealed(&mut g.buf, timestamp, server_id, 0, &Event::Query(q));
+        g.kind = GroupKind::XaComplete;
+        g.xa = Some(xa);
+        g.closed = true;
+        g
+    }
+
     fn gtid_event(&self, gtid: Gtid, commit_id: Option<u64>) -> Event {
         let flags2 = match self.kind {
             GroupKind::Transaction => gtid_flags::TRANSACTIONAL | gtid_flags::ALLOW_PARALLEL,
@@ -341,19 +421,31 @@ impl EventGroup {
             GroupKind::Ddl | GroupKind::Statement => {
                 gtid_flags::STANDALONE | gtid_flags::ALLOW_PARALLEL | gtid_flags::DDL
             }
+            GroupKind::XaPrepare => {
+                gtid_flags::TRANSACTIONAL | gtid_flags::ALLOW_PARALLEL | gtid_flags::PREPARED_XA
+            }
+            GroupKind::XaComplete => {
+                gtid_flags::STANDALONE
+                    | gtid_flags::TRANSACTIONAL
+                    | gtid_flags::ALLOW_PARALLEL
+                    | gtid_flags::COMPLETED_XA
+            }
         };
         Event::Gtid(GtidEvent {
             seq: gtid.seq,
             domain: gtid.domain,
             flags2,
             commit_id,
+            xa: self.xa,
         })
     }
 
     /// Bytes the group takes in the log, GTID event included.
     pub fn finalized_len(&self, with_commit_id: bool) -> usize {
-        // GTID body: 19 bytes, or 21 with a commit id; plus header and CRC.
-        let gtid_len = HEADER_LEN + if with_commit_id { 21 } else { 19 } + 4;
+        // GTID body: seq, domain, flags (13 bytes), a commit id (8), the XA XID, at least
+        // 19 bytes; plus header and CRC.
+        let body = 13 + if with_commit_id { 8 } else { 0 } + self.xa.map_or(0, |x| x.gtid_len());
+        let gtid_len = HEADER_LEN + body.max(19) + 4;
         self.lead.len() + gtid_len + self.buf.len()
     }
 

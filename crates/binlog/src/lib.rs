@@ -28,6 +28,7 @@ pub mod redo;
 pub mod rows;
 mod rows_enum;
 pub mod stream;
+pub mod xa;
 
 pub use error::{BinlogError, Result};
 pub use event::{Event, EventHeader};
@@ -41,3 +42,4 @@ pub use group::{EventGroup, GroupKind};
 pub use gtid::{format_gtid_list, parse_gtid_list, Gtid, GtidState};
 pub use redo::RowRedo;
 pub use rows::{ColumnDef, ColumnSpec, RowChange, RowMetadata, TableDef};
+pub use xa::{XaPrepare, XaXid};

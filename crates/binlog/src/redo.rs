@@ -100,7 +100,7 @@ impl RowRedo {
 
     /// Decodes a body of type [`ROW_REDO`]; None when it is not onelog's (another writer's
     /// event of the same type, or a later version).
-    pub(crate) fn decode_body(body: &[u8]) -> Option<RowRedo> {
+    pub fn decode_body(body: &[u8]) -> Option<RowRedo> {
         let rest = body.strip_prefix(MAGIC.as_slice())?;
         let (&version, rest) = rest.split_first()?;
         if version != VERSION || rest.len() < 8 {

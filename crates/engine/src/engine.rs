@@ -181,6 +181,8 @@ pub struct Engine {
     pub(crate) ddl_lock: Mutex<()>,
     /// During recovery: the end of the group being replayed (DDL replays record it).
     pub(crate) replay_pos: Mutex<Option<crate::wal::LogPos>>,
+    /// XA transactions claimed and prepared (see `xa.rs`).
+    pub(crate) xa: crate::xa::Registry,
     /// `SET GLOBAL gtid_slave_pos` in force (see `slave_pos.rs`).
     pub(crate) slave_pos: Mutex<Option<crate::slave_pos::SlavePosOverride>>,
     /// The options RocksDB was opened with, with whole-file and with partitioned index
@@ -384,6 +386,7 @@ impl Engine {
             counters,
             ddl_lock: Mutex::new(()),
             replay_pos: Mutex::new(None),
+            xa: Default::default(),
             slave_pos: Mutex::new(crate::slave_pos::load(&opts.datadir)?),
             table_opts,
             layout,
@@ -542,6 +545,7 @@ impl Engine {
     /// Flushes RocksDB's memtables and stops the log writer (clean shutdown).
     pub fn shutdown(&self) -> Result<()> {
         self.committer.stop();
+        self.xa.clear();
         self.layout.stop();
         self.flush_memtables()?;
         if self.opts.mode != LogMode::Engine {

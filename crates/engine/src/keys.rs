@@ -9,6 +9,7 @@
 //! | `C` `n`                               | next table id u32 LE, next index id u32 LE |
 //! | `C` `o` kind db-name 0x00 lookup-name | StoredObject (JSON): view, routine, trigger, event |
 //! | `C` `v`                               | format version u32 LE (see [`upgrade`]) |
+//! | `B` XA xid (`XaXid::key_bytes`)       | prepared XA transaction: its row changes as a row-redo body |
 //! | `P` xid u64 BE                        | prepared transaction (file mode): its WriteBatch |
 //! | `T` file u32 BE offset u64 BE         | binlog bytes written there and not yet synced (`sync_binlog` != 1) |
 //! | `I` index-id u32 BE key...            | primary: the row (rowcodec); secondary: empty |
@@ -44,6 +45,8 @@ pub const FORMAT_VERSION: u32 = 2;
 /// Where format 1 keeps the applied position.
 const APPLIED_V1: &[u8] = b"Mapplied";
 pub const PREPARED_PREFIX: u8 = b'P';
+/// Prepared XA transactions; before the index keys, like [`APPLIED`].
+pub const XA_PREFIX: u8 = b'B';
 pub const INDEX_PREFIX: u8 = b'I';
 pub const TAIL_PREFIX: u8 = b'T';
 /// Table files are cut where this many leading key bytes change: `I` and the index id, so
@@ -149,6 +152,12 @@ pub fn table_key(id: u32) -> Vec<u8> {
 pub fn prepared_key(xid: u64) -> Vec<u8> {
     let mut k = vec![PREPARED_PREFIX];
     k.extend_from_slice(&xid.to_be_bytes());
+    k
+}
+
+pub fn xa_key(xa: &onelog_binlog::XaXid) -> Vec<u8> {
+    let mut k = vec![XA_PREFIX];
+    k.extend_from_slice(&xa.key_bytes());
     k
 }
 

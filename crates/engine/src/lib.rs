@@ -49,6 +49,7 @@ mod table_locks;
 mod txn;
 pub mod wait;
 mod wal;
+mod xa;
 
 pub use admin::BinlogEventRow;
 pub use catalog::{
@@ -60,7 +61,7 @@ pub use commit_order::CommitOrder;
 pub use ddl::{AlterOp, ColumnConverter, Converter, Ddl, DdlOutcome};
 pub use engine::{BinlogFs, DdlReplayer, Engine, EngineOptions, EngineStatus, LogMode};
 pub use error::{EngineError, Result};
-pub use onelog_binlog::{Gtid, Preallocate, RowMetadata};
+pub use onelog_binlog::{Gtid, Preallocate, RowMetadata, XaXid};
 pub use replicate::LoggedChange;
 pub use scan::{KeyRange, RowCursor, ScanOptions};
 pub use semisync::{SemiSync, SemiSyncStatus, WaitPoint};

@@ -11,6 +11,9 @@
 //! - `file` mode: RocksDB recovered itself from its WAL. Each prepared record `P xid` is
 //!   committed if the binlog holds its XID event and discarded otherwise.
 //! - `off`: nothing to do beyond RocksDB's own WAL recovery.
+//!
+//! In every mode the prepared XA transactions (`X` records, see `xa.rs`) are then redone
+//! into open transactions that hold their locks until a client commits or rolls them back.
 
 use std::sync::Arc;
 
@@ -22,13 +25,21 @@ use crate::error::{EngineError, Result};
 use crate::keys;
 use crate::replicate::conform;
 use crate::txn::{ChangeKind, Isolation, Row, Txn};
-use crate::wal::{LogPos, ReplayGroup};
+use crate::wal::{LogPos, ReplayChange, ReplayGroup};
 
 pub(crate) fn recover(engine: &Arc<Engine>, replayer: &dyn DdlReplayer) -> Result<()> {
     match engine.opts.mode {
-        LogMode::Engine => recover_engine(engine, replayer),
-        LogMode::File => recover_file(engine),
-        LogMode::Off => Ok(()),
+        LogMode::Engine => {
+            // The XA transactions prepared up to the applied position, then the groups
+            // after it (which may prepare or end more).
+            crate::xa::restore_prepared(engine)?;
+            recover_engine(engine, replayer)
+        }
+        LogMode::File => {
+            recover_file(engine)?;
+            crate::xa::restore_prepared(engine)
+        }
+        LogMode::Off => crate::xa::restore_prepared(engine),
     }
 }
 
@@ -54,38 +65,57 @@ fn recover_engine(engine: &Arc<Engine>, replayer: &dyn DdlReplayer) -> Result<()
             }
             ReplayGroup::Rows { changes, end } => {
                 let mut txn = engine.begin(Isolation::RepeatableRead);
-                for c in changes {
-                    let t = engine
-                        .catalog()
-                        .table(&c.db, &c.table)
-                        .cloned()
-                        .ok_or_else(|| {
-                            EngineError::Corrupt(format!(
-                                "binlog names table {}.{} that does not exist at that point",
-                                c.db, c.table
-                            ))
-                        })?;
-                    let before = c.before.map(|r| conform(&t, r));
-                    let after = c.after.map(|r| conform(&t, r));
-                    match c.kind {
-                        ChangeKind::Insert => txn.insert(&t, after.unwrap_or_default())?,
-                        ChangeKind::Update => {
-                            let old = locate(&mut txn, &t, before.unwrap_or_default())?;
-                            txn.update(&t, &old, after.unwrap_or_default())?
-                        }
-                        ChangeKind::Delete => {
-                            let old = locate(&mut txn, &t, before.unwrap_or_default())?;
-                            txn.delete(&t, &old)?
-                        }
-                    }
-                }
+                redo_changes(engine, &mut txn, changes)?;
                 txn.commit_replayed(end)
+            }
+            ReplayGroup::XaPrepare {
+                xa,
+                changes,
+                record,
+                end,
+            } => crate::xa::replay_prepare(engine, xa, changes, record, end),
+            ReplayGroup::XaEnd { xa, commit, end } => {
+                crate::xa::replay_end(engine, xa, commit, end)
             }
         }
     })?;
     if replayed > 0 {
         onelog_types::note!("recovery replayed {replayed} binlog event groups");
         engine.db.flush()?;
+    }
+    Ok(())
+}
+
+/// Redoes logged row changes in `txn` (full row images make them exact redo).
+pub(crate) fn redo_changes(
+    engine: &Arc<Engine>,
+    txn: &mut Txn,
+    changes: Vec<ReplayChange>,
+) -> Result<()> {
+    for c in changes {
+        let t = engine
+            .catalog()
+            .table(&c.db, &c.table)
+            .cloned()
+            .ok_or_else(|| {
+                EngineError::Corrupt(format!(
+                    "binlog names table {}.{} that does not exist at that point",
+                    c.db, c.table
+                ))
+            })?;
+        let before = c.before.map(|r| conform(&t, r));
+        let after = c.after.map(|r| conform(&t, r));
+        match c.kind {
+            ChangeKind::Insert => txn.insert(&t, after.unwrap_or_default())?,
+            ChangeKind::Update => {
+                let old = locate(txn, &t, before.unwrap_or_default())?;
+                txn.update(&t, &old, after.unwrap_or_default())?
+            }
+            ChangeKind::Delete => {
+                let old = locate(txn, &t, before.unwrap_or_default())?;
+                txn.delete(&t, &old)?
+            }
+        }
     }
     Ok(())
 }

@@ -806,6 +806,16 @@ impl Txn {
         self.release();
     }
 
+    /// Ends a transaction whose outcome was made durable elsewhere (an XA transaction's
+    /// commit or rollback): counts it and releases its locks.
+    pub(crate) fn close(mut self, committed: bool) {
+        self.finished = true;
+        let c = &self.engine.counters;
+        let n = if committed { &c.commits } else { &c.rollbacks };
+        n.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.release();
+    }
+
     fn release(&mut self) {
         let held = std::mem::take(&mut *self.held.lock());
         self.engine.locks.release_all(self.id, &held);

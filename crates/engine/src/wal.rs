@@ -92,6 +92,19 @@ pub(crate) enum ReplayGroup {
         changes: Vec<ReplayChange>,
         end: LogPos,
     },
+    /// `XA PREPARE`: the changes stay prepared; `record` is what the engine keeps of them.
+    XaPrepare {
+        xa: binlog::XaXid,
+        changes: Vec<ReplayChange>,
+        record: Vec<u8>,
+        end: LogPos,
+    },
+    /// `XA COMMIT` (`commit`) or `XA ROLLBACK` of a prepared XA transaction.
+    XaEnd {
+        xa: binlog::XaXid,
+        commit: bool,
+        end: LogPos,
+    },
 }
 
 pub(crate) struct Wal {
@@ -391,6 +404,49 @@ impl Wal {
         Ok(Some(g))
     }
 
+    /// The event group of an `XA PREPARE` of the transaction (None when the binlog is off).
+    pub fn xa_prepare_group(
+        &self,
+        txn: &Txn,
+        ahead: Option<Ahead>,
+        xid: u64,
+        xa: binlog::XaXid,
+        db: &str,
+    ) -> Result<Option<Group>> {
+        let Some(mut g) = self.rows_group(txn, ahead)? else {
+            return Ok(None);
+        };
+        g.xa_prepare(xa, xid, db, 0).map_err(berr)?;
+        Ok(Some(g))
+    }
+
+    /// The event group of `XA COMMIT` (`commit`) or `XA ROLLBACK` of a prepared XA
+    /// transaction (None when the binlog is off), under `gtid` when given.
+    pub fn xa_complete_group(
+        &self,
+        xa: binlog::XaXid,
+        commit: bool,
+        xid: u64,
+        db: &str,
+        gtid: Option<binlog::Gtid>,
+    ) -> Option<Group> {
+        let b = self.binlog.as_ref()?;
+        let server = gtid.map_or(b.options().server_id, |g| g.server);
+        let mut g = binlog::EventGroup::xa_complete(server, now(), 0, db, xa, commit, xid);
+        g.set_gtid(gtid);
+        Some(g)
+    }
+
+    /// The row changes of a transaction as a row-redo body (the TABLE_MAP and rows events
+    /// its binlog group has): what the engine keeps of a prepared XA transaction.
+    pub fn redo_record(&self, txn: &Txn) -> Result<Vec<u8>> {
+        let mut g = binlog::EventGroup::transaction(0, 0);
+        Self::encode_statements(&mut g, txn, 0)?;
+        let mut out = Vec::new();
+        Event::RowRedo(g.rows_redo(0)).encode_body(&mut out);
+        Ok(out)
+    }
+
     /// The event group of a DDL statement (None when the binlog is off), under `gtid` when
     /// given (a replicated statement keeps its primary's GTID and server id).
     pub fn ddl_group(
@@ -440,8 +496,27 @@ impl Wal {
             let mut ddl = None;
             // A row-redo event holds the group's row changes; its QUERY is for replicas.
             let mut redo = false;
+            // The XA transaction a group prepares or ends, and the redo record of a prepare.
+            let mut xa = None;
+            let mut xa_end = None;
+            let mut record = binlog::RowRedo::new(0);
             for ev in g.events {
                 match ev.event {
+                    Event::Gtid(ge) if ge.flags2 & binlog::event::gtid_flags::PREPARED_XA != 0 => {
+                        xa = ge.xa;
+                    }
+                    Event::Gtid(ge) if ge.flags2 & binlog::event::gtid_flags::COMPLETED_XA != 0 => {
+                        xa_end = ge.xa;
+                    }
+                    Event::Query(q) if xa.is_some() || xa_end.is_some() => {
+                        if xa_end.is_some() {
+                            ddl = Some((q.db.clone(), String::from_utf8_lossy(&q.query).into()));
+                        }
+                    }
+                    e @ (Event::TableMap(_) | Event::Rows(_)) if xa.is_some() => {
+                        record.push_event(&e);
+                        collect_rows(e, &mut maps, &mut changes, ev.pos)?;
+                    }
                     Event::Query(q) => {
                         let sql = String::from_utf8_lossy(&q.query).into_owned();
                         if !matches!(sql.as_str(), "BEGIN" | "COMMIT") {
@@ -457,8 +532,25 @@ impl Wal {
                     other => collect_rows(other, &mut maps, &mut changes, ev.pos)?,
                 }
             }
-            let rg = match ddl {
-                Some((db, sql)) if changes.is_empty() && !redo => ReplayGroup::Ddl { db, sql, end },
+            let rg = match (xa, xa_end, ddl) {
+                (Some(xa), _, _) => {
+                    let mut bytes = Vec::new();
+                    Event::RowRedo(record).encode_body(&mut bytes);
+                    ReplayGroup::XaPrepare {
+                        xa,
+                        changes,
+                        record: bytes,
+                        end,
+                    }
+                }
+                (None, Some(xa), ddl) => ReplayGroup::XaEnd {
+                    xa,
+                    commit: ddl.is_some_and(|(_, sql)| sql.starts_with("XA COMMIT")),
+                    end,
+                },
+                (None, None, Some((db, sql))) if changes.is_empty() && !redo => {
+                    ReplayGroup::Ddl { db, sql, end }
+                }
                 _ => ReplayGroup::Rows { changes, end },
             };
             f(rg)?;
@@ -487,6 +579,10 @@ impl Wal {
                 }
                 Event::RowRedo(r) => {
                     out.insert(r.xid);
+                }
+                // XA PREPARE, XA COMMIT and XA ROLLBACK carry it in a QUERY's Q_XID.
+                Event::Query(q) => {
+                    out.extend(q.status_xid());
                 }
                 _ => {}
             }
@@ -576,7 +672,7 @@ fn restore_tail(b: &binlog::Binlog, fs: &dyn binlog::FileSystem, db: &DB) -> Res
 
 /// Collects a TABLE_MAP (remembered for the rows events after it) or the row changes of a
 /// rows event (at `pos` in the log).
-fn collect_rows(
+pub(crate) fn collect_rows(
     ev: Event,
     maps: &mut HashMap<u64, binlog::event::TableMap>,
     changes: &mut Vec<ReplayChange>,

@@ -23,6 +23,7 @@ mod locks;
 mod replica;
 mod rewrite;
 mod views;
+pub mod xa;
 use accounts::user_name;
 pub use accounts::{AccountStmt, PrivLevel, UserName, UserSpec};
 pub use load::{FileFormat, IntoTarget, LoadData, LoadDup, LoadTarget, MaintOp, TableMaint};
@@ -243,6 +244,8 @@ pub enum Admin {
     },
     /// Stored functions, procedures and triggers (`crate::routines`).
     Routine(Box<crate::routines::RoutineStmt>),
+    /// `XA ...` (`crate::xa`).
+    Xa(xa::XaStmt),
 }
 
 impl Admin {
@@ -1035,6 +1038,9 @@ fn parse_admin(p: &mut Parser) -> Result<Option<Admin>, ParserError> {
         return Ok(Some(a));
     }
     if let Some(a) = views::parse(p, &first)? {
+        return Ok(Some(a));
+    }
+    if let Some(a) = xa::parse(p, &first)? {
         return Ok(Some(a));
     }
     let a = match first.as_str() {

@@ -28,6 +28,7 @@ use crate::{sql_err, status_flags, QueryResult, ResultColumn};
 mod bind_env;
 mod binlog_stmt;
 mod txn;
+mod xa;
 use bind_env::Env;
 mod variables;
 
@@ -141,6 +142,8 @@ pub struct Session {
     pub(crate) locks: crate::locks::SessionLocks,
     /// Stored programs running (`crate::routines`).
     pub(crate) sp: crate::routines::SpState,
+    /// The session's XA transaction (`session/xa.rs`).
+    xa: Option<xa::XaSession>,
 }
 
 fn ok(affected: u64, last_insert_id: u64, warnings: usize, info: String) -> QueryResult {
@@ -216,6 +219,7 @@ impl Session {
             tls: None,
             locks: Default::default(),
             sp: Default::default(),
+            xa: None,
         }
     }
 
@@ -257,6 +261,7 @@ impl Session {
             tls: None,
             locks: Default::default(),
             sp: Default::default(),
+            xa: None,
         }
     }
 
@@ -342,6 +347,7 @@ impl Session {
     /// COM_RESET_CONNECTION: rolls back, releases table locks and the global read lock,
     /// forgets variables and prepared statements.
     pub fn reset(&mut self) {
+        self.xa_disconnect();
         self.rollback_txn();
         self.drop_locks();
         self.vars.clear();
@@ -724,7 +730,9 @@ impl Session {
         }
         self.view_base_ok.clear();
         self.view_checks.clear();
+        self.xa_gate(&p.stmt)?;
         let r = match &p.stmt {
+            Stmt::Admin(Admin::Xa(x)) => self.run_xa(x),
             Stmt::Admin(Admin::CreateView(v)) => self.create_view(v),
             Stmt::Admin(Admin::DropView { names, if_exists }) => {
                 self.drop_view(names, *if_exists, p)
@@ -1429,6 +1437,7 @@ pub(crate) fn locked_tables_active() -> SqlError {
 
 impl Drop for Session {
     fn drop(&mut self) {
+        self.xa_disconnect();
         self.rollback_txn();
         self.drop_locks();
         self.prepared_count.set(&self.db.prepared, 0);

@@ -432,7 +432,7 @@ impl GroupScanner {
             }
             (Some((g, standalone)), ev) => {
                 let ends = match ev {
-                    Event::Xid(_) => true,
+                    Event::Xid(_) | Event::XaPrepare(_) => true,
                     Event::Query(q) => {
                         standalone
                             || q.query.eq_ignore_ascii_case(b"COMMIT")
@@ -472,7 +472,8 @@ pub struct ReadGroup {
     pub events: Vec<ReadEvent>,
 }
 
-/// Iterates complete event groups (GTID .. XID, GTID + QUERY, or ROW_REDO + GTID + QUERY),
+/// Iterates complete event groups (GTID .. XID, GTID .. XA_PREPARE, GTID + QUERY, or
+/// ROW_REDO + GTID + QUERY),
 /// crossing files. A group cut off by the reader's limit is not returned.
 pub struct GroupReader {
     events: EventReader,

@@ -121,7 +121,7 @@ impl Feed {
             return self.apply_here(&h, &ev);
         };
         let ends = match &ev {
-            Event::Xid(_) => true,
+            Event::Xid(_) | Event::XaPrepare(_) => true,
             Event::Query(q) => {
                 let text = String::from_utf8_lossy(&q.query);
                 let t = text.trim();

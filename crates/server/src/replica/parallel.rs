@@ -629,6 +629,7 @@ mod tests {
             domain: 0,
             flags2,
             commit_id,
+            xa: None,
         }
     }
 

@@ -191,6 +191,7 @@ impl Session {
 
     /// Implicit commit (DDL, account statements, BEGIN).
     pub(crate) fn implicit_commit(&mut self) -> Result<(), SqlError> {
+        self.xa_before_implicit_commit()?;
         self.commit_txn()
     }
 
