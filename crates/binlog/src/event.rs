@@ -1193,7 +1193,9 @@ pub(crate) mod tests {
             Event::Gtid(GtidEvent {
                 seq: 6,
                 domain: 0,
-                flags2: gtid_flags::TRANSACTIONAL | gtid_flags::PREPARED_XA,
+                flags2: gtid_flags::TRANSACTIONAL
+                    | gtid_flags::PREPARED_XA
+                    | gtid_flags::GROUP_COMMIT_ID,
                 commit_id: Some(4),
                 xa: crate::xa::XaXid::new(1, b"x1", b""),
             }),
@@ -1228,6 +1230,22 @@ pub(crate) mod tests {
             assert_eq!(h.type_code, ev.type_code());
             assert_eq!(back, ev);
         }
+    }
+
+    #[test]
+    fn reads_an_xa_gtid_event_as_mariadb_writes_it() {
+        // The GTID body of `XA START 'x1'`'s group by mariadbd 10.11, flags_extra included.
+        let body = [
+            3u8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x4c, 1, 0, 0, 0, 2, 0, b'x', b'1', 1, 0xff,
+        ];
+        let ev = Event::decode_body(event_type::GTID, &body).unwrap();
+        let Event::Gtid(g) = ev else { panic!("{ev:?}") };
+        assert_eq!(g.seq, 3);
+        assert_eq!(g.xa, crate::xa::XaXid::new(1, b"x1", b""));
+        // onelog writes the same, without the extra engines byte MariaDB adds.
+        let mut out = Vec::new();
+        Event::Gtid(g).encode_body(&mut out);
+        assert_eq!(out, body[..21]);
     }
 
     #[test]

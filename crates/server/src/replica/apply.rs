@@ -6,11 +6,13 @@
 //! GTID in the same group as the rows: `@@gtid_slave_pos` is read back from there, exact
 //! after any crash. A standalone group (DDL, account statements) runs its one statement
 //! under the GTID; a group that changes nothing is logged empty, so the position moves on.
+//! An XA transaction's prepare group runs between `XA START` and `XA PREPARE` and leaves
+//! it prepared, detached from the session; its `XA COMMIT` / `XA ROLLBACK` group ends it.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use onelog_binlog::event::{Event, TableMap};
+use onelog_binlog::event::{gtid_flags, Event, TableMap};
 use onelog_binlog::rows::decode_rows;
 use onelog_binlog::{EventHeader, Gtid};
 use onelog_engine::CommitOrder;
@@ -101,8 +103,13 @@ impl Applier {
                 let standalone = g.is_standalone();
                 self.group = Some((gtid, standalone));
                 self.session.set_next_gtid(Some(gtid));
-                if !standalone {
-                    self.run("BEGIN")?;
+                match g.xa {
+                    // An XA transaction's prepare: its `XA END` comes as a QUERY event.
+                    Some(x) if g.flags2 & gtid_flags::PREPARED_XA != 0 => {
+                        self.run(&format!("XA START {}", x.to_sql()))?
+                    }
+                    _ if !standalone => self.run("BEGIN")?,
+                    _ => {}
                 }
                 Ok(Applied::Event)
             }
@@ -178,6 +185,17 @@ impl Applier {
                 Ok(Applied::Event)
             }
             Event::Xid(_) => self.end_group(),
+            // Prepared under the primary's GTID and left prepared for anyone: its
+            // `XA COMMIT` or `XA ROLLBACK` comes as a later group.
+            Event::XaPrepare(p) => {
+                let Some((gtid, _)) = self.group.take() else {
+                    return Ok(Applied::Event);
+                };
+                self.session
+                    .xa_prepare_replicated(p.xid, self.order.clone())?;
+                self.maps.clear();
+                Ok(Applied::Group(gtid))
+            }
             // FORMAT_DESCRIPTION, ROTATE, GTID_LIST, ANNOTATE_ROWS, BINLOG_CHECKPOINT,
             // HEARTBEAT, STOP and ignorable events change no data.
             _ => Ok(Applied::Event),

@@ -231,6 +231,28 @@ impl Session {
         Ok(QueryResult::ok())
     }
 
+    /// Replication: `XA PREPARE` of the XA transaction the applier started, its commit
+    /// keeping `order`; it is then left prepared for any connection (the primary's
+    /// `XA COMMIT` or `XA ROLLBACK` group ends it), and the session is free again.
+    pub fn xa_prepare_replicated(
+        &mut self,
+        xid: XaXid,
+        order: Option<std::sync::Arc<dyn onelog_engine::CommitOrder>>,
+    ) -> Result<(), SqlError> {
+        let x = match self.xa {
+            Some(x) if x.xid == xid && x.phase == Phase::Idle => x,
+            Some(x) if x.xid != xid => return Err(nota()),
+            other => return Err(state_error(other)),
+        };
+        if let Some(t) = self.txn.as_mut() {
+            t.set_commit_order(order);
+        }
+        self.xa_prepare(x)?;
+        self.xa = None;
+        self.db.engine.xa_detach(self.conn_id);
+        Ok(())
+    }
+
     fn xa_prepare(&mut self, x: XaSession) -> Result<(), SqlError> {
         let _pass = match &self.txn {
             Some(t) if t.has_writes() => Some(self.commit_pass()?),
