@@ -150,34 +150,6 @@ pub fn render(s: &mut String, res: &Results) {
             &rows,
         ));
         let _ = writeln!(s);
-        let mut rows = Vec::new();
-        for p in res.repl.iter().filter(|p| p.delay_us == d) {
-            for l in &p.lags {
-                rows.push(vec![
-                    format!("`{}`", p.primary.name()),
-                    p.setup.label(),
-                    p.clients.to_string(),
-                    l.server_id.to_string(),
-                    lag_cell(Some(&l.receipt)),
-                    lag_cell(l.apply.as_ref()),
-                ]);
-            }
-        }
-        if !rows.is_empty() {
-            let _ = writeln!(s, "Each replica's lag (ms, p50 / p99):\n");
-            s.push_str(&table(
-                &[
-                    "primary",
-                    "replicas",
-                    "clients",
-                    "replica server id",
-                    "receipt",
-                    "apply",
-                ],
-                &rows,
-            ));
-            let _ = writeln!(s);
-        }
     }
 }
 
@@ -348,10 +320,6 @@ mod tests {
         // Receipt p50 / p99 of the receiving-only point, and a third before the ack.
         assert!(s.contains("| 0.20 / 0.40 | 33% |"), "{s}");
         assert!(s.contains("0.90 / 1.10 (4 missing)"), "{s}");
-        assert!(
-            s.contains("| `onelog-engine` | 4, receiving only | 16 | 5 |"),
-            "{s}"
-        );
         let goals = goal_rows(&res, 1000, "+1 ms per sync");
         let verdicts: Vec<(&str, &str)> = goals
             .iter()
