@@ -389,13 +389,9 @@ pub fn exact_key(v: &Value, ty: &ColumnType) -> Option<Value> {
             let n: i64 = s.parse().ok()?;
             exact_key(&Value::Int(n), ty)
         }
-        (ColumnType::Double | ColumnType::Float, _) if is_num(v) => {
-            if *ty == ColumnType::Float {
-                None
-            } else {
-                Some(Value::Double(to_f64(v)))
-            }
-        }
+        // A FLOAT column holds the double of its single-precision value, and compares as
+        // such (MariaDB's `f = 2.1` is false for a stored 2.1): the double is the key.
+        (ColumnType::Double | ColumnType::Float, _) if is_num(v) => Some(Value::Double(to_f64(v))),
         (ColumnType::Decimal { precision, scale }, _) if is_num(v) => {
             let d = to_decimal(v)?;
             let r = d.rescale(*scale)?;
