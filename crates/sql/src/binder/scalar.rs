@@ -193,7 +193,10 @@ impl<'a> Binder<'a> {
                     other => return Err(unsupported(&format!("operator {other}"))),
                 };
                 let (l, r) = self.numeric_operands(o, l, r);
-                let coll = self.agg_coll(&[&l, &r]);
+                let coll = match cmp_symbol(o) {
+                    Some(sym) => self.agg_coll_checked(&[&l, &r], sym)?,
+                    None => self.agg_coll(&[&l, &r]),
+                };
                 Expr::Bin(o, l, r, coll)
             }
             E::UnaryOp { op, expr } => {
@@ -235,7 +238,7 @@ impl<'a> Binder<'a> {
                     self.sub(high, clause)?,
                 );
                 let a = self.numeric_subject(a, &[&l, &h]);
-                let coll = self.agg_coll(&[&a, &l, &h]);
+                let coll = self.agg_coll_checked(&[&a, &l, &h], "between")?;
                 Expr::Between(a, l, h, *negated, coll)
             }
             E::InList {
@@ -302,7 +305,9 @@ impl<'a> Binder<'a> {
                     l.push(self.bind_expr(x, clause)?);
                 }
                 let a = self.numeric_subject(a, &l.iter().collect::<Vec<_>>());
-                let coll = self.agg_coll(&std::iter::once(&*a).chain(&l).collect::<Vec<_>>());
+                let args = std::iter::once(&*a).chain(&l).collect::<Vec<_>>();
+                let op = if l.len() == 1 { "=" } else { "in" };
+                let coll = self.agg_coll_checked(&args, op)?;
                 match sorted_list(&l, coll) {
                     Some(list) => Expr::InSorted(a, Arc::new(list), *negated),
                     None => Expr::InList(a, l, *negated, coll),
@@ -385,7 +390,7 @@ impl<'a> Binder<'a> {
                     None => None,
                 };
                 let (a, p) = (self.sub(expr, clause)?, self.sub(pattern, clause)?);
-                let coll = self.agg_coll(&[&a, &p]);
+                let coll = self.agg_coll_checked(&[&a, &p], "like")?;
                 Expr::Like(a, p, esc, *negated, coll)
             }
             E::ILike {
@@ -603,21 +608,13 @@ impl<'a> Binder<'a> {
                     code::ER_ILLEGAL_PARAMETER_DATA_TYPES2_FOR_OPERATION,
                     format!(
                         "Illegal parameter data types {a} and {b} for operation '{}'",
-                        match op {
-                            BinOp::Eq => "=",
-                            BinOp::Ne => "<>",
-                            BinOp::Lt => "<",
-                            BinOp::Le => "<=",
-                            BinOp::Gt => ">",
-                            BinOp::Ge => ">=",
-                            _ => "<=>",
-                        }
+                        cmp_symbol(op).unwrap_or("<=>")
                     ),
                 ));
             }
             let x = self.sub(l, clause)?;
             let y = self.sub(r, clause)?;
-            let coll = self.agg_coll(&[&x, &y]);
+            let coll = self.agg_coll_checked(&[&x, &y], cmp_symbol(op).unwrap_or("="))?;
             return Ok(Expr::Bin(op, x, y, coll));
         };
         if a.len() != b.len() || a.is_empty() {
@@ -1262,4 +1259,18 @@ pub(super) fn interval_unit(iv: &sq::Interval) -> Result<dates::Unit, SqlError> 
         _ => None,
     };
     unit.ok_or_else(|| crate::parser::syntax_error(&iv.to_string(), 0))
+}
+
+/// The symbol MariaDB names a comparison by in its errors (None: not a comparison).
+fn cmp_symbol(op: BinOp) -> Option<&'static str> {
+    Some(match op {
+        BinOp::Eq => "=",
+        BinOp::Ne => "<>",
+        BinOp::Lt => "<",
+        BinOp::Le => "<=",
+        BinOp::Gt => ">",
+        BinOp::Ge => ">=",
+        BinOp::NullSafeEq => "<=>",
+        _ => return None,
+    })
 }

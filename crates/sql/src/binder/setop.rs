@@ -362,14 +362,16 @@ impl Binder<'_> {
             // column beats a literal; at equal derivation `_bin` beats `_ci`).
             let mut deriv = Derivation::Implicit;
             if ty.is_string() && !ty.is_binary() {
-                let agg = leaves
+                let colls: Vec<(Collation, Derivation)> = leaves
                     .iter()
                     .filter(|l| !l.columns[i].null_type && !l.columns[i].ty.is_binary())
                     .filter_map(|l| {
                         let c = l.columns[i].ty.collation()?;
                         Some((c, l.derivs.get(i).copied().unwrap_or(Derivation::Implicit)))
                     })
-                    .reduce(Collation::aggregate);
+                    .collect();
+                super::types::check_explicit_mix(&colls, "UNION")?;
+                let agg = colls.into_iter().reduce(Collation::aggregate);
                 if let Some((c, d)) = agg {
                     ty = ty.with_collation(c);
                     deriv = d;

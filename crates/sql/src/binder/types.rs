@@ -126,6 +126,14 @@ impl<'a> Binder<'a> {
             .reduce(Collation::aggregate)
     }
 
+    /// [`agg_coll`](Self::agg_coll) for an operation that refuses two different EXPLICIT
+    /// collations (comparisons, LIKE, BETWEEN, IN): 1267, 1270 or 1271 as MariaDB.
+    pub(super) fn agg_coll_checked(&self, args: &[&Expr], op: &str) -> Result<Collation, SqlError> {
+        let colls: Vec<(Collation, Derivation)> = args.iter().map(|a| self.coll_of(a)).collect();
+        check_explicit_mix(&colls, op)?;
+        Ok(self.agg_coll(args))
+    }
+
     /// The collation a comparison of `args` uses (MariaDB's aggregation rules).
     pub(super) fn agg_coll(&self, args: &[&Expr]) -> Collation {
         args.iter()
@@ -522,4 +530,55 @@ pub(super) fn dec_ps(t: ColumnType) -> (u32, u32) {
         ),
         _ => (20, 0),
     }
+}
+
+/// MariaDB's name of a derivation in collation errors.
+fn derivation_name(d: Derivation) -> &'static str {
+    match d {
+        Derivation::Explicit => "EXPLICIT",
+        Derivation::Implicit => "IMPLICIT",
+        Derivation::SysConst => "SYSCONST",
+        Derivation::Coercible => "COERCIBLE",
+        Derivation::Numeric => "NUMERIC",
+        Derivation::Ignorable => "IGNORABLE",
+    }
+}
+
+/// Two different EXPLICIT collations cannot be aggregated: 1267 naming both (two
+/// arguments), 1270 naming three, 1271 beyond.
+pub(crate) fn check_explicit_mix(
+    colls: &[(Collation, Derivation)],
+    op: &str,
+) -> Result<(), SqlError> {
+    let mut explicit = colls.iter().filter(|c| c.1 == Derivation::Explicit);
+    let Some(first) = explicit.next() else {
+        return Ok(());
+    };
+    if explicit.all(|c| c.0 == first.0) {
+        return Ok(());
+    }
+    let item = |c: &(Collation, Derivation)| format!("({},{})", c.0.name(), derivation_name(c.1));
+    Err(match colls {
+        [a, b] => err(
+            1267,
+            format!(
+                "Illegal mix of collations {} and {} for operation '{op}'",
+                item(a),
+                item(b)
+            ),
+        ),
+        [a, b, c] => err(
+            1270,
+            format!(
+                "Illegal mix of collations {}, {}, {} for operation '{op}'",
+                item(a),
+                item(b),
+                item(c)
+            ),
+        ),
+        _ => err(
+            1271,
+            format!("Illegal mix of collations for operation '{op}'"),
+        ),
+    })
 }
