@@ -198,6 +198,7 @@ pub fn render(cfg: &Config, res: &Results) -> Rendered {
     render_targets(&mut s, cfg, res);
     render_gc(&mut s, &mut charts, cfg, res);
     render_sb(&mut s, &mut charts, cfg, res);
+    super::case9::render(&mut s, &cfg.delays, &res.case9, delay_label);
     render_ib(&mut s, &mut charts, cfg, res);
     render_bt(&mut s, cfg, res);
     render_ai(&mut s, cfg, res);

@@ -3,6 +3,7 @@
 
 pub mod add_index;
 pub mod big_txn;
+pub mod case9;
 pub mod catchup;
 pub mod group_commit;
 pub mod insert_bench;
@@ -26,7 +27,9 @@ const USAGE: &str = "\
 Usage: onelog bench <workload> [options]
   all               every workload below, then a Markdown report (--out)
   group-commit      single-row autocommit inserts at 1..64 clients
-  sync-binlog       4 clients inserting 35 KB rows with sync_binlog=0..4
+  sync-binlog       4 clients inserting 35 KB rows with sync_binlog=0..4, then the
+                    published test case (a stored function called by mysqlslap, 4 clients)
+                    with sync_binlog=0 and 1
   insert-benchmark  the Insert Benchmark steps (l.i0 l.x l.i1 l.i2 qr/qp 100/500/1000)
   big-txn           small autocommit inserts beside one large transaction's COMMIT
                     (systems with a durable binlog)
@@ -96,6 +99,9 @@ pub struct Config {
     pub gc_secs: f64,
     pub sb_values: Vec<u32>,
     pub sb_secs: f64,
+    /// The published test case: calls per iteration and iterations.
+    pub case9_queries: u64,
+    pub case9_iterations: u32,
     pub ib_clients: Vec<usize>,
     pub ib: insert_bench::IbOpts,
     /// big-txn: MiB of row data in the large transaction.
@@ -132,6 +138,8 @@ impl Config {
             gc_secs: if quick { 1.0 } else { 10.0 },
             sb_values: vec![0, 1, 2, 3, 4],
             sb_secs: if quick { 1.0 } else { 10.0 },
+            case9_queries: if quick { 400 } else { 4000 },
+            case9_iterations: if quick { 1 } else { 3 },
             ib_clients: if quick { vec![1] } else { vec![1, 16] },
             ib: insert_bench::IbOpts {
                 clients: 1,
@@ -164,6 +172,7 @@ pub struct Results {
     pub limits: Vec<(u64, f64)>,
     pub gc: Vec<group_commit::GcPoint>,
     pub sb: Vec<sync_binlog::SbPoint>,
+    pub case9: Vec<case9::Case9Point>,
     pub ib: Vec<insert_bench::StepResult>,
     pub bt: Vec<big_txn::BtPoint>,
     pub ai: Vec<add_index::AiPoint>,
@@ -535,6 +544,12 @@ pub fn run(cfg: &Config) -> Result<Results, String> {
                 step(&mut res, "sync-binlog", &mut |server, res| {
                     res.sb
                         .extend(sync_binlog::run(server, &cfg.sb_values, 4, cfg.sb_secs)?);
+                    res.case9.extend(case9::run(
+                        server,
+                        &[0, 1],
+                        cfg.case9_queries,
+                        cfg.case9_iterations,
+                    )?);
                     Ok(())
                 });
             }
