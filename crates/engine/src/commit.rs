@@ -1062,6 +1062,18 @@ pub(crate) fn commit_txn(txn: &mut Txn, stmt: Option<&LoggedStatement>) -> Resul
         None => engine.wal.txn_group(txn, ahead, xid)?,
         Some(s) => engine.wal.statement_group(txn, ahead, xid, s)?,
     };
+    submit_in_order(txn, batch, group, xid)
+}
+
+/// Queues a transaction's batch and event group, after waiting for its turn in its
+/// commit order (if it has one), and waits for the answer.
+pub(crate) fn submit_in_order(
+    txn: &mut Txn,
+    batch: WriteBatch,
+    group: Option<Group>,
+    xid: u64,
+) -> Result<CommitInfo> {
+    let engine = txn.engine().clone();
     let order = txn.commit_order.take();
     if let Some(o) = &order {
         let id = txn.txn_id();

@@ -106,14 +106,7 @@ fn prepare_logged(txn: &mut Txn, xa: XaXid, db: &str) -> Result<CommitInfo> {
     let xid = engine.wal.next_xid();
     let ahead = txn.ahead.take();
     let group = engine.wal.xa_prepare_group(txn, ahead, xid, xa, db)?;
-    let order = txn.commit_order.take();
-    if let Some(o) = &order {
-        let id = txn.txn_id();
-        crate::wait::blocking(|| o.wait_turn(&|| engine.locks.waited_on(id)))?;
-    }
-    engine
-        .committer
-        .submit_ordered(Some(batch), group, xid, order.as_deref())
+    crate::commit::submit_in_order(txn, batch, group, xid)
 }
 
 impl Engine {

@@ -5,28 +5,10 @@
 
 mod common;
 use common::mariadb::MariaDb;
+use common::replica::mariadb_primary;
 use common::*;
 use mysql::prelude::Queryable;
 use std::time::{Duration, Instant};
-
-/// A MariaDB 10.11 primary on a TCP port, binlog on, with a `repl` account.
-fn mariadb_primary(test: &str, server_id: u32) -> Option<(MariaDb, u16)> {
-    let port = free_port();
-    let m = MariaDb::start_with(
-        test,
-        &[
-            format!("--port={port}"),
-            format!("--server-id={server_id}"),
-            "--log-bin=mb".into(),
-        ],
-    )?;
-    let mut c = m.conn(None);
-    c.query_drop("CREATE USER repl@'%' IDENTIFIED BY 'pw'")
-        .unwrap();
-    c.query_drop("GRANT REPLICATION SLAVE ON *.* TO repl@'%'")
-        .unwrap();
-    Some((m, port))
-}
 
 fn change_master(c: &mut mysql::Conn, port: u16) {
     c.query_drop(format!(

@@ -6,7 +6,7 @@
 
 mod common;
 use common::mariadb::MariaDb;
-use common::replica::{add_repl_user, Replica};
+use common::replica::{add_repl_user, mariadb_primary, Replica};
 use common::*;
 use mysql::prelude::Queryable;
 use std::time::{Duration, Instant};
@@ -200,22 +200,10 @@ fn xa_replicates_to_a_mariadb_replica() {
 #[test]
 fn onelog_replica_of_mariadb_keeps_a_prepared_xa_through_sigkill() {
     let test = "onelog_replica_of_mariadb_keeps_a_prepared_xa_through_sigkill";
-    let port = free_port();
-    let Some(primary) = MariaDb::start_with(
-        test,
-        &[
-            format!("--port={port}"),
-            "--server-id=1".into(),
-            "--log-bin=mb".into(),
-        ],
-    ) else {
+    let Some((primary, port)) = mariadb_primary(test, 1) else {
         return;
     };
     let mut pc = primary.conn(None);
-    pc.query_drop("CREATE USER repl@'%' IDENTIFIED BY 'pw'")
-        .unwrap();
-    pc.query_drop("GRANT REPLICATION SLAVE ON *.* TO repl@'%'")
-        .unwrap();
     pc.query_drop("CREATE DATABASE xt").unwrap();
     pc.query_drop("CREATE TABLE xt.a (id INT PRIMARY KEY, v VARCHAR(20))")
         .unwrap();

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use mysql::prelude::Queryable;
 
 use super::mariadb::MariaDb;
-use super::Server;
+use super::{free_port, Server};
 
 /// A MariaDB 10.11 replica of `primary` (grant tables on, so account statements apply).
 pub struct Replica {
@@ -116,4 +116,23 @@ pub fn add_repl_user(primary: &Server) {
         .unwrap();
     c.query_drop("GRANT REPLICATION SLAVE ON *.* TO repl@'%'")
         .unwrap();
+}
+
+/// A MariaDB 10.11 primary on a TCP port, binlog on, with a `repl` account.
+pub fn mariadb_primary(test: &str, server_id: u32) -> Option<(MariaDb, u16)> {
+    let port = free_port();
+    let m = MariaDb::start_with(
+        test,
+        &[
+            format!("--port={port}"),
+            format!("--server-id={server_id}"),
+            "--log-bin=mb".into(),
+        ],
+    )?;
+    let mut c = m.conn(None);
+    c.query_drop("CREATE USER repl@'%' IDENTIFIED BY 'pw'")
+        .unwrap();
+    c.query_drop("GRANT REPLICATION SLAVE ON *.* TO repl@'%'")
+        .unwrap();
+    Some((m, port))
 }

@@ -141,7 +141,7 @@ fn text_string(p: &mut Parser) -> Result<Vec<u8>, ParserError> {
     }
 }
 
-fn hex_bytes(h: &str) -> Option<Vec<u8>> {
+pub(super) fn hex_bytes(h: &str) -> Option<Vec<u8>> {
     let h = if h.len() % 2 == 1 {
         format!("0{h}")
     } else {

@@ -111,22 +111,10 @@ fn string(p: &mut Parser) -> Result<Vec<u8>, ParserError> {
     let t = p.next_token().token;
     match &t {
         Token::SingleQuotedString(s) | Token::DoubleQuotedString(s) => Ok(s.as_bytes().to_vec()),
-        Token::HexStringLiteral(h) => hex(h).ok_or_else(|| bad(&t)),
+        Token::HexStringLiteral(h) => super::load::hex_bytes(h).ok_or_else(|| bad(&t)),
         Token::Number(n, _) if n.starts_with("0x") || n.starts_with("0X") => {
-            hex(&n[2..]).ok_or_else(|| bad(&t))
+            super::load::hex_bytes(&n[2..]).ok_or_else(|| bad(&t))
         }
         _ => Err(bad(&t)),
     }
-}
-
-fn hex(h: &str) -> Option<Vec<u8>> {
-    let h = if h.len() % 2 == 1 {
-        format!("0{h}")
-    } else {
-        h.to_string()
-    };
-    (0..h.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&h[i..i + 2], 16).ok())
-        .collect()
 }
