@@ -81,6 +81,7 @@ mod database;
 mod dates;
 mod executor;
 mod expr;
+mod foreign_keys;
 mod functions;
 mod info_schema;
 mod inlist;
