@@ -67,6 +67,7 @@ fn table(name: &str) -> TableDef {
         auto_increment_start: None,
         collation: onelog_types::Collation::Utf8mb4GeneralCi,
         checks: Vec::new(),
+        foreign_keys: Vec::new(),
     }
 }
 

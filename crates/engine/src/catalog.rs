@@ -140,6 +140,9 @@ pub struct TableDef {
     /// CHECK constraints: column constraints in column order, then table constraints.
     #[serde(default)]
     pub checks: Vec<CheckDef>,
+    /// FOREIGN KEY constraints of this (child) table (see `foreign_keys.rs`).
+    #[serde(default)]
+    pub foreign_keys: Vec<crate::ForeignKeyDef>,
 }
 
 impl TableDef {

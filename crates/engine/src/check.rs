@@ -351,6 +351,7 @@ mod tests {
             auto_increment_start: None,
             collation: Collation::Utf8mb4GeneralCi,
             checks: Vec::new(),
+            foreign_keys: Vec::new(),
         };
         e.ddl(
             "d",

@@ -160,6 +160,10 @@ pub enum AlterOp {
     AddCheck(crate::CheckDef),
     /// Drops the CHECK constraint of this name.
     DropCheck(String),
+    /// Adds a FOREIGN KEY constraint (the SQL layer has checked its definition and rows).
+    AddForeignKey(crate::ForeignKeyDef),
+    /// Drops the FOREIGN KEY constraint of this name.
+    DropForeignKey(String),
 }
 
 /// What a DDL statement did, for the OK packet.
@@ -214,8 +218,8 @@ pub(crate) fn load_catalog(db: &DB) -> Result<Catalog> {
 }
 
 /// The catalog being changed by one statement, with the batch that persists the change.
-struct Change {
-    cat: Catalog,
+pub(crate) struct Change {
+    pub(crate) cat: Catalog,
     batch: WriteBatch,
     outcome: DdlOutcome,
     /// Tables whose auto-increment counters must be reloaded.
@@ -223,7 +227,7 @@ struct Change {
 }
 
 impl Change {
-    fn put_table(&mut self, t: TableDef) {
+    pub(crate) fn put_table(&mut self, t: TableDef) {
         self.batch.put(
             keys::table_key(t.id),
             serde_json::to_vec(&t).expect("serialise table"),
@@ -611,11 +615,13 @@ fn apply(ch: &mut Change, ddl: Ddl) -> Result<()> {
                     nt.table = Some(tt.clone());
                     ch.put_object(nt);
                 }
-                ch.cat.tables.remove(&(fd, ft));
+                ch.cat.tables.remove(&(fd.clone(), ft.clone()));
                 let mut nt = (*t).clone();
-                nt.db = td;
-                nt.name = tt;
+                nt.db = td.clone();
+                nt.name = tt.clone();
+                crate::foreign_keys::rename_table(&mut nt, (&fd, &ft), (&td, &tt), true);
                 ch.put_table(nt);
+                crate::foreign_keys::follow_table_rename(ch, (&fd, &ft), (&td, &tt));
             }
         }
         Ddl::CreateObject {
@@ -866,6 +872,8 @@ fn plan_alter(
             }
             AlterOp::AddCheck(c) => new.checks.push(c),
             AlterOp::DropCheck(name) => new.checks.retain(|c| !c.name.eq_ignore_ascii_case(&name)),
+            AlterOp::AddForeignKey(fk) => new.foreign_keys.push(fk),
+            AlterOp::DropForeignKey(name) => new.foreign_keys.retain(|f| f.name != name),
             AlterOp::DropColumn(name) => {
                 let Some(pos) = new.column_index(&name) else {
                     return Err(EngineError::NoSuchColumn(name));
@@ -938,6 +946,8 @@ fn plan_alter(
                         idx.prefix_lens[k] = prefix(idx.prefix_lens[k]);
                     }
                 }
+                let from = new.columns[pos].name.clone();
+                crate::foreign_keys::rename_column(&mut new, &from, &def.name);
                 new.columns.remove(pos);
                 let o = origin.remove(pos);
                 let to = position.unwrap_or(pos).min(new.columns.len());
@@ -1044,6 +1054,7 @@ fn finish_alter(ch: &mut Change, p: AlterPlan, affected: Option<u64>) {
         }
     }
     ch.reset.push(p.new.id);
+    crate::foreign_keys::follow_column_renames(ch, &p.old, &p.new, &p.origin);
     ch.put_table(p.new);
 }
 

@@ -6,7 +6,8 @@
 //! [`Engine::ddl`]. The SQL layer (`onelog-sql`) is built on this API.
 //!
 //! Parts, one file each:
-//! - `catalog.rs`: databases, tables, indexes (immutable snapshots).
+//! - `catalog.rs`: databases, tables, indexes (immutable snapshots); `foreign_keys.rs`:
+//!   FOREIGN KEY constraints in the catalog (kept consistent across renames).
 //! - `keys.rs`: the RocksDB key layout; `keycode.rs`: order-preserving key encoding;
 //!   `rowcodec.rs`: row value encoding.
 //! - `locks.rs`: row and metadata locks, lock waits, deadlock detection.
@@ -23,6 +24,7 @@
 
 pub mod catalog;
 mod error;
+mod foreign_keys;
 mod keycode;
 mod keys;
 mod locks;
@@ -61,6 +63,7 @@ pub use commit_order::CommitOrder;
 pub use ddl::{AlterOp, ColumnConverter, Converter, Ddl, DdlOutcome};
 pub use engine::{BinlogFs, DdlReplayer, Engine, EngineOptions, EngineStatus, LogMode};
 pub use error::{EngineError, Result};
+pub use foreign_keys::{ibfk_number, FkAction, ForeignKeyDef};
 pub use onelog_binlog::{Gtid, Preallocate, RowMetadata, XaXid};
 pub use replicate::LoggedChange;
 pub use scan::{KeyRange, RowCursor, ScanOptions};

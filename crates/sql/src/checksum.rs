@@ -153,6 +153,7 @@ mod tests {
             auto_increment_start: None,
             collation: Collation::DEFAULT,
             checks: Vec::new(),
+            foreign_keys: Vec::new(),
         }
     }
 

@@ -46,6 +46,8 @@ pub struct ExecCtx<'a> {
     pub no_auto_value_on_zero: bool,
     /// `check_constraint_checks`: CHECK constraints are enforced.
     pub check_constraints: bool,
+    /// `foreign_key_checks`: FOREIGN KEY constraints are enforced (`foreign_keys`).
+    pub foreign_key_checks: bool,
     /// CHECK OPTION conditions of the views the statement writes through.
     pub view_checks: &'a [crate::checks::ViewCheck],
     pub now: DateTime,
@@ -1005,7 +1007,7 @@ pub fn run_insert(cx: &mut ExecCtx, ins: &mut Insert) -> Result<WriteResult, Sql
                     break;
                 };
                 if ins.replace {
-                    cx.txn.delete(&t, &old).map_err(engine_err)?;
+                    crate::foreign_keys::delete_parent(cx, &t, &old)?;
                     res.affected += 1;
                     res.duplicates += 1;
                     if attempts > t.indexes.len() + 1 {
@@ -1042,7 +1044,7 @@ pub fn run_insert(cx: &mut ExecCtx, ins: &mut Insert) -> Result<WriteResult, Sql
                     crate::checks::admit(cx, &checks, &new, false)?;
                     returning_row(&ins.returning, &new, &mut res.returned)?;
                     if !rows_equal(&new[..t.columns.len()], &old[..t.columns.len()]) {
-                        cx.txn.update(&t, &old, new).map_err(engine_err)?;
+                        crate::foreign_keys::update_parent(cx, &t, &old, new)?;
                         res.affected += 2;
                     }
                     res.duplicates += 1;
@@ -1085,7 +1087,14 @@ pub fn run_insert(cx: &mut ExecCtx, ins: &mut Insert) -> Result<WriteResult, Sql
             }
         }
         returning_row(&ins.returning, &row, &mut res.returned)?;
-        crate::routines::trigger::insert(cx, &t, row)?;
+        match crate::routines::trigger::insert(cx, &t, row) {
+            // INSERT IGNORE skips a row without its parent, with a warning.
+            Err(e) if ins.ignore && e.code == 1452 => {
+                cx.warn(e);
+                continue;
+            }
+            r => r?,
+        }
         res.affected += 1;
     }
     if multi {

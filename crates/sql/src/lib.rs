@@ -27,6 +27,8 @@
 //! - `maintenance` / `checksum`: CHECK, ANALYZE, OPTIMIZE, REPAIR and CHECKSUM TABLE.
 //! - `checks` / `check_print`: CHECK constraints (enforcement; MariaDB's printing of a
 //!   condition, which is also the stored text evaluated).
+//! - `foreign_keys`: FOREIGN KEY constraints (binding, InnoDB's enforcement and cascades,
+//!   the DDL they refuse, their information_schema rows).
 //!
 //! Differences from MariaDB worth knowing:
 //! - Strings compare under MariaDB's collations: text columns default to
@@ -42,8 +44,8 @@
 //!   comparisons, IN lists and IN (SELECT ...), window functions (ranking, LAG/LEAD,
 //!   FIRST/LAST/NTH_VALUE and aggregates OVER partitions, orders, ROWS/RANGE frames and
 //!   named windows; see `binder/window.rs`), views (`views.rs`, `view_dml.rs`). Not
-//!   supported (error 1235): FULL JOIN, `GROUP BY ... WITH ROLLUP`, foreign key
-//!   enforcement, a LAG/LEAD offset that is not a constant.
+//!   supported (error 1235): FULL JOIN, `GROUP BY ... WITH ROLLUP`, a LAG/LEAD offset
+//!   that is not a constant.
 //! - Stored functions, procedures and triggers (`routines/`) run their bodies' statements
 //!   through the ordinary path; known gaps: GET DIAGNOSTICS, SQLWARNING handlers for
 //!   statement warnings, BEFORE INSERT triggers see the generated AUTO_INCREMENT value,
@@ -58,7 +60,7 @@
 //!   MariaDB rewrites some conditions further (`length` to `octet_length` is done, but not
 //!   e.g. `false` to `0` inside functions or CAST's charset), and a column constraint's
 //!   text keeps the column's old name after a rename.
-//! - ALTER TABLE: partitions and FOREIGN KEY enforcement are not supported;
+//! - ALTER TABLE: partitions are not supported;
 //!   `ALGORITHM`/`LOCK` clauses are accepted and ignored
 //!   (every ALTER holds an exclusive metadata lock); a unique key on a TEXT column is
 //!   unique on its first 768 characters (MariaDB uses a hash of the whole value); notes
@@ -81,6 +83,7 @@ mod database;
 mod dates;
 mod executor;
 mod expr;
+mod foreign_keys;
 mod functions;
 mod info_schema;
 mod inlist;

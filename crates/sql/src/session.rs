@@ -819,6 +819,7 @@ impl Session {
                     strict: false,
                     no_auto_value_on_zero: false,
                     check_constraints: true,
+                    foreign_key_checks: true,
                     view_checks: &[],
                     now: self.stmt_now,
                     host: None,
@@ -1074,6 +1075,7 @@ impl Session {
         self.db.count_com("Com_ddl");
         self.implicit_commit()?;
         crate::checks::verify_existing(self, &ddl)?;
+        crate::foreign_keys::verify_ddl(self, &ddl)?;
         let dropped_db = match &ddl {
             D::DropDatabase { name, .. } => Some(name.clone()),
             _ => None,

@@ -199,6 +199,7 @@ pub fn create_table_sql(t: &TableDef, autoinc: Option<u64>) -> String {
             format!("  KEY `{}` ({cols})", idx.name)
         });
     }
+    lines.extend(crate::foreign_keys::show_lines(t));
     for ck in t.checks.iter().filter(|k| !k.column_level) {
         lines.push(format!("  CONSTRAINT `{}` CHECK ({})", ck.name, ck.expr));
     }

@@ -349,6 +349,7 @@ pub(crate) fn view_table_def(
         auto_increment_start: None,
         collation: onelog_types::Collation::Utf8mb4GeneralCi,
         checks: Vec::new(),
+        foreign_keys: Vec::new(),
     }))
 }
 

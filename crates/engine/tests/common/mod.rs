@@ -56,6 +56,7 @@ pub fn accounts_table() -> TableDef {
         auto_increment_start: None,
         collation: onelog_types::Collation::Utf8mb4GeneralCi,
         checks: Vec::new(),
+        foreign_keys: Vec::new(),
     }
 }
 

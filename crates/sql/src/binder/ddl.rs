@@ -345,6 +345,8 @@ pub(super) fn bind_column(
                 checks.push(column_check(&name, &ck.expr));
             }
             sq::ColumnOption::CharacterSet(_) | sq::ColumnOption::Collation(_) => {}
+            // Column-level REFERENCES: bound with the table (`foreign_keys::column_references`).
+            sq::ColumnOption::ForeignKey(_) => {}
             sq::ColumnOption::OnUpdate(e) => {
                 let (_, now) = default_value(e, &name, &ty)?;
                 if !now {
@@ -481,7 +483,7 @@ pub(super) fn make_index(
 }
 
 /// Binds an index from a table constraint (PRIMARY KEY, UNIQUE, KEY/INDEX). Foreign keys
-/// and CHECK constraints yield None (accepted and not enforced).
+/// and CHECK constraints yield None (bound by `foreign_keys` and `add_table_check`).
 pub(super) fn constraint_index(
     cols: &[ColumnDef],
     existing: &[IndexDef],
@@ -614,6 +616,8 @@ pub fn bind_create_table(
         for i in &mut def.indexes {
             i.id = 0;
         }
+        // As in MariaDB, CREATE TABLE ... LIKE copies no foreign keys.
+        def.foreign_keys.clear();
         return Ok((
             Ddl::CreateTable {
                 def,
@@ -653,8 +657,13 @@ pub fn bind_create_table(
         }
         columns.push(bc.def);
     }
-    let mut warnings = Vec::new();
+    let warnings = Vec::new();
     let mut indexes: Vec<IndexDef> = Vec::new();
+    let mut fk_specs: Vec<sq::ForeignKeyConstraint> = ct
+        .columns
+        .iter()
+        .flat_map(crate::foreign_keys::column_references)
+        .collect();
     if inline_pk.len() > 1 {
         return Err(err(
             code::ER_MULTIPLE_PRI_KEY,
@@ -680,36 +689,34 @@ pub fn bind_create_table(
             )?;
             continue;
         }
-        match constraint_index(&columns, &indexes, c)? {
-            Some(idx) => {
-                if idx.primary {
-                    if indexes.iter().any(|i| i.primary) {
-                        return Err(err(
-                            code::ER_MULTIPLE_PRI_KEY,
-                            "Multiple primary key defined",
-                        ));
-                    }
-                    for &col in &idx.columns {
-                        columns[col].nullable = false;
-                        if columns[col].default.is_none() {
-                            // keep
-                        }
-                    }
-                    indexes.insert(0, idx);
-                } else {
-                    if indexes.iter().any(|i| ident_eq(&i.name, &idx.name)) {
-                        return Err(err(
-                            code::ER_DUP_KEYNAME,
-                            format!("Duplicate key name '{}'", idx.name),
-                        ));
-                    }
-                    indexes.push(idx);
+        if let sq::TableConstraint::ForeignKey(fk) = c {
+            fk_specs.push(fk.clone());
+            continue;
+        }
+        if let Some(idx) = constraint_index(&columns, &indexes, c)? {
+            if idx.primary {
+                if indexes.iter().any(|i| i.primary) {
+                    return Err(err(
+                        code::ER_MULTIPLE_PRI_KEY,
+                        "Multiple primary key defined",
+                    ));
                 }
+                for &col in &idx.columns {
+                    columns[col].nullable = false;
+                    if columns[col].default.is_none() {
+                        // keep
+                    }
+                }
+                indexes.insert(0, idx);
+            } else {
+                if indexes.iter().any(|i| ident_eq(&i.name, &idx.name)) {
+                    return Err(err(
+                        code::ER_DUP_KEYNAME,
+                        format!("Duplicate key name '{}'", idx.name),
+                    ));
+                }
+                indexes.push(idx);
             }
-            None => warnings.push(crate::sql_err(
-                code::ER_NOT_SUPPORTED_YET,
-                "onelog does not enforce FOREIGN KEY constraints; the constraint was ignored",
-            )),
         }
     }
     for &c in &inline_unique {
@@ -725,6 +732,15 @@ pub fn bind_create_table(
     }
     check_auto_key(&columns, &indexes)?;
     order_checks(&columns, &mut checks);
+    let foreign_keys = crate::foreign_keys::bind_create(
+        b,
+        &db,
+        &name,
+        &columns,
+        &mut indexes,
+        &checks,
+        &fk_specs,
+    )?;
     let def = TableDef {
         id: 0,
         db,
@@ -737,6 +753,7 @@ pub fn bind_create_table(
         auto_increment_start: opts.auto_increment,
         collation: opts.collation,
         checks,
+        foreign_keys,
     };
     // Conditions must bind against the table (1054 for an unknown column).
     let t = Arc::new(def);
@@ -1003,6 +1020,8 @@ pub fn bind_alter(t: &TableDef, ops: &[sq::AlterTableOperation]) -> Result<Vec<A
             }
             // onelog picks its own algorithm and always holds an exclusive metadata lock.
             A::Algorithm { .. } | A::Lock { .. } => {}
+            // Bound by `foreign_keys::bind_alter_ops`.
+            A::DropForeignKey { .. } => {}
             other => return Err(unsupported(&format!("ALTER TABLE {other}"))),
         }
     }
@@ -1277,7 +1296,8 @@ pub fn bind_ddl(
                             name: sq::Ident::new(name),
                         }
                     };
-                    let ops = bind_alter(&def, &[op])?;
+                    let ops = bind_alter(&def, std::slice::from_ref(&op))?;
+                    let ops = crate::foreign_keys::bind_alter_ops(b, &def, &[op], ops)?;
                     (
                         Ddl::AlterTable {
                             db,
@@ -1310,6 +1330,7 @@ pub fn bind_ddl(
                 )));
             }
             let ops = bind_alter(&def, &at.operations)?;
+            let ops = crate::foreign_keys::bind_alter_ops(b, &def, &at.operations, ops)?;
             (
                 Ddl::AlterTable {
                     db,

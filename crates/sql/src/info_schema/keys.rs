@@ -1,6 +1,6 @@
 //! information_schema tables about keys, constraints and character sets: TABLE_CONSTRAINTS
-//! (primary keys, unique keys, CHECK constraints), KEY_COLUMN_USAGE (their columns),
-//! REFERENTIAL_CONSTRAINTS (foreign keys: none are kept, so no rows), CHARACTER_SETS and
+//! (primary keys, unique keys, foreign keys, CHECK constraints), KEY_COLUMN_USAGE (their
+//! columns), REFERENTIAL_CONSTRAINTS (foreign keys, see `foreign_keys/info.rs`), CHARACTER_SETS and
 //! COLLATIONS (those SHOW CHARACTER SET and SHOW COLLATION list).
 
 use std::sync::Arc;
@@ -36,6 +36,7 @@ pub(super) fn rows(
                         s(kind),
                     ]);
                 }
+                crate::foreign_keys::info::table_constraints(t, &mut rows);
                 for c in &t.checks {
                     rows.push(vec![
                         s("def"),
@@ -83,6 +84,7 @@ pub(super) fn rows(
                         ]);
                     }
                 }
+                crate::foreign_keys::info::key_column_usage(t, &mut rows);
             }
             (
                 with_ints(
@@ -122,7 +124,13 @@ pub(super) fn rows(
                 ],
                 &[],
             ),
-            Vec::new(),
+            {
+                let mut rows = Vec::new();
+                for t in tables {
+                    crate::foreign_keys::info::referential_constraints(t, tables, &mut rows);
+                }
+                rows
+            },
         ),
         "CHARACTER_SETS" => (
             with_ints(

@@ -376,16 +376,18 @@ fn write_record(cx: &mut ExecCtx, ld: &mut Loader, mut row: Vec<Value>) -> Resul
                 crate::routines::trigger::insert(cx, &t, row)?;
                 break;
             };
-            let last_unique = !t.indexes[ii + 1..].iter().any(|i| i.unique);
+            // As MariaDB: a row that foreign keys reference is deleted and inserted again.
+            let last_unique = !t.indexes[ii + 1..].iter().any(|i| i.unique)
+                && !crate::foreign_keys::is_referenced(cx, &t);
             if last_unique {
                 // MariaDB updates the row in place; an identical row is not counted.
                 if !same_row(&old[..t.columns.len()], &row) {
-                    cx.txn.update(&t, &old, row).map_err(engine_err)?;
+                    crate::foreign_keys::update_parent(cx, &t, &old, row)?;
                     ld.out.deleted += 1;
                 }
                 break;
             }
-            cx.txn.delete(&t, &old).map_err(engine_err)?;
+            crate::foreign_keys::delete_parent(cx, &t, &old)?;
             ld.out.deleted += 1;
         },
         _ if ld.plan.ignore => {

@@ -285,6 +285,7 @@ fn has_after(cx: &ExecCtx, t: &TableDef, event: &str) -> bool {
 pub(crate) fn insert(cx: &mut ExecCtx, t: &TableDef, row: Vec<Value>) -> Result<(), SqlError> {
     let row = fire(cx, t, true, "INSERT", None, Some(row))?.unwrap_or_default();
     let after = has_after(cx, t, "INSERT").then(|| row.clone());
+    crate::foreign_keys::check_child(cx, t, None, &row)?;
     cx.txn.insert(t, row).map_err(engine_err)?;
     if let Some(r) = after {
         fire(cx, t, false, "INSERT", None, Some(r))?;
@@ -301,7 +302,7 @@ pub(crate) fn update(
 ) -> Result<(), SqlError> {
     let new = fire(cx, t, true, "UPDATE", Some(old), Some(new))?.unwrap_or_default();
     let after = has_after(cx, t, "UPDATE").then(|| new.clone());
-    cx.txn.update(t, old, new).map_err(engine_err)?;
+    crate::foreign_keys::update_parent(cx, t, old, new)?;
     if let Some(r) = after {
         fire(cx, t, false, "UPDATE", Some(old), Some(r))?;
     }
@@ -311,7 +312,7 @@ pub(crate) fn update(
 /// Deletes a row with the table's DELETE triggers around it.
 pub(crate) fn delete(cx: &mut ExecCtx, t: &TableDef, old: &Vec<Value>) -> Result<(), SqlError> {
     fire(cx, t, true, "DELETE", Some(old), None)?;
-    cx.txn.delete(t, old).map_err(engine_err)?;
+    crate::foreign_keys::delete_parent(cx, t, old)?;
     fire(cx, t, false, "DELETE", Some(old), None)?;
     Ok(())
 }

@@ -108,6 +108,21 @@ impl Session {
         let check_constraints = self
             .get_var(None, "check_constraint_checks")
             .map_or(true, |v| crate::expr::truth(&v) != Some(false));
+        let foreign_key_checks = crate::foreign_keys::session_checks(self);
+        // Tables reached through foreign keys get the metadata locks their checks and
+        // cascades need.
+        let fk_tables: Vec<(String, String, bool, bool)> = if foreign_key_checks {
+            crate::foreign_keys::related_tables(&self.db.engine.catalog(), written)
+                .into_iter()
+                .filter(|(d, t, _)| !tables.iter().any(|(x, y)| x == d && y == t))
+                .map(|(d, t, w)| {
+                    let covered = self.covered(&d, &t);
+                    (d, t, w, covered)
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         let stmt_now = self.stmt_now;
         // Inside a stored function or trigger the statement is part of the one that called
         // it: no statement boundary, commit or rollback of its own.
@@ -141,6 +156,20 @@ impl Session {
                 }
                 .map_err(engine_err)?;
             }
+            for (d, t, write, covered) in &fk_tables {
+                let r = if *covered {
+                    txn.open_table_covered(d, t)
+                } else if *write {
+                    txn.open_table_for_write(d, t)
+                } else {
+                    txn.open_table(d, t)
+                };
+                // A parent that does not exist (yet) fails the check that needs it.
+                match r {
+                    Ok(_) | Err(onelog_engine::EngineError::NoSuchTable { .. }) => {}
+                    Err(e) => return Err(engine_err(e)),
+                }
+            }
             let mut cx = ExecCtx {
                 txn,
                 interrupt: &control.interrupt,
@@ -148,6 +177,7 @@ impl Session {
                 strict,
                 no_auto_value_on_zero,
                 check_constraints,
+                foreign_key_checks,
                 view_checks: &view_checks,
                 now: stmt_now,
                 host: Some(host),
