@@ -97,6 +97,7 @@ mod shape;
 mod show;
 mod ssl_require;
 mod syntax_depth;
+mod temp_tables;
 mod user_locks;
 mod users;
 mod vars;

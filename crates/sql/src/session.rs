@@ -141,9 +141,11 @@ pub struct Session {
     pub(crate) locks: crate::locks::SessionLocks,
     /// Stored programs running (`crate::routines`).
     pub(crate) sp: crate::routines::SpState,
+    /// Temporary tables (`crate::temp_tables`).
+    pub(crate) temp: crate::temp_tables::TempTables,
 }
 
-fn ok(affected: u64, last_insert_id: u64, warnings: usize, info: String) -> QueryResult {
+pub(crate) fn ok(affected: u64, last_insert_id: u64, warnings: usize, info: String) -> QueryResult {
     QueryResult::Ok {
         affected_rows: affected,
         last_insert_id,
@@ -216,6 +218,7 @@ impl Session {
             tls: None,
             locks: Default::default(),
             sp: Default::default(),
+            temp: Default::default(),
         }
     }
 
@@ -257,6 +260,7 @@ impl Session {
             tls: None,
             locks: Default::default(),
             sp: Default::default(),
+            temp: Default::default(),
         }
     }
 
@@ -769,7 +773,7 @@ impl Session {
     ) -> (Result<T, SqlError>, bool) {
         let env = Env {
             s: self,
-            catalog: self.db.engine.catalog(),
+            catalog: self.bind_catalog(),
             read_session: Cell::new(false),
         };
         let r = f(Binder::new(&env, text));
@@ -835,7 +839,7 @@ impl Session {
     ) -> Result<Select, SqlError> {
         if let SelectKept::Ready(t, made) = kept {
             if t.valid(
-                &self.db.engine.catalog(),
+                &self.bind_catalog(),
                 self.current_db.as_deref(),
                 &self.params,
             ) {
@@ -864,6 +868,15 @@ impl Session {
             }
         }
         Ok(a)
+    }
+
+    /// Runs a statement built by the server (CREATE ... SELECT's INSERT), as written.
+    pub(crate) fn run_built(
+        &mut self,
+        s: &sq::Statement,
+        p: &Parsed,
+    ) -> Result<QueryResult, SqlError> {
+        self.run_sql(s, p, None)
     }
 
     fn run_sql(
@@ -967,6 +980,9 @@ impl Session {
             } => self.run_admin(&Admin::Rollback, p),
             S::UnlockTables => self.run_admin(&Admin::UnlockTables, p),
             _ => {
+                if let Some(r) = self.run_temp_statement(s, p)? {
+                    return Ok(r);
+                }
                 let ddl = self.bind(text, |b| binder::bind_ddl(&b, s))?;
                 match ddl {
                     Some((ddl, warnings)) => self.run_ddl(text, ddl, warnings),
@@ -988,7 +1004,7 @@ impl Session {
             return self.bind(text, |b| b.bind_insert(ins));
         };
         if let Some(t) = kept.as_ref() {
-            if t.valid(&self.db.engine.catalog(), self.current_db.as_deref()) {
+            if t.valid(&self.bind_catalog(), self.current_db.as_deref()) {
                 let bound = if t.binds() {
                     self.bind(text, |mut b| t.bind_rest(&mut b, ins))?
                 } else {
@@ -1049,6 +1065,10 @@ impl Session {
         warnings: Vec<SqlError>,
     ) -> Result<QueryResult, SqlError> {
         use onelog_engine::Ddl as D;
+        let mut ddl = ddl;
+        if let Some(r) = self.run_temp_ddl(&mut ddl)? {
+            return Ok(r);
+        }
         self.check_server_read_only()?;
         self.check_ddl(&ddl)?;
         if let D::DropDatabase { name, .. } | D::CreateDatabase { name, .. } = &ddl {
