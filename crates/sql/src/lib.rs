@@ -25,6 +25,8 @@
 //!   server's own files and `secure_file_priv`; [`Client`] is what a statement needs from
 //!   its connection (results as they come, LOCAL's file).
 //! - `maintenance` / `checksum`: CHECK, ANALYZE, OPTIMIZE, REPAIR and CHECKSUM TABLE.
+//! - `temp_tables`: CREATE TEMPORARY TABLE and the session's temporary tables (private,
+//!   never logged, dropped at disconnect).
 //! - `checks` / `check_print`: CHECK constraints (enforcement; MariaDB's printing of a
 //!   condition, which is also the stored text evaluated).
 //!

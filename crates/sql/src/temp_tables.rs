@@ -138,6 +138,7 @@ impl Session {
     ) -> Result<Option<QueryResult>, SqlError> {
         match s {
             sq::Statement::CreateTable(ct) if ct.temporary => self.create_temp(ct, p).map(Some),
+            sq::Statement::CreateTable(ct) if ct.like.is_some() => self.create_like_temp(ct, p),
             sq::Statement::Drop {
                 object_type: sq::ObjectType::Table,
                 if_exists,
@@ -270,6 +271,38 @@ impl Session {
                 Err(e)
             }
         }
+    }
+
+    /// CREATE TABLE ... LIKE a temporary table: logged as the CREATE TABLE it amounts to
+    /// (as MariaDB does), since replicas and recovery do not have the temporary table.
+    fn create_like_temp(
+        &mut self,
+        ct: &sq::CreateTable,
+        p: &Parsed,
+    ) -> Result<Option<QueryResult>, SqlError> {
+        let Some(
+            sq::CreateTableLikeKind::Parenthesized(like) | sq::CreateTableLikeKind::Plain(like),
+        ) = &ct.like
+        else {
+            return Ok(None);
+        };
+        let (sdb, sname) = self.bind(&p.text, |b| b.table_name(&like.name))?;
+        if !self.temp.contains(&sdb, &sname) {
+            return Ok(None);
+        }
+        let (ddl, warnings) = self.bind(&p.text, |b| crate::binder::bind_create_table(&b, ct))?;
+        let Ddl::CreateTable { def, if_not_exists } = &ddl else {
+            return Ok(None);
+        };
+        let mut sql = crate::show::create_table_sql(def, def.auto_increment_start);
+        if *if_not_exists {
+            sql.replace_range(.."CREATE TABLE".len(), "CREATE TABLE IF NOT EXISTS");
+        }
+        if def.db != self.current_db.clone().unwrap_or_default() {
+            let qualified = format!("`{}`.`{}`", def.db.replace('`', "``"), def.name);
+            sql = sql.replacen(&format!("`{}`", def.name), &qualified, 1);
+        }
+        self.run_ddl(&sql, ddl, warnings).map(Some)
     }
 
     /// Drops one temporary table and its rows.
