@@ -45,7 +45,8 @@
 //!   FIRST/LAST/NTH_VALUE and aggregates OVER partitions, orders, ROWS/RANGE frames and
 //!   named windows; see `binder/window.rs`), views (`views.rs`, `view_dml.rs`). Not
 //!   supported (error 1235): FULL JOIN, `GROUP BY ... WITH ROLLUP`, foreign key
-//!   enforcement, a LAG/LEAD offset that is not a constant.
+//!   enforcement, a LAG/LEAD offset that is not a constant, sequences (CREATE SEQUENCE,
+//!   NEXTVAL).
 //! - Stored functions, procedures and triggers (`routines/`) run their bodies' statements
 //!   through the ordinary path; known gaps: GET DIAGNOSTICS, SQLWARNING handlers for
 //!   statement warnings, BEFORE INSERT triggers see the generated AUTO_INCREMENT value,
