@@ -903,12 +903,12 @@ impl Session {
                 } else {
                     "Com_insert"
                 });
-                self.check_read_only()?;
                 let mut plan = self.insert_plan(text, ins, kept.map(|k| &mut k.insert))?;
                 let tables = self.check_insert(&plan)?;
                 let (used, written) = crate::locks::insert_refs(&plan);
                 self.check_locked_tables(&used, &written)?;
                 let written = crate::locks::pairs(&written);
+                self.check_writes_allowed(&written)?;
                 let r = self.as_write_statement(|s| {
                     s.in_statement(text, &tables, &written, |cx| {
                         executor::run_insert(cx, &mut plan)
@@ -932,12 +932,12 @@ impl Session {
             }
             S::Update(u) => {
                 self.db.count_com("Com_update");
-                self.check_read_only()?;
                 let mut plan = self.bind(text, |b| b.bind_update(u))?;
                 let tables = self.check_update(&plan)?;
                 let (used, written) = crate::locks::update_refs(&plan);
                 self.check_locked_tables(&used, &written)?;
                 let written = crate::locks::pairs(&written);
+                self.check_writes_allowed(&written)?;
                 let r = self.as_write_statement(|s| {
                     s.in_statement(text, &tables, &written, |cx| {
                         executor::run_update(cx, &mut plan)
@@ -947,12 +947,12 @@ impl Session {
             }
             S::Delete(d) => {
                 self.db.count_com("Com_delete");
-                self.check_read_only()?;
                 let mut plan = self.bind(text, |b| b.bind_delete(d))?;
                 let tables = self.check_delete(&plan)?;
                 let (used, written) = crate::locks::delete_refs(&plan);
                 self.check_locked_tables(&used, &written)?;
                 let written = crate::locks::pairs(&written);
+                self.check_writes_allowed(&written)?;
                 let r = self.as_write_statement(|s| {
                     s.in_statement(text, &tables, &written, |cx| {
                         executor::run_delete(cx, &mut plan)

@@ -124,6 +124,15 @@ impl Session {
         self.temp.catalog(self.db.engine.catalog())
     }
 
+    /// `read_only` and READ ONLY transactions refuse a write statement, unless every
+    /// table it writes is a temporary table (as MariaDB).
+    pub(crate) fn check_writes_allowed(&self, written: &[Name]) -> Result<(), SqlError> {
+        if !written.is_empty() && written.iter().all(|(d, t)| self.temp.contains(d, t)) {
+            return Ok(());
+        }
+        self.check_read_only()
+    }
+
     /// Whether `db`.`name` is one of this session's temporary tables.
     pub(crate) fn is_temp_table(&self, db: &str, name: &str) -> bool {
         self.temp.contains(db, name)
