@@ -56,7 +56,10 @@ use crate::rowcodec;
 use crate::txn::{decode_stored_row, mdl_name};
 
 mod objects;
+mod temp;
 use objects::{create_object, drop_objects};
+pub(crate) use temp::is_temp_key;
+pub use temp::{is_temp, TEMP_ID_BASE};
 
 /// One DDL statement, already bound by the SQL layer. The SQL text goes into the binlog as
 /// a QUERY event; during recovery the SQL layer re-parses it (see [`crate::DdlReplayer`]).

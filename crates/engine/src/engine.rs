@@ -398,7 +398,9 @@ impl Engine {
         crate::recovery::recover(&engine, replayer)?;
         let swept = crate::ddl::sweep_unnamed_indexes(&engine)?;
         if swept > 0 {
-            onelog_types::note!("cleared the data of {swept} unfinished index build(s)");
+            onelog_types::note!(
+                "cleared the data of {swept} unnamed index(es): unfinished builds, temporary tables"
+            );
         }
         // Consistent reads start from the recovered state.
         engine.committer.quiesced(|| ());

@@ -16,7 +16,8 @@
 //! - `commit.rs`: the group-commit log writer (one write + one sync per group);
 //!   `commit_order.rs`: a commit order imposed from outside (parallel replica apply).
 //! - `recovery.rs`: replay of the binlog after the applied position.
-//! - `ddl.rs`: catalog changes, index builds, table rewrites (with column conversions).
+//! - `ddl.rs`: catalog changes, index builds, table rewrites (with column conversions);
+//!   `ddl/temp.rs`: temporary tables (session-private, never logged).
 //! - `admin.rs`: binlog management (SHOW BINARY LOGS, PURGE, RESET MASTER, ...).
 //! - `backup.rs`: BACKUP SERVER (a checkpoint and the binlog tail after it).
 //! - `layout.rs`: the index and filter layout of new table files, by the data's size.
@@ -60,7 +61,7 @@ pub use catalog::{
 };
 pub use check::CheckReport;
 pub use commit_order::CommitOrder;
-pub use ddl::{AlterOp, ColumnConverter, Converter, Ddl, DdlOutcome};
+pub use ddl::{is_temp as is_temp_table, AlterOp, ColumnConverter, Converter, Ddl, DdlOutcome};
 pub use engine::{BinlogFs, DdlReplayer, Engine, EngineOptions, EngineStatus, LogMode};
 pub use error::{EngineError, Result};
 pub use foreign_keys::{ibfk_number, FkAction, ForeignKeyDef};

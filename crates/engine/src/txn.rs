@@ -345,7 +345,8 @@ impl Txn {
     pub fn get(&mut self, t: &TableDef, pk: &[Value], lock: LockMode) -> Result<Option<Row>> {
         let key = self.pk_key(t, pk)?;
         self.lock_row(&key, lock)?;
-        let raw = self.read(&key, lock != LockMode::None)?;
+        // A temporary table's committed rows are not in the read snapshot (see `ddl/temp.rs`).
+        let raw = self.read(&key, lock != LockMode::None || crate::ddl::is_temp(t))?;
         raw.map(|v| decode_stored_row(t, &v, pk)).transpose()
     }
 
@@ -357,7 +358,7 @@ impl Txn {
         range: KeyRange,
         opts: ScanOptions,
     ) -> Result<RowCursor> {
-        let snap = if opts.lock == LockMode::None {
+        let snap = if opts.lock == LockMode::None && !crate::ddl::is_temp(t) {
             Some(self.snapshot())
         } else {
             None
@@ -589,6 +590,10 @@ impl Txn {
     }
 
     fn record(&mut self, t: &TableDef, kind: ChangeKind, before: Option<Row>, after: Option<Row>) {
+        if crate::ddl::is_temp(t) {
+            // Not logged: see `ddl/temp.rs`.
+            return;
+        }
         let table = match self.catalog.table(&t.db, &t.name) {
             Some(a) if a.id == t.id => a.clone(),
             _ => Arc::new(t.clone()),
@@ -776,11 +781,18 @@ impl Txn {
 
     fn finish(mut self, stmt: Option<&LoggedStatement>) -> Result<CommitInfo> {
         self.finished = true;
-        let result = if self.changes.is_empty() && stmt.is_none() && self.gtid.is_none() {
+        let temp = self.take_temp_writes();
+        let mut result = if self.changes.is_empty() && stmt.is_none() && self.gtid.is_none() {
             Ok(CommitInfo::default())
         } else {
             crate::commit::commit_txn(&mut self, stmt)
         };
+        if let (Ok(_), Some(batch)) = (&result, temp) {
+            // Temporary tables' rows, outside the log (see `ddl/temp.rs`).
+            if let Err(e) = self.engine.write_unnamed(batch) {
+                result = Err(e);
+            }
+        }
         self.release();
         match &result {
             Ok(_) => self
@@ -848,6 +860,28 @@ pub(crate) fn decode_stored_row(t: &TableDef, raw: &[u8], pk: &[Value]) -> Resul
 }
 
 impl Txn {
+    /// Takes the writes to temporary tables out of the overlay, as one batch (None: none).
+    fn take_temp_writes(&mut self) -> Option<rocksdb::WriteBatch> {
+        let start = crate::keys::index_prefix(crate::ddl::TEMP_ID_BASE);
+        let temp = self.overlay.split_off(&start);
+        // Keys after the index range ('T' tail records are never in an overlay).
+        let (temp, rest): (Overlay, Overlay) = temp
+            .into_iter()
+            .partition(|(k, _)| crate::ddl::is_temp_key(k));
+        self.overlay.extend(rest);
+        if temp.is_empty() {
+            return None;
+        }
+        let mut batch = rocksdb::WriteBatch::default();
+        for (k, v) in &temp {
+            match v {
+                Some(v) => batch.put(k, v),
+                None => batch.delete(k),
+            }
+        }
+        Some(batch)
+    }
+
     /// The transaction's buffered changes as one RocksDB batch.
     pub(crate) fn overlay_batch(&self) -> rocksdb::WriteBatch {
         let mut batch = rocksdb::WriteBatch::default();

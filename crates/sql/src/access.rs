@@ -65,6 +65,7 @@ impl Session {
         for (d, t) in tables {
             if d.eq_ignore_ascii_case("information_schema")
                 || self.view_base_ok.iter().any(|(vd, vt)| vd == d && vt == t)
+                || self.is_temp_table(d, t)
             {
                 continue;
             }

@@ -25,6 +25,8 @@
 //!   server's own files and `secure_file_priv`; [`Client`] is what a statement needs from
 //!   its connection (results as they come, LOCAL's file).
 //! - `maintenance` / `checksum`: CHECK, ANALYZE, OPTIMIZE, REPAIR and CHECKSUM TABLE.
+//! - `temp_tables`: CREATE TEMPORARY TABLE and the session's temporary tables (private,
+//!   never logged, dropped at disconnect).
 //! - `checks` / `check_print`: CHECK constraints (enforcement; MariaDB's printing of a
 //!   condition, which is also the stored text evaluated).
 //! - `foreign_keys`: FOREIGN KEY constraints (binding, InnoDB's enforcement and cascades,
@@ -45,7 +47,7 @@
 //!   FIRST/LAST/NTH_VALUE and aggregates OVER partitions, orders, ROWS/RANGE frames and
 //!   named windows; see `binder/window.rs`), views (`views.rs`, `view_dml.rs`). Not
 //!   supported (error 1235): FULL JOIN, `GROUP BY ... WITH ROLLUP`, a LAG/LEAD offset
-//!   that is not a constant.
+//!   that is not a constant, sequences (CREATE SEQUENCE, NEXTVAL).
 //! - Stored functions, procedures and triggers (`routines/`) run their bodies' statements
 //!   through the ordinary path; known gaps: GET DIAGNOSTICS, SQLWARNING handlers for
 //!   statement warnings, BEFORE INSERT triggers see the generated AUTO_INCREMENT value,
@@ -100,6 +102,7 @@ mod shape;
 mod show;
 mod ssl_require;
 mod syntax_depth;
+mod temp_tables;
 mod user_locks;
 mod users;
 mod vars;

@@ -299,7 +299,7 @@ impl Session {
                 .find(|l| &l.db == db && &l.table == t && &l.alias == alias)
         };
         for r in used.iter().chain(written) {
-            if r.0.eq_ignore_ascii_case("information_schema") {
+            if r.0.eq_ignore_ascii_case("information_schema") || self.is_temp_table(&r.0, &r.1) {
                 continue;
             }
             if find(r).is_none() {

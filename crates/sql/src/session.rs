@@ -144,9 +144,11 @@ pub struct Session {
     pub(crate) sp: crate::routines::SpState,
     /// The session's XA transaction (`session/xa.rs`).
     xa: Option<xa::XaSession>,
+    /// Temporary tables (`crate::temp_tables`).
+    pub(crate) temp: crate::temp_tables::TempTables,
 }
 
-fn ok(affected: u64, last_insert_id: u64, warnings: usize, info: String) -> QueryResult {
+pub(crate) fn ok(affected: u64, last_insert_id: u64, warnings: usize, info: String) -> QueryResult {
     QueryResult::Ok {
         affected_rows: affected,
         last_insert_id,
@@ -220,6 +222,7 @@ impl Session {
             locks: Default::default(),
             sp: Default::default(),
             xa: None,
+            temp: Default::default(),
         }
     }
 
@@ -262,6 +265,7 @@ impl Session {
             locks: Default::default(),
             sp: Default::default(),
             xa: None,
+            temp: Default::default(),
         }
     }
 
@@ -777,7 +781,7 @@ impl Session {
     ) -> (Result<T, SqlError>, bool) {
         let env = Env {
             s: self,
-            catalog: self.db.engine.catalog(),
+            catalog: self.bind_catalog(),
             read_session: Cell::new(false),
         };
         let r = f(Binder::new(&env, text));
@@ -844,7 +848,7 @@ impl Session {
     ) -> Result<Select, SqlError> {
         if let SelectKept::Ready(t, made) = kept {
             if t.valid(
-                &self.db.engine.catalog(),
+                &self.bind_catalog(),
                 self.current_db.as_deref(),
                 &self.params,
             ) {
@@ -875,6 +879,15 @@ impl Session {
         Ok(a)
     }
 
+    /// Runs a statement built by the server (CREATE ... SELECT's INSERT), as written.
+    pub(crate) fn run_built(
+        &mut self,
+        s: &sq::Statement,
+        p: &Parsed,
+    ) -> Result<QueryResult, SqlError> {
+        self.run_sql(s, p, None)
+    }
+
     fn run_sql(
         &mut self,
         s: &sq::Statement,
@@ -899,12 +912,12 @@ impl Session {
                 } else {
                     "Com_insert"
                 });
-                self.check_read_only()?;
                 let mut plan = self.insert_plan(text, ins, kept.map(|k| &mut k.insert))?;
                 let tables = self.check_insert(&plan)?;
                 let (used, written) = crate::locks::insert_refs(&plan);
                 self.check_locked_tables(&used, &written)?;
                 let written = crate::locks::pairs(&written);
+                self.check_writes_allowed(&written)?;
                 let r = self.as_write_statement(|s| {
                     s.in_statement(text, &tables, &written, |cx| {
                         executor::run_insert(cx, &mut plan)
@@ -928,12 +941,12 @@ impl Session {
             }
             S::Update(u) => {
                 self.db.count_com("Com_update");
-                self.check_read_only()?;
                 let mut plan = self.bind(text, |b| b.bind_update(u))?;
                 let tables = self.check_update(&plan)?;
                 let (used, written) = crate::locks::update_refs(&plan);
                 self.check_locked_tables(&used, &written)?;
                 let written = crate::locks::pairs(&written);
+                self.check_writes_allowed(&written)?;
                 let r = self.as_write_statement(|s| {
                     s.in_statement(text, &tables, &written, |cx| {
                         executor::run_update(cx, &mut plan)
@@ -943,12 +956,12 @@ impl Session {
             }
             S::Delete(d) => {
                 self.db.count_com("Com_delete");
-                self.check_read_only()?;
                 let mut plan = self.bind(text, |b| b.bind_delete(d))?;
                 let tables = self.check_delete(&plan)?;
                 let (used, written) = crate::locks::delete_refs(&plan);
                 self.check_locked_tables(&used, &written)?;
                 let written = crate::locks::pairs(&written);
+                self.check_writes_allowed(&written)?;
                 let r = self.as_write_statement(|s| {
                     s.in_statement(text, &tables, &written, |cx| {
                         executor::run_delete(cx, &mut plan)
@@ -976,6 +989,9 @@ impl Session {
             } => self.run_admin(&Admin::Rollback, p),
             S::UnlockTables => self.run_admin(&Admin::UnlockTables, p),
             _ => {
+                if let Some(r) = self.run_temp_statement(s, p)? {
+                    return Ok(r);
+                }
                 let ddl = self.bind(text, |b| binder::bind_ddl(&b, s))?;
                 match ddl {
                     Some((ddl, warnings)) => self.run_ddl(text, ddl, warnings),
@@ -997,7 +1013,7 @@ impl Session {
             return self.bind(text, |b| b.bind_insert(ins));
         };
         if let Some(t) = kept.as_ref() {
-            if t.valid(&self.db.engine.catalog(), self.current_db.as_deref()) {
+            if t.valid(&self.bind_catalog(), self.current_db.as_deref()) {
                 let bound = if t.binds() {
                     self.bind(text, |mut b| t.bind_rest(&mut b, ins))?
                 } else {
@@ -1058,6 +1074,10 @@ impl Session {
         warnings: Vec<SqlError>,
     ) -> Result<QueryResult, SqlError> {
         use onelog_engine::Ddl as D;
+        let mut ddl = ddl;
+        if let Some(r) = self.run_temp_ddl(&mut ddl)? {
+            return Ok(r);
+        }
         self.check_server_read_only()?;
         self.check_ddl(&ddl)?;
         if let D::DropDatabase { name, .. } | D::CreateDatabase { name, .. } = &ddl {

@@ -376,6 +376,9 @@ fn table_def(
             .map(str::to_string)
             .ok_or_else(|| sql_err(code::ER_NO_DB_ERROR, "No database selected"))?,
     };
+    if let Some(t) = sess.temp.get(&d, table) {
+        return Ok(t.clone());
+    }
     let cat = sess.db.engine.catalog();
     let t = match cat.table(&d, table) {
         Some(t) => t.clone(),
@@ -668,7 +671,10 @@ pub fn run_show(sess: &mut Session, a: &Admin, _p: &Parsed) -> Result<QueryResul
             }
             let t = table_def(sess, db, table)?;
             sess.check_locked_tables(&[crate::locks::plain_ref(&t.db, &t.name)], &[])?;
-            let sql = create_table_sql(&t, t.auto_increment_start);
+            let mut sql = create_table_sql(&t, t.auto_increment_start);
+            if onelog_engine::is_temp_table(&t) {
+                sql.replace_range(.."CREATE TABLE".len(), "CREATE TEMPORARY TABLE");
+            }
             result(
                 sess,
                 &["Table", "Create Table"],

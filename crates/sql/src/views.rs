@@ -231,6 +231,14 @@ impl Session {
             ));
         }
         let mut read = Vec::new();
+        crate::binder::tables_read(&sel, &mut read);
+        if let Some((_, t)) = read.iter().find(|(d, t)| self.is_temp_table(d, t)) {
+            return Err(sql_err(
+                1352,
+                format!("View's SELECT refers to a temporary table '{t}'"),
+            ));
+        }
+        read.clear();
         crate::binder::tables_checked(&sel, &mut read);
         self.check_tables(&read, Priv::SELECT)?;
         if v.check_option.is_some() && !ViewDef::updatable(&sel) {

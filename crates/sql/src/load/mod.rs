@@ -206,7 +206,7 @@ impl Session {
         let tables = vec![(db.clone(), l.table.clone())];
         self.check_table_privs(&tables, mask)?;
         self.check_read_only()?;
-        let cat = self.db.engine.catalog();
+        let cat = self.bind_catalog();
         let Some(t) = cat.table(&db, &l.table).cloned() else {
             return Err(sql_err(
                 code::ER_NO_SUCH_TABLE,

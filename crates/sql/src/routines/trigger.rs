@@ -234,7 +234,7 @@ fn fire(
     old: Option<&[Value]>,
     new: Option<Vec<Value>>,
 ) -> Result<Option<Vec<Value>>, SqlError> {
-    if cx.host.is_none() {
+    if cx.host.is_none() || onelog_engine::is_temp_table(t) {
         return Ok(new);
     }
     let cat = cx.txn.catalog();
@@ -273,7 +273,7 @@ fn fire(
 }
 
 fn has_after(cx: &ExecCtx, t: &TableDef, event: &str) -> bool {
-    if cx.host.is_none() {
+    if cx.host.is_none() || onelog_engine::is_temp_table(t) {
         return false;
     }
     let cat = cx.txn.catalog();

@@ -68,7 +68,8 @@ impl BindEnv for Env<'_> {
     }
     fn info_schema(&self, table: &str) -> Option<(Vec<VirtualColumn>, Vec<Vec<Value>>)> {
         self.read_session.set(true);
-        crate::info_schema::info_schema(self.s, &self.catalog, table)
+        // Temporary tables are not listed (MariaDB 10.11).
+        crate::info_schema::info_schema(self.s, &self.s.db.engine.catalog(), table)
     }
     fn interrupted(&self) -> bool {
         self.s.control.interrupt.load(Ordering::Relaxed)

@@ -102,6 +102,12 @@ impl Session {
         f: impl FnOnce(&mut ExecCtx) -> Result<T, SqlError>,
     ) -> Result<T, SqlError> {
         let covered: Vec<bool> = tables.iter().map(|(d, t)| self.covered(d, t)).collect();
+        // Temporary tables take no metadata locks (nobody else sees them).
+        let temp: Vec<(&String, &String)> = tables
+            .iter()
+            .filter(|(d, t)| self.is_temp_table(d, t))
+            .map(|(d, t)| (d, t))
+            .collect();
         let mode = self.sql_mode();
         let strict = mode.contains("STRICT_TRANS_TABLES") || mode.contains("STRICT_ALL_TABLES");
         let no_auto_value_on_zero = mode.contains("NO_AUTO_VALUE_ON_ZERO");
@@ -143,7 +149,7 @@ impl Session {
         let mut result = (|| {
             let txn = txn_ref;
             for ((d, t), covered) in tables.iter().zip(covered) {
-                if d.eq_ignore_ascii_case("information_schema") {
+                if d.eq_ignore_ascii_case("information_schema") || temp.contains(&(d, t)) {
                     continue;
                 }
                 let table = (d.clone(), t.clone());
