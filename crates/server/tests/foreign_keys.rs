@@ -7,9 +7,7 @@
 
 mod common;
 
-use std::time::Duration;
-
-use common::{have, run, Server};
+use common::{have, Server};
 use mysql::prelude::Queryable;
 
 const SETUP: &str = "
@@ -125,26 +123,7 @@ fn constraints_survive_sigkill_and_cascades_are_row_events() {
         "mariadb-binlog",
         "constraints_survive_sigkill_and_cascades_are_row_events",
     ) {
-        let mut c = srv.conn(None);
-        let files: Vec<(String, u64)> = c.query("SHOW BINARY LOGS").unwrap();
-        drop(c);
-        let (ok, out, err) = run(
-            "mariadb-binlog",
-            &[
-                "--read-from-remote-server".into(),
-                "--host=127.0.0.1".into(),
-                format!("--port={}", srv.port),
-                "--user=root".into(),
-                "--verbose".into(),
-                "--to-last-log".into(),
-                files[0].0.clone(),
-            ],
-            Duration::from_secs(30),
-        );
-        assert!(
-            ok && err.trim().is_empty(),
-            "mariadb-binlog failed: {err}\n{out}"
-        );
+        let out = common::clients::binlog_text(&srv, true);
         // The DELETE's transaction holds the parent's row and every cascaded one.
         let start = out
             .find("DELETE FROM customer WHERE id = 1")
@@ -200,25 +179,6 @@ fn constraints_survive_sigkill_and_cascades_are_row_events() {
     srv.assert_no_panic();
 }
 
-fn dump(socket: &std::path::Path) -> String {
-    let out = std::process::Command::new("/usr/bin/mariadb-dump")
-        .args([
-            "--no-defaults",
-            &format!("--socket={}", socket.display()),
-            "-uroot",
-            "--databases",
-            "shop",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "mariadb-dump: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
 #[test]
 fn a_dump_restores_with_its_constraints() {
     if !have(
@@ -241,7 +201,7 @@ fn a_dump_restores_with_its_constraints() {
         .map(|t| show_create(&mut c, &format!("shop.{t}")))
         .collect();
     drop(c);
-    let text = dump(&source.socket);
+    let text = common::clients::dump_database(&source.socket, "shop");
     // `address` is dumped (and its rows loaded) before `customer`: the dump turns the
     // checks off.
     assert!(text.contains("FOREIGN_KEY_CHECKS=0"), "{text}");

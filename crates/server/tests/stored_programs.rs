@@ -168,26 +168,7 @@ SELECT insert_data();
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let mut c = srv.conn(None);
-    let files: Vec<(String, u64)> = c.query("SHOW BINARY LOGS").unwrap();
-    drop(c);
-    let (ok, out, err) = run(
-        "mariadb-binlog",
-        &[
-            "--read-from-remote-server".into(),
-            "--host=127.0.0.1".into(),
-            format!("--port={}", srv.port),
-            "--user=root".into(),
-            "--verbose".into(),
-            "--to-last-log".into(),
-            files[0].0.clone(),
-        ],
-        Duration::from_secs(30),
-    );
-    assert!(
-        ok && err.trim().is_empty(),
-        "mariadb-binlog failed: {err}\n{out}"
-    );
+    let out = common::clients::binlog_text(&srv, true);
     for want in [
         "CREATE DEFINER=`root`@`localhost` FUNCTION `insert_data`() RETURNS int(11)",
         "CREATE DEFINER=`root`@`localhost` TRIGGER t1_ai AFTER INSERT ON t1",

@@ -8,7 +8,7 @@ mod common;
 use std::time::Duration;
 
 use common::replica::{add_repl_user, Replica};
-use common::{have, run, Server};
+use common::{have, Server};
 use mysql::prelude::Queryable;
 
 fn err_code(r: Result<(), mysql::Error>) -> u16 {
@@ -20,27 +20,6 @@ fn err_code(r: Result<(), mysql::Error>) -> u16 {
 
 fn rows(c: &mut mysql::Conn, sql: &str) -> Vec<(i64, String)> {
     c.query(sql).unwrap()
-}
-
-/// `mariadb-binlog -v` of every binlog file of `srv`.
-fn binlog_text(srv: &Server) -> String {
-    let mut c = srv.conn(None);
-    let files: Vec<(String, u64)> = c.query("SHOW BINARY LOGS").unwrap();
-    let (ok, out, err) = run(
-        "mariadb-binlog",
-        &[
-            "--read-from-remote-server".into(),
-            "--host=127.0.0.1".into(),
-            format!("--port={}", srv.port),
-            "--user=root".into(),
-            "--verbose".into(),
-            "--to-last-log".into(),
-            files[0].0.clone(),
-        ],
-        Duration::from_secs(30),
-    );
-    assert!(ok, "mariadb-binlog failed: {err}\n{out}");
-    out
 }
 
 #[test]
@@ -123,7 +102,7 @@ fn temporary_tables_are_private_unlogged_and_gone_after_restart() {
     );
 
     if have("mariadb-binlog", "temporary_tables_are_private_unlogged") {
-        let log = binlog_text(&primary);
+        let log = common::clients::binlog_text(&primary, true);
         assert!(
             log.contains("### INSERT INTO `tt`.`base`") && log.contains("'copied 11'"),
             "the base rows are not logged:\n{log}"

@@ -100,25 +100,6 @@ fn views_survive_sigkill_and_reach_a_mariadb_replica() {
     primary.assert_no_panic();
 }
 
-fn dump(socket: &std::path::Path) -> String {
-    let out = std::process::Command::new("/usr/bin/mariadb-dump")
-        .args([
-            "--no-defaults",
-            &format!("--socket={}", socket.display()),
-            "-uroot",
-            "--databases",
-            "shop",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "mariadb-dump: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
 #[test]
 fn views_round_trip_through_mariadb_dump() {
     if !have(
@@ -140,7 +121,7 @@ fn views_round_trip_through_mariadb_dump() {
     let want = view_rows(&mut source.conn(None));
 
     // onelogd's dump restores into MariaDB and into a fresh onelogd.
-    let text = dump(&source.socket);
+    let text = common::clients::dump_database(&source.socket, "shop");
     let mut m = maria.conn(None);
     m.query_drop("DROP DATABASE IF EXISTS shop").unwrap();
     let restored = common::run_with_stdin(
@@ -168,7 +149,7 @@ fn views_round_trip_through_mariadb_dump() {
     assert_eq!(view_rows(&mut fresh.conn(None)), want);
 
     // MariaDB's own dump (its canonical view text) restores into onelogd.
-    let text = dump(&maria.socket);
+    let text = common::clients::dump_database(&maria.socket, "shop");
     let again = Server::start(&[]);
     let out = again.mariadb(&[], &text);
     assert!(

@@ -2,6 +2,7 @@
 //! temporary data directory, run real client programs against it, stop or kill it.
 #![allow(dead_code)]
 
+pub mod clients;
 pub mod mariadb;
 pub mod raw;
 pub mod replica;
