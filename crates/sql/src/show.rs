@@ -289,9 +289,10 @@ pub(crate) fn engine_rows() -> Vec<Vec<Value>> {
         s("InnoDB"),
         s("DEFAULT"),
         s("onelog: RocksDB tables whose write-ahead log is the binary log"),
+        // Transactions, XA (`XA PREPARE` ... `XA COMMIT`) and savepoints.
         s("YES"),
-        s("NO"),
-        s("NO"),
+        s("YES"),
+        s("YES"),
     ]]
 }
 
