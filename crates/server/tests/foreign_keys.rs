@@ -44,19 +44,16 @@ fn show_create(c: &mut mysql::Conn, table: &str) -> String {
 
 /// Every table of `shop` with its rows, in a fixed order.
 fn rows(c: &mut mysql::Conn) -> String {
-    let mut out = String::new();
-    for t in ["address", "customer", "line", "orders"] {
-        let rows: Vec<mysql::Row> = c
-            .query(format!("SELECT * FROM shop.{t} ORDER BY 1, 2"))
-            .unwrap();
-        out.push_str(&format!("{t}:"));
-        for r in rows {
-            let vals: Vec<String> = r.unwrap().into_iter().map(|v| v.as_sql(true)).collect();
-            out.push_str(&format!(" ({})", vals.join(",")));
-        }
-        out.push('\n');
-    }
-    out
+    let queries: Vec<(String, String)> = ["address", "customer", "line", "orders"]
+        .iter()
+        .map(|t| {
+            (
+                t.to_string(),
+                format!("SELECT * FROM shop.{t} ORDER BY 1, 2"),
+            )
+        })
+        .collect();
+    common::clients::rows_text(c, &queries)
 }
 
 /// The constraints are enforced: an orphan is refused, a referenced row is protected or

@@ -23,22 +23,14 @@ CREATE SQL SECURITY INVOKER VIEW totals AS SELECT COUNT(*) AS n, SUM(stock) AS s
 
 /// Every view of `shop` with its rows, in a fixed order.
 fn view_rows(c: &mut mysql::Conn) -> String {
-    let mut out = String::new();
     let views: Vec<(String, String)> = c
         .query("SHOW FULL TABLES FROM shop WHERE Table_type = 'VIEW'")
         .unwrap();
-    for (v, _) in views {
-        let rows: Vec<mysql::Row> = c
-            .query(format!("SELECT * FROM shop.`{v}` ORDER BY 1"))
-            .unwrap();
-        out.push_str(&format!("{v}:"));
-        for r in rows {
-            let vals: Vec<String> = r.unwrap().into_iter().map(|v| v.as_sql(true)).collect();
-            out.push_str(&format!(" ({})", vals.join(",")));
-        }
-        out.push('\n');
-    }
-    out
+    let queries: Vec<(String, String)> = views
+        .into_iter()
+        .map(|(v, _)| (v.clone(), format!("SELECT * FROM shop.`{v}` ORDER BY 1")))
+        .collect();
+    common::clients::rows_text(c, &queries)
 }
 
 #[test]

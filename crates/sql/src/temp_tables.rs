@@ -217,20 +217,8 @@ impl Session {
         let mut insert_cols = Vec::new();
         for c in &sel.columns {
             if def.column_index(&c.name).is_none() {
-                def.columns.push(onelog_engine::ColumnDef {
-                    name: c.name.clone(),
-                    ty: if c.null_type {
-                        crate::binder::NULL_STORED
-                    } else {
-                        c.ty
-                    },
-                    nullable: c.nullable,
-                    default: None,
-                    auto_increment: false,
-                    default_now: false,
-                    on_update_now: false,
-                    comment: String::new(),
-                });
+                def.columns
+                    .push(crate::views::column_of_result(c.name.clone(), c));
             }
             insert_cols.push(sq::ObjectName::from(vec![sq::Ident::with_quote(
                 '`',

@@ -330,20 +330,7 @@ pub(crate) fn view_table_def(
         .columns
         .iter()
         .zip(names)
-        .map(|(c, n)| onelog_engine::ColumnDef {
-            name: n,
-            ty: if c.null_type {
-                crate::binder::NULL_STORED
-            } else {
-                c.ty
-            },
-            nullable: c.nullable,
-            default: None,
-            auto_increment: false,
-            default_now: false,
-            on_update_now: false,
-            comment: String::new(),
-        })
+        .map(|(c, n)| column_of_result(n, c))
         .collect();
     Ok(Some(onelog_engine::TableDef {
         id: 0,
@@ -359,6 +346,26 @@ pub(crate) fn view_table_def(
         checks: Vec::new(),
         foreign_keys: Vec::new(),
     }))
+}
+
+/// The plain column (no default, no key) that holds a query's result column `c`: what a
+/// view shows and what `CREATE ... SELECT` creates. A NULL-typed result gets the type
+/// NULLs are stored as.
+pub(crate) fn column_of_result(name: String, c: &crate::ResultColumn) -> onelog_engine::ColumnDef {
+    onelog_engine::ColumnDef {
+        name,
+        ty: if c.null_type {
+            crate::binder::NULL_STORED
+        } else {
+            c.ty
+        },
+        nullable: c.nullable,
+        default: None,
+        auto_increment: false,
+        default_now: false,
+        on_update_now: false,
+        comment: String::new(),
+    }
 }
 
 fn var_text(s: &Session, name: &str) -> String {

@@ -53,3 +53,18 @@ pub fn dump_database(socket: &Path, db: &str) -> String {
     );
     String::from_utf8(out.stdout).unwrap()
 }
+
+/// `name: (v,v) (v,v)` for each `(name, query)`: a table's rows as text, to compare.
+pub fn rows_text(c: &mut mysql::Conn, queries: &[(String, String)]) -> String {
+    let mut out = String::new();
+    for (name, q) in queries {
+        let rows: Vec<mysql::Row> = c.query(q).unwrap();
+        out.push_str(&format!("{name}:"));
+        for r in rows {
+            let vals: Vec<String> = r.unwrap().into_iter().map(|v| v.as_sql(true)).collect();
+            out.push_str(&format!(" ({})", vals.join(",")));
+        }
+        out.push('\n');
+    }
+    out
+}
