@@ -68,6 +68,7 @@ fn table(name: &str) -> TableDef {
         collation: onelog_types::Collation::Utf8mb4GeneralCi,
         checks: Vec::new(),
         foreign_keys: Vec::new(),
+        sequence: false,
     }
 }
 

@@ -143,6 +143,10 @@ pub struct TableDef {
     /// FOREIGN KEY constraints of this (child) table (see `foreign_keys.rs`).
     #[serde(default)]
     pub foreign_keys: Vec<crate::ForeignKeyDef>,
+    /// A sequence (`CREATE SEQUENCE`): MariaDB's eight sequence columns and one row, see
+    /// `sequence.rs`.
+    #[serde(default)]
+    pub sequence: bool,
 }
 
 impl TableDef {

@@ -352,6 +352,7 @@ mod tests {
             collation: Collation::Utf8mb4GeneralCi,
             checks: Vec::new(),
             foreign_keys: Vec::new(),
+            sequence: false,
         };
         e.ddl(
             "d",

@@ -56,6 +56,7 @@ use crate::rowcodec;
 use crate::txn::{decode_stored_row, mdl_name};
 
 mod objects;
+mod sequence;
 mod temp;
 use objects::{create_object, drop_objects};
 pub(crate) use temp::is_temp_key;
@@ -109,6 +110,20 @@ pub enum Ddl {
         kind: ObjectKind,
         names: Vec<(String, String)>,
         if_exists: bool,
+    },
+    /// CREATE [OR REPLACE] SEQUENCE: the table (`def` with MariaDB's sequence columns) and
+    /// its first row.
+    CreateSequence {
+        def: TableDef,
+        row: crate::SeqDef,
+        or_replace: bool,
+        if_not_exists: bool,
+    },
+    /// ALTER SEQUENCE: the sequence's row replaced.
+    SetSequenceRow {
+        db: String,
+        table: String,
+        row: crate::SeqDef,
     },
     /// A statement that changes no catalog or data but is logged as DDL is, for replicas:
     /// ANALYZE, OPTIMIZE and REPAIR TABLE (MariaDB logs them as QUERY events).
@@ -279,7 +294,10 @@ fn tables_touched(ddl: &Ddl, cat: &Catalog) -> Vec<(String, String)> {
             .tables_in(name)
             .map(|t| (t.db.clone(), t.name.clone()))
             .collect(),
-        Ddl::CreateTable { def, .. } => vec![(def.db.clone(), def.name.clone())],
+        Ddl::CreateTable { def, .. } | Ddl::CreateSequence { def, .. } => {
+            vec![(def.db.clone(), def.name.clone())]
+        }
+        Ddl::SetSequenceRow { db, table, .. } => vec![(db.clone(), table.clone())],
         Ddl::DropTables { tables, .. } => tables.clone(),
         Ddl::TruncateTable { db, table } | Ddl::AlterTable { db, table, .. } => {
             vec![(db.clone(), table.clone())]
@@ -465,6 +483,50 @@ fn run_holding(
     Ok(ch.outcome)
 }
 
+/// Creates table `def` (ids assigned here); None when it exists and `if_not_exists` made
+/// that a note.
+fn create_table(
+    ch: &mut Change,
+    mut def: TableDef,
+    if_not_exists: bool,
+) -> Result<Option<Arc<TableDef>>> {
+    if !ch.cat.has_database(&def.db) {
+        return Err(EngineError::NoSuchDatabase(def.db));
+    }
+    if ch.cat.table(&def.db, &def.name).is_some()
+        || ch
+            .cat
+            .object(ObjectKind::View, &def.db, &def.name)
+            .is_some()
+    {
+        if !if_not_exists {
+            return Err(EngineError::TableExists(def.name));
+        }
+        ch.note(
+            code::ER_TABLE_EXISTS_ERROR,
+            format!("Table '{}' already exists", def.name),
+        );
+        return Ok(None);
+    }
+    if def.indexes.first().is_none_or(|i| !i.primary) {
+        def.hidden_pk = true;
+        def.indexes.insert(0, IndexDef::hidden_primary());
+    }
+    validate(&def)?;
+    def.id = ch.cat.next_table_id;
+    ch.cat.next_table_id += 1;
+    for idx in &mut def.indexes {
+        idx.id = ch.cat.next_index_id;
+        ch.cat.next_index_id += 1;
+    }
+    // Nothing may linger under the new ids (a crashed attempt).
+    ch.drop_table_data(&def);
+    ch.reset.push(def.id);
+    let (db, name) = (def.db.clone(), def.name.clone());
+    ch.put_table(def);
+    Ok(ch.cat.table(&db, &name).cloned())
+}
+
 fn apply(ch: &mut Change, ddl: Ddl) -> Result<()> {
     match ddl {
         Ddl::CreateDatabase {
@@ -516,44 +578,16 @@ fn apply(ch: &mut Change, ddl: Ddl) -> Result<()> {
             ch.cat.databases.remove(&name);
             ch.outcome.affected_rows = tables.len() as u64;
         }
-        Ddl::CreateTable {
-            mut def,
-            if_not_exists,
-        } => {
-            if !ch.cat.has_database(&def.db) {
-                return Err(EngineError::NoSuchDatabase(def.db));
-            }
-            if ch.cat.table(&def.db, &def.name).is_some()
-                || ch
-                    .cat
-                    .object(ObjectKind::View, &def.db, &def.name)
-                    .is_some()
-            {
-                if !if_not_exists {
-                    return Err(EngineError::TableExists(def.name));
-                }
-                ch.note(
-                    code::ER_TABLE_EXISTS_ERROR,
-                    format!("Table '{}' already exists", def.name),
-                );
-                return Ok(());
-            }
-            if def.indexes.first().is_none_or(|i| !i.primary) {
-                def.hidden_pk = true;
-                def.indexes.insert(0, IndexDef::hidden_primary());
-            }
-            validate(&def)?;
-            def.id = ch.cat.next_table_id;
-            ch.cat.next_table_id += 1;
-            for idx in &mut def.indexes {
-                idx.id = ch.cat.next_index_id;
-                ch.cat.next_index_id += 1;
-            }
-            // Nothing may linger under the new ids (a crashed attempt).
-            ch.drop_table_data(&def);
-            ch.reset.push(def.id);
-            ch.put_table(def);
+        Ddl::CreateTable { def, if_not_exists } => {
+            create_table(ch, def, if_not_exists)?;
         }
+        Ddl::CreateSequence {
+            def,
+            row,
+            or_replace,
+            if_not_exists,
+        } => sequence::create(ch, def, &row, or_replace, if_not_exists)?,
+        Ddl::SetSequenceRow { db, table, row } => sequence::set_row(ch, &db, &table, &row)?,
         Ddl::DropTables { tables, if_exists } => {
             let mut missing = Vec::new();
             for (d, t) in &tables {

@@ -183,6 +183,8 @@ pub struct Engine {
     pub(crate) replay_pos: Mutex<Option<crate::wal::LogPos>>,
     /// XA transactions claimed and prepared (see `xa.rs`).
     pub(crate) xa: crate::xa::Registry,
+    /// NEXTVAL's reserved values (`sequence.rs`).
+    pub(crate) sequences: crate::sequence::Sequences,
     /// `SET GLOBAL gtid_slave_pos` in force (see `slave_pos.rs`).
     pub(crate) slave_pos: Mutex<Option<crate::slave_pos::SlavePosOverride>>,
     /// The options RocksDB was opened with, with whole-file and with partitioned index
@@ -387,6 +389,7 @@ impl Engine {
             ddl_lock: Mutex::new(()),
             replay_pos: Mutex::new(None),
             xa: Default::default(),
+            sequences: Default::default(),
             slave_pos: Mutex::new(crate::slave_pos::load(&opts.datadir)?),
             table_opts,
             layout,

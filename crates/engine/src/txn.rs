@@ -169,6 +169,9 @@ pub struct Txn {
     pub(crate) gtid: Option<onelog_binlog::Gtid>,
     /// The order this transaction's commit must keep (see `commit_order.rs`).
     pub(crate) commit_order: Option<Arc<dyn crate::CommitOrder>>,
+    /// Sequences whose row this transaction wrote, forgotten by NEXTVAL's cache once it
+    /// commits (None: written by the cache itself, see `sequence.rs`).
+    sequences_written: Option<Vec<u32>>,
 }
 
 fn lock_name(kind: u8, key: &[u8]) -> Vec<u8> {
@@ -209,7 +212,13 @@ impl Txn {
             ahead: None,
             lock_timeout: engine_timeout,
             interrupt: None,
+            sequences_written: Some(Vec::new()),
         }
+    }
+
+    /// This transaction writes sequence rows for NEXTVAL's cache, which stays valid.
+    pub(crate) fn keep_sequences_cached(&mut self) {
+        self.sequences_written = None;
     }
 
     pub fn id(&self) -> u64 {
@@ -506,7 +515,13 @@ impl Txn {
     pub fn insert(&mut self, t: &TableDef, mut row: Row) -> Result<()> {
         Self::check_row_width(t, &row)?;
         row.truncate(t.columns.len());
-        let pk = if t.hidden_pk {
+        let pk = if t.sequence {
+            // The one row of a sequence: every write replaces it.
+            if let Some(w) = &mut self.sequences_written {
+                w.push(t.id);
+            }
+            vec![Value::UInt(crate::sequence::ROW_ID)]
+        } else if t.hidden_pk {
             vec![Value::UInt(crate::autoinc::next_rowid(&self.engine, t)?)]
         } else {
             keys::pk_values(t, &row)
@@ -794,6 +809,11 @@ impl Txn {
             }
         }
         self.release();
+        if result.is_ok() {
+            for id in self.sequences_written.take().unwrap_or_default() {
+                self.engine.sequence_forget(id);
+            }
+        }
         match &result {
             Ok(_) => self
                 .engine

@@ -196,6 +196,7 @@ impl Session {
             })
             .collect();
         let written = target_tables(&plan.select, &targets);
+        crate::sequences::refuse_change(self, &written)?;
         self.check_tables(&written, Priv::UPDATE)?;
         let mut checked = Vec::new();
         binder::tables_checked(&plan.select, &mut checked);
@@ -213,6 +214,7 @@ impl Session {
             plan.targets.clone()
         };
         let written = target_tables(&plan.select, &targets);
+        crate::sequences::refuse_change(self, &written)?;
         self.check_tables(&written, Priv::DELETE)?;
         let mut checked = Vec::new();
         binder::tables_checked(&plan.select, &mut checked);
@@ -228,6 +230,18 @@ impl Session {
             D::DropDatabase { name, .. } => self.check_db(name, Priv::DROP),
             D::CreateTable { def, .. } => {
                 self.check_tables(&[(def.db.clone(), def.name.clone())], Priv::CREATE)
+            }
+            D::CreateSequence {
+                def, or_replace, ..
+            } => {
+                let t = [(def.db.clone(), def.name.clone())];
+                if *or_replace {
+                    self.check_tables(&t, Priv::DROP)?;
+                }
+                self.check_tables(&t, Priv::CREATE)
+            }
+            D::SetSequenceRow { db, table, .. } => {
+                self.check_tables(&[(db.clone(), table.clone())], Priv::ALTER)
             }
             D::DropTables { tables, .. } => self.check_tables(tables, Priv::DROP),
             D::TruncateTable { db, table } => {

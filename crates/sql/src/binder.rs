@@ -194,6 +194,7 @@ mod query;
 mod returning;
 mod scalar;
 mod select_template;
+mod sequence_call;
 mod setop;
 mod template;
 mod types;

@@ -154,6 +154,7 @@ mod tests {
             collation: Collation::DEFAULT,
             checks: Vec::new(),
             foreign_keys: Vec::new(),
+            sequence: false,
         }
     }
 

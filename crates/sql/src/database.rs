@@ -161,6 +161,11 @@ impl DdlReplayer for Replayer {
                     .map_err(|e| EngineError::Other(e.message))?;
                 return engine.ddl_replay(db, sql, ddl);
             }
+            Stmt::Admin(parser::Admin::Sequence(q)) => {
+                let ddl = crate::sequences::replay_ddl(q, db, engine)
+                    .map_err(|e| EngineError::Other(e.message))?;
+                return engine.ddl_replay(db, sql, ddl);
+            }
             Stmt::Admin(parser::Admin::Routine(r)) => {
                 let ddl = crate::routines::replay_ddl(r, db, &engine.catalog())
                     .map_err(|e| EngineError::Other(e.message))?;

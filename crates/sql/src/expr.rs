@@ -324,6 +324,15 @@ pub trait SubqueryEval {
             "This version of MariaDB doesn't yet support 'user-level locks here'",
         ))
     }
+    /// NEXTVAL / LASTVAL / SETVAL for the statement's session (`crate::sequences`):
+    /// `args` are the sequence's database and name, then SETVAL's values.
+    fn sequence(&self, f: crate::sequences::SeqFn, args: &[Value]) -> EvalResult<Value> {
+        let _ = (f, args);
+        Err(crate::sql_err(
+            code::ER_NOT_SUPPORTED_YET,
+            "This version of MariaDB doesn't yet support 'sequences here'",
+        ))
+    }
     /// Calls stored function `f` (see `crate::routines`).
     fn call_routine(&self, f: &crate::routines::FnRef, args: Vec<Value>) -> EvalResult<Value> {
         let _ = (f, args);

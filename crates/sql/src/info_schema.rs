@@ -119,7 +119,7 @@ pub fn info_schema(
             let mut rows: Vec<Vec<Value>> = tables()
                 .iter()
                 .map(|t| {
-                    let mut row = vec![s("def"), s(&t.db), s(&t.name), s("BASE TABLE")];
+                    let mut row = vec![s("def"), s(&t.db), s(&t.name), s(table_type(t))];
                     row.extend(crate::show::table_status_cells(
                         t,
                         sess.db.engine.table_stats(t).ok(),
@@ -721,4 +721,13 @@ fn with_ints(names: &[&str], ints: &[&str]) -> Vec<VirtualColumn> {
             }
         })
         .collect()
+}
+
+/// TABLE_TYPE of a table: BASE TABLE, or SEQUENCE.
+pub(crate) fn table_type(t: &onelog_engine::TableDef) -> &'static str {
+    if t.sequence {
+        "SEQUENCE"
+    } else {
+        "BASE TABLE"
+    }
 }

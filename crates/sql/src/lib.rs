@@ -96,6 +96,7 @@ mod planner;
 mod prepared_count;
 mod replication;
 mod routines;
+mod sequences;
 mod server_admin;
 mod session;
 mod shape;

@@ -363,7 +363,10 @@ impl Session {
             D::CreateDatabase { .. } | D::DropDatabase { .. } => {
                 return Err(crate::session::locked_tables_active())
             }
-            D::CreateTable { def, .. } => vec![(def.db.clone(), def.name.clone())],
+            D::CreateTable { def, .. } | D::CreateSequence { def, .. } => {
+                vec![(def.db.clone(), def.name.clone())]
+            }
+            D::SetSequenceRow { db, table, .. } => vec![(db.clone(), table.clone())],
             D::DropTables { tables, .. } => tables.clone(),
             D::TruncateTable { db, table } | D::AlterTable { db, table, .. } => {
                 vec![(db.clone(), table.clone())]

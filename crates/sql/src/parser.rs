@@ -22,6 +22,7 @@ mod load;
 mod locks;
 mod replica;
 mod rewrite;
+pub mod sequence;
 mod views;
 pub mod xa;
 use accounts::user_name;
@@ -246,6 +247,8 @@ pub enum Admin {
     Routine(Box<crate::routines::RoutineStmt>),
     /// `XA ...` (`crate::xa`).
     Xa(xa::XaStmt),
+    /// CREATE / ALTER / DROP SEQUENCE, SHOW CREATE SEQUENCE (`crate::sequences`).
+    Sequence(sequence::SeqStmt),
 }
 
 impl Admin {
@@ -448,6 +451,7 @@ fn parse_text(text: &str) -> Result<Parsed, SqlError> {
     rewrite_multi_table(&mut toks);
     rewrite_interval_units(&mut toks);
     rewrite_mod_operator(&mut toks);
+    sequence::rewrite_value_for(&mut toks);
     syntax_depth::room(&toks)?.run(|| parse_tokens(text, &map, toks, params))
 }
 
@@ -461,6 +465,9 @@ fn parse_tokens(
     let d = dialect();
     let err_at = |e: ParserError| -> SqlError {
         let msg = e.to_string();
+        if let Some(what) = msg.split(sequence::DUP_PREFIX).nth(1) {
+            return SqlError::from_code(1225, format!("Option '{what}' used twice in statement"));
+        }
         let off = error_location(&msg)
             .and_then(|l| map.offset(l))
             .unwrap_or(text.len());
@@ -1041,6 +1048,9 @@ fn parse_admin(p: &mut Parser) -> Result<Option<Admin>, ParserError> {
         return Ok(Some(a));
     }
     if let Some(a) = xa::parse(p, &first)? {
+        return Ok(Some(a));
+    }
+    if let Some(a) = sequence::parse(p, &first)? {
         return Ok(Some(a));
     }
     let a = match first.as_str() {

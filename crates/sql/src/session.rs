@@ -142,6 +142,8 @@ pub struct Session {
     pub(crate) locks: crate::locks::SessionLocks,
     /// Stored programs running (`crate::routines`).
     pub(crate) sp: crate::routines::SpState,
+    /// LASTVAL's values (`crate::sequences`).
+    pub(crate) seq_last: crate::sequences::LastValues,
     /// The session's XA transaction (`session/xa.rs`).
     xa: Option<xa::XaSession>,
     /// Temporary tables (`crate::temp_tables`).
@@ -221,6 +223,7 @@ impl Session {
             tls: None,
             locks: Default::default(),
             sp: Default::default(),
+            seq_last: Default::default(),
             xa: None,
             temp: Default::default(),
         }
@@ -264,6 +267,7 @@ impl Session {
             tls: None,
             locks: Default::default(),
             sp: Default::default(),
+            seq_last: Default::default(),
             xa: None,
             temp: Default::default(),
         }
@@ -737,6 +741,7 @@ impl Session {
         self.xa_gate(&p.stmt)?;
         let r = match &p.stmt {
             Stmt::Admin(Admin::Xa(x)) => self.run_xa(x),
+            Stmt::Admin(Admin::Sequence(q)) => crate::sequences::run(self, q, &p.text),
             Stmt::Admin(Admin::CreateView(v)) => self.create_view(v),
             Stmt::Admin(Admin::DropView { names, if_exists }) => {
                 self.drop_view(names, *if_exists, p)
@@ -1157,11 +1162,8 @@ impl Session {
         let (mut expr, mut subs) = self.bind(&text, |b| b.bind_const(e))?;
         let mut host_calls = false;
         expr.walk(&mut |x| {
-            host_calls |= matches!(
-                x,
-                crate::expr::Expr::Routine(..)
-                    | crate::expr::Expr::Func(crate::functions::Func::UserLock(_), _)
-            )
+            host_calls |= matches!(x, crate::expr::Expr::Routine(..))
+                || matches!(x, crate::expr::Expr::Func(f, _) if f.needs_host())
         });
         if !subs.is_empty() || host_calls {
             let mut tables = Vec::new();

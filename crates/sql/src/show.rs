@@ -142,6 +142,9 @@ pub(crate) fn extra_of(c: &ColumnDef) -> String {
 
 /// `SHOW CREATE TABLE` text.
 pub fn create_table_sql(t: &TableDef, autoinc: Option<u64>) -> String {
+    if t.sequence {
+        return crate::sequences::create_table_sql(t);
+    }
     let mut lines = Vec::new();
     for c in &t.columns {
         let mut l = format!("  `{}` {}", c.name, type_name(c));
@@ -589,7 +592,7 @@ pub fn run_show(sess: &mut Session, a: &Admin, _p: &Parsed) -> Result<QueryResul
             let col = format!("Tables_in_{d}");
             let mut named: Vec<(&str, &str)> = cat
                 .tables_in(&d)
-                .map(|t| (t.name.as_str(), "BASE TABLE"))
+                .map(|t| (t.name.as_str(), crate::info_schema::table_type(t)))
                 .chain(
                     cat.objects_in(onelog_engine::ObjectKind::View, &d)
                         .map(|v| (v.name.as_str(), "VIEW")),

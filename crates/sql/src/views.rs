@@ -345,6 +345,7 @@ pub(crate) fn view_table_def(
         collation: onelog_types::Collation::Utf8mb4GeneralCi,
         checks: Vec::new(),
         foreign_keys: Vec::new(),
+        sequence: false,
     }))
 }
 

@@ -199,6 +199,9 @@ pub mod code {
     pub const ER_EVENT_DOES_NOT_EXIST: u16 = 1539;
     pub const ER_IT_IS_A_VIEW: u16 = 1965;
     pub const ER_UNKNOWN_VIEW: u16 = 4092;
+    pub const ER_NOT_SEQUENCE: u16 = 4089;
+    pub const ER_NOT_SEQUENCE2: u16 = 4090;
+    pub const ER_UNKNOWN_SEQUENCES: u16 = 4091;
     pub const ER_LOAD_FROM_FIXED_SIZE_ROWS_TO_VAR: u16 = 1409;
     pub const WARN_NON_ASCII_SEPARATOR_NOT_IMPLEMENTED: u16 = 1638;
     pub const ER_LOAD_INFILE_CAPABILITY_DISABLED: u16 = 4166;
@@ -224,7 +227,7 @@ pub fn sqlstate(code: u16) -> &'static str {
         ER_BAD_DB_ERROR => "42000",
         ER_TABLE_EXISTS_ERROR => "42S01",
         ER_BAD_TABLE_ERROR | ER_UNKNOWN_TABLE | ER_NO_SUCH_TABLE | ER_IT_IS_A_VIEW
-        | ER_UNKNOWN_VIEW => "42S02",
+        | ER_UNKNOWN_VIEW | ER_NOT_SEQUENCE | ER_NOT_SEQUENCE2 | ER_UNKNOWN_SEQUENCES => "42S02",
         ER_SP_ALREADY_EXISTS => "42000",
         ER_VIEW_CHECK_FAILED => "44000",
         ER_NON_UNIQ_ERROR => "23000",

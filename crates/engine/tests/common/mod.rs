@@ -57,6 +57,7 @@ pub fn accounts_table() -> TableDef {
         collation: onelog_types::Collation::Utf8mb4GeneralCi,
         checks: Vec::new(),
         foreign_keys: Vec::new(),
+        sequence: false,
     }
 }
 

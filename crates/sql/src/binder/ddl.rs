@@ -554,6 +554,9 @@ pub(super) fn table_options(opts: &sq::CreateTableOptions) -> Result<TableOption
                     _ => {}
                 }
             }
+            sq::SqlOption::Comment(sq::CommentDef::WithEq(c) | sq::CommentDef::WithoutEq(c)) => {
+                comment = c.clone()
+            }
             sq::SqlOption::NamedParenthesizedList(l) => {
                 if l.key.value.eq_ignore_ascii_case("ENGINE") {
                     if let Some(n) = &l.name {
@@ -618,6 +621,9 @@ pub fn bind_create_table(
         }
         // As in MariaDB, CREATE TABLE ... LIKE copies no foreign keys.
         def.foreign_keys.clear();
+        if def.sequence {
+            return Ok((crate::sequences::like_ddl(def, ct.if_not_exists), vec![]));
+        }
         return Ok((
             Ddl::CreateTable {
                 def,
@@ -754,6 +760,7 @@ pub fn bind_create_table(
         collation: opts.collation,
         checks,
         foreign_keys,
+        sequence: false,
     };
     // Conditions must bind against the table (1054 for an unknown column).
     let t = Arc::new(def);
@@ -1329,6 +1336,9 @@ pub fn bind_ddl(
                     vec![],
                 )));
             }
+            if def.sequence {
+                return Err(crate::sequences::invalid_structure(&db, &tname));
+            }
             let ops = bind_alter(&def, &at.operations)?;
             let ops = crate::foreign_keys::bind_alter_ops(b, &def, &at.operations, ops)?;
             (
@@ -1391,7 +1401,9 @@ pub fn bind_ddl(
                 return Err(crate::parser::syntax_error("", 0));
             }
             let (db, tname) = b.table_name(&t.table_names[0].name)?;
-            b.resolve_table(&db, &tname)?;
+            if b.resolve_table(&db, &tname)?.sequence {
+                return Err(crate::sequences::no_such_option(&db, &tname));
+            }
             (Ddl::TruncateTable { db, table: tname }, vec![])
         }
         S::RenameTable(rs) => {

@@ -778,6 +778,9 @@ impl<'a> Binder<'a> {
         if let Some(over) = &f.over {
             return self.bind_window(f, over, &name, clause);
         }
+        if matches!(name.as_str(), "nextval" | "lastval" | "setval") {
+            return self.bind_sequence_call(f, &name, clause);
+        }
         // Aggregates.
         let agg = match name.as_str() {
             "count" => Some(AggKind::Count),

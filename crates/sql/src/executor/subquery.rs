@@ -248,6 +248,17 @@ impl SubqueryEval for SubHost<'_, '_> {
         }
     }
 
+    fn sequence(&self, f: crate::sequences::SeqFn, args: &[Value]) -> EvalResult<Value> {
+        let mut cx = self.cx.borrow_mut();
+        match cx.host.as_deref_mut() {
+            Some(h) => h.sequence(f, args),
+            None => Err(sql_err(
+                code::ER_NOT_SUPPORTED_YET,
+                "This version of MariaDB doesn't yet support 'sequences here'",
+            )),
+        }
+    }
+
     fn scalar(&self, i: usize, row: &[Value]) -> EvalResult<Value> {
         let c = self.lookup(i, row, Some(2), |rows| {
             if rows.len() > 1 {

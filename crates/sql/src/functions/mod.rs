@@ -77,6 +77,9 @@ pub enum Func {
     Sleep,
     /// GET_LOCK, RELEASE_LOCK, ... (`crate::user_locks`).
     UserLock(crate::user_locks::UserLockFn),
+    /// NEXTVAL, LASTVAL, SETVAL (`crate::sequences`; args: the sequence's database and
+    /// name as strings, then SETVAL's values).
+    Sequence(crate::sequences::SeqFn),
     /// `date ± INTERVAL amount unit` (args: date, amount; see dates.rs).
     AddInterval(dates::AddOp),
     /// `TIMESTAMPDIFF(unit, a, b)` (args: a, b).
@@ -96,8 +99,15 @@ impl Func {
     /// Whether each call may give a different result or have an effect (RAND, SLEEP): such
     /// calls are never folded into constants nor hoisted out of the rows they run for.
     pub fn volatile(self) -> bool {
-        matches!(self, Func::Rand | Func::Sleep | Func::UserLock(_))
+        matches!(self, Func::Rand | Func::Sleep)
+            || self.needs_host()
             || matches!(self, Func::Text(t) if t.volatile())
+    }
+
+    /// Whether a call runs through the session (user-level locks, sequences): the
+    /// statement then needs the session and a transaction even without tables.
+    pub fn needs_host(self) -> bool {
+        matches!(self, Func::UserLock(_) | Func::Sequence(_))
     }
 }
 
@@ -201,6 +211,7 @@ pub fn result_type(f: Func, args: &[ColumnType]) -> ColumnType {
             bytes: 4,
             unsigned: false,
         },
+        Sequence(_) => bigint,
         Crc32 => ColumnType::Int {
             bytes: 8,
             unsigned: true,
@@ -396,6 +407,13 @@ pub fn call(f: Func, args: &[Expr], cx: &Ctx) -> EvalResult<Value> {
             return Ok(Value::Double(rand::thread_rng().gen::<f64>()));
         }
         Sleep => return sleep(&arg(args, 0, cx)?, cx),
+        Sequence(f) => {
+            let vals = args
+                .iter()
+                .map(|a| eval(a, cx))
+                .collect::<EvalResult<Vec<_>>>()?;
+            return cx.subs()?.sequence(f, &vals);
+        }
         UserLock(f) => {
             let name = match args.first() {
                 Some(a) => match eval(a, cx)? {
@@ -765,7 +783,7 @@ pub fn call(f: Func, args: &[Expr], cx: &Ctx) -> EvalResult<Value> {
         Math(m) => math::call_math(m, &vals),
         Json(j) => json::call_json(j, &vals),
         Coalesce | IfNull | If | NullIf | ConcatWs | IsNullFn | Rand | Field | Sleep
-        | UserLock(_) => {
+        | UserLock(_) | Sequence(_) => {
             unreachable!()
         }
     })

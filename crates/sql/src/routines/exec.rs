@@ -845,6 +845,10 @@ pub(crate) fn with_statement<T>(
 }
 
 impl super::RoutineHost for Session {
+    fn sequence(&mut self, f: crate::sequences::SeqFn, args: &[Value]) -> Result<Value, SqlError> {
+        crate::sequences::call(self, f, args)
+    }
+
     fn user_lock(
         &mut self,
         f: crate::user_locks::UserLockFn,

@@ -81,6 +81,13 @@ pub trait RoutineHost {
         interrupt: &std::sync::atomic::AtomicBool,
     ) -> Result<onelog_types::Value, SqlError>;
 
+    /// NEXTVAL / LASTVAL / SETVAL for this session (`crate::sequences`).
+    fn sequence(
+        &mut self,
+        f: crate::sequences::SeqFn,
+        args: &[Value],
+    ) -> Result<onelog_types::Value, SqlError>;
+
     fn call_function(
         &mut self,
         f: &FnRef,
@@ -514,11 +521,9 @@ pub(crate) fn calls_functions(sel: &crate::binder::Select) -> bool {
     crate::binder::visit_exprs(sel, 0, &mut |e, _| {
         e.walk(&mut |x| {
             // Stored functions and user-level locks run through the session.
-            if matches!(
-                x,
-                crate::expr::Expr::Routine(..)
-                    | crate::expr::Expr::Func(crate::functions::Func::UserLock(_), _)
-            ) {
+            if matches!(x, crate::expr::Expr::Routine(..))
+                || matches!(x, crate::expr::Expr::Func(f, _) if f.needs_host())
+            {
                 found = true;
             }
         })
