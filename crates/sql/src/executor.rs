@@ -995,6 +995,9 @@ pub fn run_insert(cx: &mut ExecCtx, ins: &mut Insert) -> Result<WriteResult, Sql
         if !crate::checks::admit(cx, &checks, &row, ins.ignore)? {
             continue;
         }
+        if t.sequence {
+            crate::sequences::check_row(&t, &row)?;
+        }
         res.records += 1;
         let special = ins.ignore || ins.replace || !ins.on_dup.is_empty();
         if special {

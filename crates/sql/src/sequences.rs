@@ -77,6 +77,19 @@ pub(crate) fn invalid_structure(db: &str, name: &str) -> SqlError {
     )
 }
 
+/// An INSERT into a sequence replaces its row: the row must hold consistent options
+/// (4085), as MariaDB's SEQUENCE engine checks.
+pub(crate) fn check_row(t: &TableDef, row: &[Value]) -> Result<(), SqlError> {
+    let ok = SeqDef::from_row(row)
+        .map(|mut d| d.check_and_adjust(!0, false, AutoInc::default()))
+        .unwrap_or(false);
+    if ok {
+        Ok(())
+    } else {
+        Err(out_of_range(&t.db, &t.name))
+    }
+}
+
 /// UPDATE and DELETE may not change a sequence's row (1031).
 pub(crate) fn refuse_change(s: &Session, tables: &[(String, String)]) -> Result<(), SqlError> {
     let cat = s.db.engine.catalog();
