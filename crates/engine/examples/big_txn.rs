@@ -111,6 +111,7 @@ fn main() {
             Ddl::CreateTable {
                 def: table(t),
                 if_not_exists: false,
+                or_replace: false,
             },
         )
         .unwrap();

@@ -359,6 +359,7 @@ mod tests {
             Ddl::CreateTable {
                 def,
                 if_not_exists: false,
+                or_replace: false,
             },
         )
         .unwrap();

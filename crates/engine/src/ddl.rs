@@ -55,6 +55,7 @@ use crate::locks::Mode;
 use crate::rowcodec;
 use crate::txn::{decode_stored_row, mdl_name};
 
+pub(crate) mod create_select;
 mod objects;
 mod temp;
 use objects::{create_object, drop_objects};
@@ -75,9 +76,11 @@ pub enum Ddl {
     },
     /// `def.id` and the index ids are assigned by the engine. A table without a primary
     /// key has `hidden_pk` set and `indexes[0]` is a primary index with no columns.
+    /// `or_replace`: an existing table of that name is dropped first (CREATE OR REPLACE).
     CreateTable {
         def: TableDef,
         if_not_exists: bool,
+        or_replace: bool,
     },
     DropTables {
         tables: Vec<(String, String)>,
@@ -448,10 +451,17 @@ fn run_holding(
     ch.batch.put(keys::CATALOG_NEXT, next);
     if replay {
         let mut batch = ch.batch;
-        if let Some(pos) = *engine.replay_pos.lock() {
-            batch.put(keys::APPLIED, pos.encode());
+        let mut held = engine.replay_hold.lock();
+        if let Some(h) = held.as_mut() {
+            // The catalog change of a replayed CREATE TABLE ... SELECT: written with its
+            // rows (`recovery.rs`).
+            *h = batch;
+        } else {
+            if let Some(pos) = *engine.replay_pos.lock() {
+                batch.put(keys::APPLIED, pos.encode());
+            }
+            engine.write_direct(batch)?;
         }
-        engine.write_direct(batch)?;
     } else {
         let group = engine.wal.ddl_group(db, sql, gtid)?;
         let xid = engine.wal.next_xid();
@@ -519,9 +529,15 @@ fn apply(ch: &mut Change, ddl: Ddl) -> Result<()> {
         Ddl::CreateTable {
             mut def,
             if_not_exists,
+            or_replace,
         } => {
             if !ch.cat.has_database(&def.db) {
                 return Err(EngineError::NoSuchDatabase(def.db));
+            }
+            if let Some(old) = ch.cat.table(&def.db, &def.name).cloned() {
+                if or_replace {
+                    ch.remove_table(&old);
+                }
             }
             if ch.cat.table(&def.db, &def.name).is_some()
                 || ch

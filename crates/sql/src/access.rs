@@ -226,8 +226,15 @@ impl Session {
         match ddl {
             D::CreateDatabase { name, .. } => self.check_db(name, Priv::CREATE),
             D::DropDatabase { name, .. } => self.check_db(name, Priv::DROP),
-            D::CreateTable { def, .. } => {
-                self.check_tables(&[(def.db.clone(), def.name.clone())], Priv::CREATE)
+            D::CreateTable {
+                def, or_replace, ..
+            } => {
+                let t = [(def.db.clone(), def.name.clone())];
+                self.check_tables(&t, Priv::CREATE)?;
+                if *or_replace {
+                    self.check_tables(&t, Priv::DROP)?;
+                }
+                Ok(())
             }
             D::DropTables { tables, .. } => self.check_tables(tables, Priv::DROP),
             D::TruncateTable { db, table } => {

@@ -448,6 +448,7 @@ fn parse_text(text: &str) -> Result<Parsed, SqlError> {
     rewrite_multi_table(&mut toks);
     rewrite_interval_units(&mut toks);
     rewrite_mod_operator(&mut toks);
+    crate::create_select::rewrite_duplicates(&mut toks);
     syntax_depth::room(&toks)?.run(|| parse_tokens(text, &map, toks, params))
 }
 
