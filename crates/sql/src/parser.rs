@@ -129,6 +129,7 @@ pub enum Admin {
         count: bool,
     },
     ShowEngines,
+    ShowPlugins,
     ShowCollation {
         filter: Option<ShowFilter>,
     },
@@ -947,6 +948,9 @@ fn parse_show(p: &mut Parser) -> Result<Admin, ParserError> {
     }
     if word(p, "ENGINES") || words(p, &["STORAGE", "ENGINES"]) {
         return Ok(Admin::ShowEngines);
+    }
+    if word(p, "PLUGINS") {
+        return Ok(Admin::ShowPlugins);
     }
     if word(p, "COLLATION") {
         return Ok(Admin::ShowCollation { filter: filter(p)? });
