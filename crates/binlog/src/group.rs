@@ -8,6 +8,8 @@
 //! Format (transactional DML): `GTID(TRANSACTIONAL) { [ANNOTATE_ROWS] TABLE_MAP+ ROWS+ }*
 //! XID`, the last rows event of each statement flagged STMT_END_F.
 //! Format (DDL): `GTID(STANDALONE|DDL) QUERY`.
+//! Format (CREATE TABLE ... SELECT): `GTID(DDL) QUERY { [ANNOTATE_ROWS] TABLE_MAP+ ROWS+ }*
+//! XID`, or `GTID(DDL) QUERY QUERY("COMMIT")` without rows (as MariaDB 10.11 logs it).
 //! Format (a statement replicas execute while onelog redoes its rows, e.g. CREATE USER):
 //! `ROW_REDO GTID(STANDALONE|DDL) QUERY`, the private row-redo event (see [`crate::redo`])
 //! *before* the GTID event: it holds the transaction's TABLE_MAP and rows events.
@@ -54,6 +56,8 @@ pub enum GroupKind {
     XaPrepare,
     /// `XA COMMIT` or `XA ROLLBACK` of a prepared XA transaction: one QUERY.
     XaComplete,
+    /// CREATE TABLE ... SELECT: the CREATE TABLE as a QUERY, then the rows, in one group.
+    CreateSelect,
 }
 
 struct PendingRows {
@@ -118,6 +122,23 @@ impl EventGroup {
         let q = Event::Query(Query::new(db, sql, thread_id));
         write_event_unsealed(&mut g.buf, timestamp, server_id, 0, &q);
         g.closed = true;
+        g
+    }
+
+    /// The group of CREATE TABLE ... SELECT: `sql` (the CREATE TABLE statement) as its
+    /// first event; add the rows as statements, then [`commit`](Self::commit), which ends
+    /// the group with XID, or with a `COMMIT` QUERY when no row was logged.
+    pub fn create_select(
+        server_id: u32,
+        timestamp: u32,
+        thread_id: u32,
+        db: &str,
+        sql: &str,
+    ) -> EventGroup {
+        let mut g = EventGroup::transaction(server_id, timestamp);
+        g.kind = GroupKind::CreateSelect;
+        let q = Event::Query(Query::new(db, sql, thread_id));
+        write_event_unsealed(&mut g.buf, timestamp, server_id, 0, &q);
         g
     }
 
@@ -320,6 +341,18 @@ impl EventGroup {
     pub fn commit(&mut self, xid: u64) -> Result<()> {
         self.end_statement()?;
         let (ts, sid) = (self.timestamp, self.server_id);
+        if self.kind == GroupKind::CreateSelect && self.row_count == 0 {
+            // MariaDB ends a CREATE ... SELECT that inserted nothing with a COMMIT QUERY
+            // carrying the transaction's id (Q_XID).
+            let status = crate::event::QueryStatus {
+                xid: Some(xid),
+                ..Default::default()
+            };
+            let q = Query::with_status("", "COMMIT", 0, &status, 0);
+            write_event_unsealed(&mut self.buf, ts, sid, 0, &Event::Query(q));
+            self.closed = true;
+            return Ok(());
+        }
         write_event_unsealed(&mut self.buf, ts, sid, 0, &Event::Xid(xid));
         self.closed = true;
         Ok(())
@@ -424,6 +457,8 @@ impl EventGroup {
             GroupKind::XaPrepare => {
                 gtid_flags::TRANSACTIONAL | gtid_flags::ALLOW_PARALLEL | gtid_flags::PREPARED_XA
             }
+            // MariaDB 10.11: neither standalone nor transactional.
+            GroupKind::CreateSelect => gtid_flags::ALLOW_PARALLEL | gtid_flags::DDL,
             GroupKind::XaComplete => {
                 gtid_flags::STANDALONE
                     | gtid_flags::TRANSACTIONAL

@@ -112,6 +112,7 @@ fn main() {
             Ddl::CreateTable {
                 def: table(t),
                 if_not_exists: false,
+                or_replace: false,
             },
         )
         .unwrap();

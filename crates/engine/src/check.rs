@@ -360,6 +360,7 @@ mod tests {
             Ddl::CreateTable {
                 def,
                 if_not_exists: false,
+                or_replace: false,
             },
         )
         .unwrap();

@@ -1051,6 +1051,9 @@ impl Writer {
 /// Commits a transaction that wrote (or that is logged as `stmt`): encode (in the caller's
 /// thread), queue, wait.
 pub(crate) fn commit_txn(txn: &mut Txn, stmt: Option<&LoggedStatement>) -> Result<CommitInfo> {
+    if txn.create.is_some() {
+        return crate::ddl::create_select::commit(txn);
+    }
     let engine = txn.engine().clone();
     if let Some(why) = engine.committer.failure() {
         return Err(EngineError::LogFailed(why));

@@ -55,6 +55,7 @@ use crate::locks::Mode;
 use crate::rowcodec;
 use crate::txn::{decode_stored_row, mdl_name};
 
+pub(crate) mod create_select;
 mod objects;
 mod sequence;
 mod temp;
@@ -76,9 +77,11 @@ pub enum Ddl {
     },
     /// `def.id` and the index ids are assigned by the engine. A table without a primary
     /// key has `hidden_pk` set and `indexes[0]` is a primary index with no columns.
+    /// `or_replace`: an existing table of that name is dropped first (CREATE OR REPLACE).
     CreateTable {
         def: TableDef,
         if_not_exists: bool,
+        or_replace: bool,
     },
     DropTables {
         tables: Vec<(String, String)>,
@@ -466,10 +469,17 @@ fn run_holding(
     ch.batch.put(keys::CATALOG_NEXT, next);
     if replay {
         let mut batch = ch.batch;
-        if let Some(pos) = *engine.replay_pos.lock() {
-            batch.put(keys::APPLIED, pos.encode());
+        let mut held = engine.replay_hold.lock();
+        if let Some(h) = held.as_mut() {
+            // The catalog change of a replayed CREATE TABLE ... SELECT: written with its
+            // rows (`recovery.rs`).
+            *h = batch;
+        } else {
+            if let Some(pos) = *engine.replay_pos.lock() {
+                batch.put(keys::APPLIED, pos.encode());
+            }
+            engine.write_direct(batch)?;
         }
-        engine.write_direct(batch)?;
     } else {
         let group = engine.wal.ddl_group(db, sql, gtid)?;
         let xid = engine.wal.next_xid();
@@ -578,7 +588,16 @@ fn apply(ch: &mut Change, ddl: Ddl) -> Result<()> {
             ch.cat.databases.remove(&name);
             ch.outcome.affected_rows = tables.len() as u64;
         }
-        Ddl::CreateTable { def, if_not_exists } => {
+        Ddl::CreateTable {
+            def,
+            if_not_exists,
+            or_replace,
+        } => {
+            if or_replace && ch.cat.has_database(&def.db) {
+                if let Some(old) = ch.cat.table(&def.db, &def.name).cloned() {
+                    ch.remove_table(&old);
+                }
+            }
             create_table(ch, def, if_not_exists)?;
         }
         Ddl::CreateSequence {

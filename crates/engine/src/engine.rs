@@ -181,6 +181,9 @@ pub struct Engine {
     pub(crate) ddl_lock: Mutex<()>,
     /// During recovery: the end of the group being replayed (DDL replays record it).
     pub(crate) replay_pos: Mutex<Option<crate::wal::LogPos>>,
+    /// Recovery of a CREATE TABLE ... SELECT group: Some while its CREATE TABLE replays,
+    /// which leaves its catalog batch here instead of writing it.
+    pub(crate) replay_hold: Mutex<Option<WriteBatch>>,
     /// XA transactions claimed and prepared (see `xa.rs`).
     pub(crate) xa: crate::xa::Registry,
     /// NEXTVAL's reserved values (`sequence.rs`).
@@ -388,6 +391,7 @@ impl Engine {
             counters,
             ddl_lock: Mutex::new(()),
             replay_pos: Mutex::new(None),
+            replay_hold: Mutex::new(None),
             xa: Default::default(),
             sequences: Default::default(),
             slave_pos: Mutex::new(crate::slave_pos::load(&opts.datadir)?),

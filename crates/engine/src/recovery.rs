@@ -7,7 +7,8 @@
 //!   applied position is replayed: row events through a transaction (full row images make
 //!   them exact redo), and likewise the rows events nested in a row-redo event (a statement
 //!   logged for replicas, whose QUERY is not run again), DDL through the SQL layer's
-//!   [`DdlReplayer`]. Afterwards the tables equal a replay of the whole binlog.
+//!   [`DdlReplayer`]. A CREATE TABLE ... SELECT group re-runs its CREATE TABLE with the
+//!   catalog batch held back and writes it together with the redone rows. Afterwards the tables equal a replay of the whole binlog.
 //! - `file` mode: RocksDB recovered itself from its WAL. Each prepared record `P xid` is
 //!   committed if the binlog holds its XID event and discarded otherwise.
 //! - `off`: nothing to do beyond RocksDB's own WAL recovery.
@@ -67,6 +68,25 @@ fn recover_engine(engine: &Arc<Engine>, replayer: &dyn DdlReplayer) -> Result<()
                 let mut txn = engine.begin(Isolation::RepeatableRead);
                 redo_changes(engine, &mut txn, changes)?;
                 txn.commit_replayed(end)
+            }
+            // CREATE TABLE ... SELECT: the table and its rows in one write, as committed.
+            ReplayGroup::DdlRows {
+                db,
+                sql,
+                changes,
+                end,
+            } => {
+                *engine.replay_hold.lock() = Some(WriteBatch::default());
+                let r = replayer.replay(engine, &db, &sql);
+                let held = engine.replay_hold.lock().take().unwrap_or_default();
+                r.map_err(|e| {
+                    EngineError::Corrupt(format!(
+                        "replaying DDL `{sql}` from the binlog failed: {e}"
+                    ))
+                })?;
+                let mut txn = engine.begin(Isolation::RepeatableRead);
+                redo_changes(engine, &mut txn, changes)?;
+                txn.commit_replayed_onto(held, end)
             }
             ReplayGroup::XaPrepare {
                 xa,

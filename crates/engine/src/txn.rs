@@ -172,6 +172,8 @@ pub struct Txn {
     /// Sequences whose row this transaction wrote, forgotten by NEXTVAL's cache once it
     /// commits (None: written by the cache itself, see `sequence.rs`).
     sequences_written: Option<Vec<u32>>,
+    /// The table it creates (CREATE TABLE ... SELECT, `ddl/create_select.rs`).
+    pub(crate) create: Option<Arc<crate::ddl::create_select::PendingCreate>>,
 }
 
 fn lock_name(kind: u8, key: &[u8]) -> Vec<u8> {
@@ -209,6 +211,7 @@ impl Txn {
             finished: false,
             gtid: None,
             commit_order: None,
+            create: None,
             ahead: None,
             lock_timeout: engine_timeout,
             interrupt: None,
@@ -293,7 +296,7 @@ impl Txn {
             })
     }
 
-    fn lock(&self, name: Vec<u8>, mode: Mode) -> Result<()> {
+    pub(crate) fn lock(&self, name: Vec<u8>, mode: Mode) -> Result<()> {
         match self.engine.locks.acquire(
             self.id,
             &name,
@@ -609,8 +612,9 @@ impl Txn {
             // Not logged: see `ddl/temp.rs`.
             return;
         }
-        let table = match self.catalog.table(&t.db, &t.name) {
-            Some(a) if a.id == t.id => a.clone(),
+        let table = match (self.catalog.table(&t.db, &t.name), &self.create) {
+            (Some(a), _) if a.id == t.id => a.clone(),
+            (_, Some(c)) if c.def.id == t.id => c.def.clone(),
             _ => Arc::new(t.clone()),
         };
         if self.statements.is_empty() {
@@ -797,7 +801,8 @@ impl Txn {
     fn finish(mut self, stmt: Option<&LoggedStatement>) -> Result<CommitInfo> {
         self.finished = true;
         let temp = self.take_temp_writes();
-        let mut result = if self.changes.is_empty() && stmt.is_none() && self.gtid.is_none() {
+        let logged = !self.changes.is_empty() || stmt.is_some() || self.gtid.is_some();
+        let mut result = if !logged && self.create.is_none() {
             Ok(CommitInfo::default())
         } else {
             crate::commit::commit_txn(&mut self, stmt)
@@ -905,20 +910,35 @@ impl Txn {
     /// The transaction's buffered changes as one RocksDB batch.
     pub(crate) fn overlay_batch(&self) -> rocksdb::WriteBatch {
         let mut batch = rocksdb::WriteBatch::default();
+        self.overlay_into(&mut batch);
+        batch
+    }
+
+    /// Adds the transaction's buffered changes to `batch`.
+    pub(crate) fn overlay_into(&self, batch: &mut rocksdb::WriteBatch) {
         for (k, v) in &self.overlay {
             match v {
                 Some(v) => batch.put(k, v),
                 None => batch.delete(k),
             }
         }
-        batch
     }
 
     /// Recovery: applies the transaction's writes directly (its events are already in the
     /// binlog), recording `end` as the applied position.
-    pub(crate) fn commit_replayed(mut self, end: crate::wal::LogPos) -> Result<()> {
+    pub(crate) fn commit_replayed(self, end: crate::wal::LogPos) -> Result<()> {
+        self.commit_replayed_onto(rocksdb::WriteBatch::default(), end)
+    }
+
+    /// [`commit_replayed`](Self::commit_replayed) in one write with `batch` before the
+    /// transaction's changes (a replayed CREATE TABLE ... SELECT's catalog change).
+    pub(crate) fn commit_replayed_onto(
+        mut self,
+        mut batch: rocksdb::WriteBatch,
+        end: crate::wal::LogPos,
+    ) -> Result<()> {
         self.finished = true;
-        let mut batch = self.overlay_batch();
+        self.overlay_into(&mut batch);
         batch.put(keys::APPLIED, end.encode());
         let r = self.engine.write_direct(batch);
         self.release();

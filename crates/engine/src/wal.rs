@@ -92,6 +92,13 @@ pub(crate) enum ReplayGroup {
         changes: Vec<ReplayChange>,
         end: LogPos,
     },
+    /// CREATE TABLE ... SELECT: the statement, then the rows it inserted.
+    DdlRows {
+        db: String,
+        sql: String,
+        changes: Vec<ReplayChange>,
+        end: LogPos,
+    },
     /// `XA PREPARE`: the changes stay prepared; `record` is what the engine keeps of them.
     XaPrepare {
         xa: binlog::XaXid,
@@ -231,7 +238,11 @@ impl Wal {
     /// replicated transaction's primary) or this server's id.
     fn new_group(&self, b: &binlog::Binlog, txn: &Txn, server: Option<u32>) -> Group {
         let server = server.unwrap_or(b.options().server_id);
-        let mut g = binlog::EventGroup::transaction(server, now());
+        let mut g = match &txn.create {
+            // CREATE TABLE ... SELECT: the statement first, then the rows.
+            Some(c) => binlog::EventGroup::create_select(server, now(), 0, &c.db, &c.sql),
+            None => binlog::EventGroup::transaction(server, now()),
+        };
         g.reserve(estimated_group_len(txn));
         g.set_row_metadata(self.row_metadata());
         g
@@ -551,6 +562,12 @@ impl Wal {
                 (None, None, Some((db, sql))) if changes.is_empty() && !redo => {
                     ReplayGroup::Ddl { db, sql, end }
                 }
+                (None, None, Some((db, sql))) if !redo => ReplayGroup::DdlRows {
+                    db,
+                    sql,
+                    changes,
+                    end,
+                },
                 _ => ReplayGroup::Rows { changes, end },
             };
             f(rg)?;

@@ -228,8 +228,15 @@ impl Session {
         match ddl {
             D::CreateDatabase { name, .. } => self.check_db(name, Priv::CREATE),
             D::DropDatabase { name, .. } => self.check_db(name, Priv::DROP),
-            D::CreateTable { def, .. } => {
-                self.check_tables(&[(def.db.clone(), def.name.clone())], Priv::CREATE)
+            D::CreateTable {
+                def, or_replace, ..
+            } => {
+                let t = [(def.db.clone(), def.name.clone())];
+                self.check_tables(&t, Priv::CREATE)?;
+                if *or_replace {
+                    self.check_tables(&t, Priv::DROP)?;
+                }
+                Ok(())
             }
             D::CreateSequence {
                 def, or_replace, ..

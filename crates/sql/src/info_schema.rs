@@ -1,10 +1,15 @@
 //! The read-only `information_schema`: SCHEMATA, TABLES, COLUMNS, STATISTICS, PARTITIONS,
-//! PROCESSLIST, SESSION_VARIABLES, GLOBAL_VARIABLES, ENGINES, CHECK_CONSTRAINTS, and the
+//! PROCESSLIST, SESSION_VARIABLES, GLOBAL_VARIABLES, ENGINES, CHECK_CONSTRAINTS, PLUGINS,
+//! USER_PRIVILEGES, SCHEMA_PRIVILEGES, and the
 //! empty FILES, TRIGGERS, VIEWS, ROUTINES and EVENTS (onelog has no tablespaces, triggers,
 //! views, routines or events), built from the catalog and the server state when a
 //! statement reads them.
 
 mod keys;
+mod plugins;
+mod privileges;
+
+pub(crate) use plugins::show_rows as plugin_rows;
 
 use onelog_engine::Catalog;
 use onelog_types::{ColumnType, Value};
@@ -705,7 +710,10 @@ pub fn info_schema(
             ),
             vec![],
         ),
-        other => return keys::rows(other, &tables()),
+        "PLUGINS" => plugins::info_rows(sess),
+        other => {
+            return keys::rows(other, &tables()).or_else(|| privileges::rows(sess, other));
+        }
     })
 }
 

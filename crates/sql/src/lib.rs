@@ -81,6 +81,7 @@ mod check_print;
 mod checks;
 mod checksum;
 mod conn_stats;
+mod create_select;
 mod database;
 mod dates;
 mod executor;

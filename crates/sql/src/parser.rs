@@ -130,6 +130,7 @@ pub enum Admin {
         count: bool,
     },
     ShowEngines,
+    ShowPlugins,
     ShowCollation {
         filter: Option<ShowFilter>,
     },
@@ -452,6 +453,7 @@ fn parse_text(text: &str) -> Result<Parsed, SqlError> {
     rewrite_interval_units(&mut toks);
     rewrite_mod_operator(&mut toks);
     sequence::rewrite_value_for(&mut toks);
+    crate::create_select::rewrite_duplicates(&mut toks);
     syntax_depth::room(&toks)?.run(|| parse_tokens(text, &map, toks, params))
 }
 
@@ -953,6 +955,9 @@ fn parse_show(p: &mut Parser) -> Result<Admin, ParserError> {
     }
     if word(p, "ENGINES") || words(p, &["STORAGE", "ENGINES"]) {
         return Ok(Admin::ShowEngines);
+    }
+    if word(p, "PLUGINS") {
+        return Ok(Admin::ShowPlugins);
     }
     if word(p, "COLLATION") {
         return Ok(Admin::ShowCollation { filter: filter(p)? });

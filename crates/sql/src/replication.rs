@@ -363,9 +363,7 @@ impl Session {
             })
             .collect();
         let t = self
-            .db
-            .engine()
-            .catalog()
+            .bind_catalog()
             .table(db, table)
             .cloned()
             .ok_or_else(|| {

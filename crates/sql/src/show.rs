@@ -835,6 +835,13 @@ pub fn run_show(sess: &mut Session, a: &Admin, _p: &Parsed) -> Result<QueryResul
                 .collect();
             result(sess, &["Level", "Code", "Message"], &["Code"], rows, &None)
         }
+        Admin::ShowPlugins => result(
+            sess,
+            &["Name", "Status", "Type", "Library", "License"],
+            &[],
+            crate::info_schema::plugin_rows(sess),
+            &None,
+        ),
         Admin::ShowEngines => result(
             sess,
             &[

@@ -120,8 +120,9 @@ fn ddl_table(ddl: &Ddl) -> Option<(&str, &str)> {
 
 impl Session {
     /// The catalog as this session's statements see it: with its temporary tables.
+    /// (And with the table the open transaction creates, CREATE ... SELECT.)
     pub(crate) fn bind_catalog(&self) -> Arc<Catalog> {
-        self.temp.catalog(self.db.engine.catalog())
+        self.with_created_table(self.temp.catalog(self.db.engine.catalog()))
     }
 
     /// `read_only` and READ ONLY transactions refuse a write statement, unless every
@@ -147,6 +148,9 @@ impl Session {
     ) -> Result<Option<QueryResult>, SqlError> {
         match s {
             sq::Statement::CreateTable(ct) if ct.temporary => self.create_temp(ct, p).map(Some),
+            sq::Statement::CreateTable(ct) if ct.query.is_some() => {
+                self.create_select(ct, p).map(Some)
+            }
             sq::Statement::CreateTable(ct) if ct.like.is_some() => self.create_like_temp(ct, p),
             sq::Statement::Drop {
                 object_type: sq::ObjectType::Table,
@@ -183,84 +187,41 @@ impl Session {
                 return Err(table_exists(&name));
             }
         }
-        let mut plain = ct.clone();
-        plain.temporary = false;
-        plain.or_replace = false;
-        plain.query = None;
-        // CREATE ... SELECT without columns of its own: bind with a placeholder column,
-        // removed again (it is the last one, so no index refers to a column after it).
-        let placeholder = ct.query.is_some() && plain.columns.is_empty();
-        if placeholder {
-            plain.columns.push(sq::ColumnDef {
-                name: sq::Ident::new("onelog placeholder"),
-                data_type: sq::DataType::Int(None),
-                options: vec![],
-            });
-        }
-        let (ddl, warnings) = self.bind(text, |b| crate::binder::bind_create_table(&b, &plain))?;
-        let Ddl::CreateTable { mut def, .. } = ddl else {
-            return Err(crate::binder::unsupported("this CREATE TEMPORARY TABLE"));
-        };
-        if placeholder {
-            def.columns.pop();
-        }
         let Some(q) = &ct.query else {
+            let mut plain = ct.clone();
+            plain.temporary = false;
+            plain.or_replace = false;
+            let (ddl, warnings) =
+                self.bind(text, |b| crate::binder::bind_create_table(&b, &plain))?;
+            let Ddl::CreateTable { def, .. } = ddl else {
+                return Err(crate::binder::unsupported("this CREATE TEMPORARY TABLE"));
+            };
             let t = self.db.engine.create_temp_table(def).map_err(engine_err)?;
             let engine = self.db.engine.clone();
             self.temp.insert(&engine, t);
             self.warnings.extend(warnings);
             return Ok(crate::session::ok(0, 0, self.warnings.len(), String::new()));
         };
-        // CREATE ... SELECT: the query's columns after the declared ones (a column of the
-        // same name fills the declared one), then INSERT ... SELECT into the new table.
-        let sel = self.bind(text, |b| b.bind_query(q))?;
-        let mut insert_cols = Vec::new();
-        for c in &sel.columns {
-            if def.column_index(&c.name).is_none() {
-                def.columns
-                    .push(crate::views::column_of_result(c.name.clone(), c));
-            }
-            insert_cols.push(sq::ObjectName::from(vec![sq::Ident::with_quote(
-                '`',
-                c.name.clone(),
-            )]));
-        }
-        if def.columns.is_empty() {
-            return Err(sql_err(
-                code::ER_TABLE_MUST_HAVE_COLUMNS,
-                "A table must have at least 1 column",
-            ));
-        }
+        // CREATE ... SELECT: the declared columns and the query's (one of the same name
+        // fills the declared one), then INSERT ... SELECT into the new table.
+        let (def, warnings, insert_cols) = self.create_select_table(ct, q, text)?;
         let t = self.db.engine.create_temp_table(def).map_err(engine_err)?;
         let engine = self.db.engine.clone();
         self.temp.insert(&engine, t);
-        let parsed = crate::parser::parse_one(&format!(
-            "INSERT INTO `{}`.`{}` () SELECT 1",
-            db.replace('`', "``"),
-            name.replace('`', "``")
-        ))?;
-        let crate::parser::Stmt::Sql(ins) = parsed.stmt else {
-            return Err(crate::binder::unsupported("this CREATE TEMPORARY TABLE"));
-        };
-        let sq::Statement::Insert(mut ins) = *ins else {
-            return Err(crate::binder::unsupported("this CREATE TEMPORARY TABLE"));
-        };
-        ins.columns = insert_cols;
-        ins.source = Some(Box::new((**q).clone()));
-        match self.run_built(&sq::Statement::Insert(ins), p) {
+        self.warnings.extend(warnings);
+        let dup = crate::create_select::duplicates_of(text);
+        let ins = Self::filling_insert(&db, &name, insert_cols, q, dup)?;
+        match self.run_built(&ins, p) {
             Ok(QueryResult::Ok {
                 affected_rows,
-                warnings: w,
+                info,
                 ..
-            }) => {
-                let info = format!("Records: {affected_rows}  Duplicates: 0  Warnings: {w}");
-                Ok(crate::session::ok(
-                    affected_rows,
-                    0,
-                    self.warnings.len(),
-                    info,
-                ))
-            }
+            }) => Ok(crate::session::ok(
+                affected_rows,
+                0,
+                self.warnings.len(),
+                info,
+            )),
             Ok(other) => Ok(other),
             Err(e) => {
                 // As MariaDB: a CREATE ... SELECT that fails leaves no table.
@@ -288,7 +249,10 @@ impl Session {
             return Ok(None);
         }
         let (ddl, warnings) = self.bind(&p.text, |b| crate::binder::bind_create_table(&b, ct))?;
-        let Ddl::CreateTable { def, if_not_exists } = &ddl else {
+        let Ddl::CreateTable {
+            def, if_not_exists, ..
+        } = &ddl
+        else {
             return Ok(None);
         };
         let mut sql = crate::show::create_table_sql(def, def.auto_increment_start);

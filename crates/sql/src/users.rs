@@ -279,6 +279,11 @@ impl Accounts {
         best
     }
 
+    /// Every account, in the account table's order.
+    pub(crate) fn all(&self) -> &[Account] {
+        &self.list
+    }
+
     /// The account named exactly so (host names compare case-insensitively).
     pub(crate) fn exact(&self, user: &str, host: &str) -> Option<&Account> {
         self.list

@@ -95,10 +95,12 @@ pub fn ddl_for(sql: &str) -> Ddl {
         "CREATE TABLE accounts" => Ddl::CreateTable {
             def: accounts_table(),
             if_not_exists: false,
+            or_replace: false,
         },
         "CREATE TABLE names" => Ddl::CreateTable {
             def: names_table(),
             if_not_exists: false,
+            or_replace: false,
         },
         "CREATE INDEX bal ON accounts (balance)" => Ddl::AlterTable {
             db: "test".into(),

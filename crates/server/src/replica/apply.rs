@@ -6,6 +6,8 @@
 //! GTID in the same group as the rows: `@@gtid_slave_pos` is read back from there, exact
 //! after any crash. A standalone group (DDL, account statements) runs its one statement
 //! under the GTID; a group that changes nothing is logged empty, so the position moves on.
+//! A CREATE TABLE inside a transactional group (CREATE ... SELECT) creates the table in
+//! the group's transaction, committed and logged with its rows as one group.
 //! An XA transaction's prepare group runs between `XA START` and `XA PREPARE` and leaves
 //! it prepared, detached from the session; its `XA COMMIT` / `XA ROLLBACK` group ends it.
 
@@ -131,6 +133,21 @@ impl Applier {
                     let _ = self.session.use_database(&q.db);
                 }
                 self.session.set_fixed_time(Some(h.timestamp as i64));
+                let wrap = |e: SqlError| {
+                    sql_error(
+                        e.code,
+                        format!(
+                            "Error '{}' on query. Default database: '{}'. Query: '{}'",
+                            e.message, q.db, text
+                        ),
+                    )
+                };
+                // CREATE TABLE ... SELECT: the table is created by the group's transaction.
+                if matches!(self.group, Some((_, false)))
+                    && self.session.create_table_in_group(&text).map_err(wrap)?
+                {
+                    return Ok(Applied::Event);
+                }
                 self.run(&text).map_err(|e| {
                     sql_error(
                         e.code,

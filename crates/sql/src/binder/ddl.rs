@@ -587,6 +587,16 @@ pub fn bind_create_table(
     b: &Binder,
     ct: &sq::CreateTable,
 ) -> Result<(Ddl, Vec<SqlError>), SqlError> {
+    bind_create_table_with(b, ct, Vec::new())
+}
+
+/// [`bind_create_table`] with `extra` columns after the declared ones, which keys and
+/// constraints may name (CREATE ... SELECT: the query's columns not declared).
+pub(crate) fn bind_create_table_with(
+    b: &Binder,
+    ct: &sq::CreateTable,
+    extra: Vec<ColumnDef>,
+) -> Result<(Ddl, Vec<SqlError>), SqlError> {
     if ct.temporary {
         return Err(unsupported("CREATE TEMPORARY TABLE"));
     }
@@ -628,11 +638,12 @@ pub fn bind_create_table(
             Ddl::CreateTable {
                 def,
                 if_not_exists: ct.if_not_exists,
+                or_replace: ct.or_replace,
             },
             vec![],
         ));
     }
-    if ct.columns.is_empty() {
+    if ct.columns.is_empty() && extra.is_empty() {
         return Err(err(
             code::ER_TABLE_MUST_HAVE_COLUMNS,
             "A table must have at least 1 column",
@@ -662,6 +673,30 @@ pub fn bind_create_table(
             inline_unique.push(columns.len());
         }
         columns.push(bc.def);
+    }
+    if !extra.is_empty() {
+        // As MariaDB: the declared columns the query does not name, then the query's in
+        // its order (a declared one of the same name in its place).
+        let inline_names = |v: &[usize], cols: &[ColumnDef]| -> Vec<String> {
+            v.iter().map(|&i| cols[i].name.clone()).collect()
+        };
+        let (pk_names, unique_names) = (
+            inline_names(&inline_pk, &columns),
+            inline_names(&inline_unique, &columns),
+        );
+        let (mut declared, mut ordered): (Vec<ColumnDef>, Vec<ColumnDef>) = columns
+            .into_iter()
+            .partition(|c| extra.iter().any(|e| ident_eq(&e.name, &c.name)));
+        for e in extra {
+            match declared.iter().position(|d| ident_eq(&d.name, &e.name)) {
+                Some(i) => ordered.push(declared.remove(i)),
+                None => ordered.push(e),
+            }
+        }
+        columns = ordered;
+        let position = |n: &String| columns.iter().position(|c| ident_eq(&c.name, n));
+        inline_pk = pk_names.iter().filter_map(position).collect();
+        inline_unique = unique_names.iter().filter_map(position).collect();
     }
     let warnings = Vec::new();
     let mut indexes: Vec<IndexDef> = Vec::new();
@@ -772,6 +807,7 @@ pub fn bind_create_table(
         Ddl::CreateTable {
             def,
             if_not_exists: ct.if_not_exists,
+            or_replace: ct.or_replace,
         },
         warnings,
     ))

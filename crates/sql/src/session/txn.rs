@@ -105,7 +105,7 @@ impl Session {
         // Temporary tables take no metadata locks (nobody else sees them).
         let temp: Vec<(&String, &String)> = tables
             .iter()
-            .filter(|(d, t)| self.is_temp_table(d, t))
+            .filter(|(d, t)| self.is_temp_table(d, t) || self.is_created_table(d, t))
             .map(|(d, t)| (d, t))
             .collect();
         let mode = self.sql_mode();
