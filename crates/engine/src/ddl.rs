@@ -57,7 +57,7 @@ use crate::txn::{decode_stored_row, mdl_name};
 
 mod objects;
 mod temp;
-use objects::{create_object, drop_objects};
+use objects::{alter_object, create_object, drop_objects};
 pub(crate) use temp::is_temp_key;
 pub use temp::{is_temp, TEMP_ID_BASE};
 
@@ -103,6 +103,12 @@ pub enum Ddl {
         obj: StoredObject,
         or_replace: bool,
         if_not_exists: bool,
+    },
+    /// Replaces object `from` (db, name) of `obj`'s kind by `obj`, which may have another
+    /// name or database (ALTER EVENT ... RENAME TO).
+    AlterObject {
+        from: (String, String),
+        obj: StoredObject,
     },
     /// Drops objects of one kind: (db, name) each.
     DropObjects {
@@ -293,6 +299,7 @@ fn tables_touched(ddl: &Ddl, cat: &Catalog) -> Vec<(String, String)> {
             (_, Some(t)) => vec![(obj.db.clone(), t.clone())],
             _ => vec![],
         },
+        Ddl::AlterObject { .. } => vec![],
         Ddl::DropObjects { kind, names, .. } => match kind {
             ObjectKind::View => names.clone(),
             ObjectKind::Trigger => names
@@ -632,6 +639,7 @@ fn apply(ch: &mut Change, ddl: Ddl) -> Result<()> {
             or_replace,
             if_not_exists,
         } => create_object(ch, obj, or_replace, if_not_exists)?,
+        Ddl::AlterObject { from, obj } => alter_object(ch, from, obj)?,
         Ddl::DropObjects {
             kind,
             names,

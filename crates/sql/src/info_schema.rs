@@ -1,8 +1,7 @@
 //! The read-only `information_schema`: SCHEMATA, TABLES, COLUMNS, STATISTICS, PARTITIONS,
-//! PROCESSLIST, SESSION_VARIABLES, GLOBAL_VARIABLES, ENGINES, CHECK_CONSTRAINTS, and the
-//! empty FILES, TRIGGERS, VIEWS, ROUTINES and EVENTS (onelog has no tablespaces, triggers,
-//! views, routines or events), built from the catalog and the server state when a
-//! statement reads them.
+//! PROCESSLIST, SESSION_VARIABLES, GLOBAL_VARIABLES, ENGINES, CHECK_CONSTRAINTS, TRIGGERS,
+//! VIEWS, ROUTINES, PARAMETERS, EVENTS and the empty FILES (onelog has no tablespaces),
+//! built from the catalog and the server state when a statement reads them.
 
 mod keys;
 
@@ -673,38 +672,7 @@ pub fn info_schema(
             ),
             crate::routines::info_rows(cat, "PARAMETERS", &dbs).unwrap_or_default(),
         ),
-        "EVENTS" => (
-            with_ints(
-                &[
-                    "EVENT_CATALOG",
-                    "EVENT_SCHEMA",
-                    "EVENT_NAME",
-                    "DEFINER",
-                    "TIME_ZONE",
-                    "EVENT_BODY",
-                    "EVENT_DEFINITION",
-                    "EVENT_TYPE",
-                    "EXECUTE_AT",
-                    "INTERVAL_VALUE",
-                    "INTERVAL_FIELD",
-                    "SQL_MODE",
-                    "STARTS",
-                    "ENDS",
-                    "STATUS",
-                    "ON_COMPLETION",
-                    "CREATED",
-                    "LAST_ALTERED",
-                    "LAST_EXECUTED",
-                    "EVENT_COMMENT",
-                    "ORIGINATOR",
-                    "CHARACTER_SET_CLIENT",
-                    "COLLATION_CONNECTION",
-                    "DATABASE_COLLATION",
-                ],
-                &["ORIGINATOR"],
-            ),
-            vec![],
-        ),
+        "EVENTS" => crate::events::info_schema(sess, cat, &dbs),
         other => return keys::rows(other, &tables()),
     })
 }

@@ -83,6 +83,7 @@ mod checksum;
 mod conn_stats;
 mod database;
 mod dates;
+mod events;
 mod executor;
 mod expr;
 mod foreign_keys;
