@@ -9,9 +9,10 @@
 //! a procedure body runs: each statement commits on its own (autocommit), and its rows are
 //! logged as the row events of those transactions. An error ends that execution only; it
 //! goes to the error log (`Event Scheduler: [definer][db.name] message`). Then the event's
-//! LAST_EXECUTED is recorded (unlogged, see the module above). An event with no next time
-//! (a one-time event that ran, a recurring one past ENDS) is dropped, as a logged
-//! `DROP EVENT IF EXISTS`, or with ON COMPLETION PRESERVE becomes DISABLED.
+//! LAST_EXECUTED is recorded (unlogged, see the module above; it persists with the next
+//! memtable flush or a clean shutdown). An event with no next time (a one-time event that
+//! ran, a recurring one past ENDS) is dropped, as a logged `DROP EVENT IF EXISTS`, or with
+//! ON COMPLETION PRESERVE becomes DISABLED, made durable at once (`Engine::checkpoint`).
 
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
@@ -246,7 +247,11 @@ fn run(db: Arc<Database>) {
             }
             match n.at {
                 Some(t) if t <= now => {
-                    n.at = due_from(&def, next_second(whole_seconds(now)));
+                    // A one-time event runs once; a recurring one next on its grid.
+                    n.at = match def.execute_at {
+                        Some(_) => None,
+                        None => due_from(&def, next_second(whole_seconds(now))),
+                    };
                     let last = n.at.is_none();
                     let (db2, obj2, def2) = (db.clone(), (**obj).clone(), def.clone());
                     workers.push(std::thread::spawn(move || {
@@ -349,7 +354,11 @@ fn finish(db: &Arc<Database>, obj: &StoredObject, def: &EventDef, ran: Option<(D
     }
     let mut rec = (**cur).clone();
     rec.definition = encode(&new);
-    if let Err(e) = db.engine.update_object_unlogged(cur, rec) {
+    let r = db.engine.update_object_unlogged(cur, rec);
+    // The DISABLED status must outlive a crash (the event would run again): made durable
+    // at once. A LAST_EXECUTED alone persists with the next memtable flush.
+    let r = r.and_then(|_| if done { db.engine.checkpoint() } else { Ok(()) });
+    if let Err(e) = r {
         onelog_types::error!("Event Scheduler: {}.{}: {e}", obj.db, obj.name);
     }
     db.events.wake();
