@@ -55,11 +55,13 @@ use crate::locks::Mode;
 use crate::rowcodec;
 use crate::txn::{decode_stored_row, mdl_name};
 
+mod create;
 pub(crate) mod create_select;
 mod objects;
 mod sequence;
 mod temp;
-use objects::{create_object, drop_objects};
+use create::create_table;
+use objects::{alter_object, create_object, drop_objects};
 pub(crate) use temp::is_temp_key;
 pub use temp::{is_temp, TEMP_ID_BASE};
 
@@ -107,6 +109,12 @@ pub enum Ddl {
         obj: StoredObject,
         or_replace: bool,
         if_not_exists: bool,
+    },
+    /// Replaces object `from` (db, name) of `obj`'s kind by `obj`, which may have another
+    /// name or database (ALTER EVENT ... RENAME TO).
+    AlterObject {
+        from: (String, String),
+        obj: StoredObject,
     },
     /// Drops objects of one kind: (db, name) each.
     DropObjects {
@@ -314,6 +322,7 @@ fn tables_touched(ddl: &Ddl, cat: &Catalog) -> Vec<(String, String)> {
             (_, Some(t)) => vec![(obj.db.clone(), t.clone())],
             _ => vec![],
         },
+        Ddl::AlterObject { .. } => vec![],
         Ddl::DropObjects { kind, names, .. } => match kind {
             ObjectKind::View => names.clone(),
             ObjectKind::Trigger => names
@@ -493,50 +502,6 @@ fn run_holding(
     Ok(ch.outcome)
 }
 
-/// Creates table `def` (ids assigned here); None when it exists and `if_not_exists` made
-/// that a note.
-fn create_table(
-    ch: &mut Change,
-    mut def: TableDef,
-    if_not_exists: bool,
-) -> Result<Option<Arc<TableDef>>> {
-    if !ch.cat.has_database(&def.db) {
-        return Err(EngineError::NoSuchDatabase(def.db));
-    }
-    if ch.cat.table(&def.db, &def.name).is_some()
-        || ch
-            .cat
-            .object(ObjectKind::View, &def.db, &def.name)
-            .is_some()
-    {
-        if !if_not_exists {
-            return Err(EngineError::TableExists(def.name));
-        }
-        ch.note(
-            code::ER_TABLE_EXISTS_ERROR,
-            format!("Table '{}' already exists", def.name),
-        );
-        return Ok(None);
-    }
-    if def.indexes.first().is_none_or(|i| !i.primary) {
-        def.hidden_pk = true;
-        def.indexes.insert(0, IndexDef::hidden_primary());
-    }
-    validate(&def)?;
-    def.id = ch.cat.next_table_id;
-    ch.cat.next_table_id += 1;
-    for idx in &mut def.indexes {
-        idx.id = ch.cat.next_index_id;
-        ch.cat.next_index_id += 1;
-    }
-    // Nothing may linger under the new ids (a crashed attempt).
-    ch.drop_table_data(&def);
-    ch.reset.push(def.id);
-    let (db, name) = (def.db.clone(), def.name.clone());
-    ch.put_table(def);
-    Ok(ch.cat.table(&db, &name).cloned())
-}
-
 fn apply(ch: &mut Change, ddl: Ddl) -> Result<()> {
     match ddl {
         Ddl::CreateDatabase {
@@ -685,6 +650,7 @@ fn apply(ch: &mut Change, ddl: Ddl) -> Result<()> {
             or_replace,
             if_not_exists,
         } => create_object(ch, obj, or_replace, if_not_exists)?,
+        Ddl::AlterObject { from, obj } => alter_object(ch, from, obj)?,
         Ddl::DropObjects {
             kind,
             names,

@@ -46,6 +46,8 @@ pub struct Config {
     pub secure_file_priv: Option<String>,
     /// `--local-infile` (default ON; `--skip-local-infile`): LOAD DATA LOCAL is allowed.
     pub local_infile: bool,
+    /// `--event-scheduler[=ON|OFF|DISABLED]` (None: OFF, as in MariaDB).
+    pub event_scheduler: Option<String>,
 }
 
 impl Default for Config {
@@ -70,6 +72,7 @@ impl Default for Config {
             log_error: None,
             secure_file_priv: None,
             local_infile: true,
+            event_scheduler: None,
             thread_pool: false,
             pool: Default::default(),
         }
@@ -329,6 +332,15 @@ impl Config {
             "require-secure-transport" => self.require_secure_transport = parse_bool(v)?,
             "secure-file-priv" => self.secure_file_priv = Some(val()?.to_string()),
             "local-infile" => self.local_infile = parse_bool(v)?,
+            "event-scheduler" => {
+                let m = v.unwrap_or("ON").to_ascii_uppercase();
+                if !["ON", "OFF", "DISABLED", "1", "0", "TRUE", "FALSE"].contains(&m.as_str()) {
+                    return Err(format!(
+                        "invalid --event-scheduler '{m}' (expected ON, OFF or DISABLED)"
+                    ));
+                }
+                self.event_scheduler = Some(m);
+            }
             "skip-local-infile" => self.local_infile = !parse_bool(v)?,
             // Accepted for compatibility with MariaDB option files; no effect here.
             "user"
@@ -415,6 +427,8 @@ Usage: onelogd [OPTIONS]
   --secure-file-priv=DIR      LOAD DATA INFILE and SELECT ... INTO OUTFILE only in DIR
                               (default: anywhere the server may read and write)
   --skip-local-infile         refuse LOAD DATA LOCAL INFILE (default: allowed)
+  --event-scheduler[=ON|OFF|DISABLED]  run events (default OFF; DISABLED: SET GLOBAL
+                              event_scheduler is refused)
   --log-error[=FILE]          write the error log to FILE (default onelogd.err in the datadir)
   --rpl-semi-sync-master-enabled  commits wait for a semi-sync replica's ACK
   --rpl-semi-sync-master-wait-point=AFTER_SYNC|AFTER_COMMIT  AFTER_SYNC: a group is visible

@@ -71,6 +71,9 @@ pub fn run(cfg: Config) -> Result<(), String> {
     for (name, v) in &cfg.replica_parallel {
         db.set_server_variable(name, v.clone());
     }
+    if let Some(mode) = &cfg.event_scheduler {
+        db.set_event_scheduler(mode)?;
+    }
     // The read-only globals that describe this server (`@@port`, `@@socket`, ...); clients
     // read some of them (the Rust mysql crate sizes its packets by @@max_allowed_packet).
     let socket = cfg.socket.as_ref().map(|p| p.display().to_string());

@@ -290,6 +290,11 @@ impl Session {
                     _ => self.check_db(&obj.db, Priv::CREATE_ROUTINE),
                 }
             }
+            // ALTER EVENT (RENAME TO another database needs the privilege there too).
+            D::AlterObject { from, obj } => {
+                self.check_db(&from.0, Priv::EVENT)?;
+                self.check_db(&obj.db, Priv::EVENT)
+            }
             D::DropObjects { kind, names, .. } => {
                 use onelog_engine::ObjectKind as K;
                 match kind {

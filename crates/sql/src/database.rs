@@ -69,6 +69,8 @@ pub struct Database {
     shutdown_hook: RwLock<Option<ShutdownHook>>,
     /// A session asked for a shutdown; the server runs the hook once it has answered.
     shutdown_requested: AtomicBool,
+    /// The event scheduler (`crate::events`).
+    pub(crate) events: crate::events::Scheduler,
 }
 
 /// Asks the server to stop cleanly (as SIGTERM does).
@@ -166,6 +168,12 @@ impl DdlReplayer for Replayer {
                     .map_err(|e| EngineError::Other(e.message))?;
                 return engine.ddl_replay(db, sql, ddl);
             }
+            Stmt::Admin(parser::Admin::Event(e)) => {
+                let server_id = engine.options().server_id;
+                let ddl = crate::events::replay_ddl(e, db, &engine.catalog(), server_id)
+                    .map_err(|e| EngineError::Other(e.message))?;
+                return engine.ddl_replay(db, sql, ddl);
+            }
             Stmt::Admin(parser::Admin::Routine(r)) => {
                 let ddl = crate::routines::replay_ddl(r, db, &engine.catalog())
                     .map_err(|e| EngineError::Other(e.message))?;
@@ -245,6 +253,7 @@ impl Database {
             user_locks: Default::default(),
             shutdown_hook: RwLock::new(None),
             shutdown_requested: AtomicBool::new(false),
+            events: Default::default(),
         });
         crate::users::bootstrap(&db)?;
         crate::users::reload(&db)?;
@@ -333,6 +342,11 @@ impl Database {
     }
 
     pub fn process_list(&self) -> Vec<ProcessInfo> {
+        let cat = self.engine.catalog();
+        let events = cat
+            .objects_of(onelog_engine::ObjectKind::Event)
+            .next()
+            .is_some();
         self.procs
             .lock()
             .values()
@@ -345,10 +359,11 @@ impl Database {
                     db: s.db.clone(),
                     command: s.command.to_string(),
                     time: s.since.elapsed().as_secs(),
-                    state: if s.command == "Query" {
-                        "executing".into()
-                    } else {
-                        String::new()
+                    state: match s.command {
+                        "Query" => "executing".into(),
+                        "Daemon" if !events => "Waiting on empty queue".into(),
+                        "Daemon" => "Waiting for next activation".into(),
+                        _ => String::new(),
                     },
                     info: s.info.clone(),
                 }
@@ -421,6 +436,7 @@ impl Database {
 
     /// Flushes and stops the engine (clean shutdown).
     pub fn shutdown(&self) -> Result<(), SqlError> {
+        self.events.stop();
         self.engine.shutdown().map_err(engine_sql_err)
     }
 

@@ -1,9 +1,8 @@
 //! The read-only `information_schema`: SCHEMATA, TABLES, COLUMNS, STATISTICS, PARTITIONS,
 //! PROCESSLIST, SESSION_VARIABLES, GLOBAL_VARIABLES, ENGINES, CHECK_CONSTRAINTS, PLUGINS,
-//! USER_PRIVILEGES, SCHEMA_PRIVILEGES, and the
-//! empty FILES, TRIGGERS, VIEWS, ROUTINES and EVENTS (onelog has no tablespaces, triggers,
-//! views, routines or events), built from the catalog and the server state when a
-//! statement reads them.
+//! USER_PRIVILEGES, SCHEMA_PRIVILEGES, TRIGGERS, VIEWS, ROUTINES, PARAMETERS, EVENTS and the
+//! empty FILES (onelog has no tablespaces), built from the catalog and the server state when
+//! a statement reads them.
 
 mod keys;
 mod plugins;
@@ -678,38 +677,7 @@ pub fn info_schema(
             ),
             crate::routines::info_rows(cat, "PARAMETERS", &dbs).unwrap_or_default(),
         ),
-        "EVENTS" => (
-            with_ints(
-                &[
-                    "EVENT_CATALOG",
-                    "EVENT_SCHEMA",
-                    "EVENT_NAME",
-                    "DEFINER",
-                    "TIME_ZONE",
-                    "EVENT_BODY",
-                    "EVENT_DEFINITION",
-                    "EVENT_TYPE",
-                    "EXECUTE_AT",
-                    "INTERVAL_VALUE",
-                    "INTERVAL_FIELD",
-                    "SQL_MODE",
-                    "STARTS",
-                    "ENDS",
-                    "STATUS",
-                    "ON_COMPLETION",
-                    "CREATED",
-                    "LAST_ALTERED",
-                    "LAST_EXECUTED",
-                    "EVENT_COMMENT",
-                    "ORIGINATOR",
-                    "CHARACTER_SET_CLIENT",
-                    "COLLATION_CONNECTION",
-                    "DATABASE_COLLATION",
-                ],
-                &["ORIGINATOR"],
-            ),
-            vec![],
-        ),
+        "EVENTS" => crate::events::info_schema(sess, cat, &dbs),
         "PLUGINS" => plugins::info_rows(sess),
         other => {
             return keys::rows(other, &tables()).or_else(|| privileges::rows(sess, other));

@@ -380,6 +380,7 @@ impl Session {
                 (_, Some(t)) => vec![(obj.db.clone(), t.clone())],
                 _ => vec![],
             },
+            D::AlterObject { .. } => vec![],
             D::DropObjects { kind, names, .. } => match kind {
                 onelog_engine::ObjectKind::View => names.clone(),
                 _ => vec![],

@@ -21,7 +21,7 @@ mod accounts;
 mod load;
 mod locks;
 mod replica;
-mod rewrite;
+pub(crate) mod rewrite;
 pub mod sequence;
 mod views;
 pub mod xa;
@@ -246,6 +246,8 @@ pub enum Admin {
     },
     /// Stored functions, procedures and triggers (`crate::routines`).
     Routine(Box<crate::routines::RoutineStmt>),
+    /// CREATE / ALTER / DROP EVENT, SHOW EVENTS, SHOW CREATE EVENT (`crate::events`).
+    Event(Box<crate::events::EventStmt>),
     /// `XA ...` (`crate::xa`).
     Xa(xa::XaStmt),
     /// CREATE / ALTER / DROP SEQUENCE, SHOW CREATE SEQUENCE (`crate::sequences`).
@@ -485,6 +487,14 @@ fn parse_tokens(
             _ => String::new(),
         })
         .collect();
+    if crate::events::detect(&head) {
+        let e = crate::events::parse(text)?;
+        return Ok(Parsed {
+            text: text.to_string(),
+            stmt: Stmt::Admin(Admin::Event(Box::new(e))),
+            params,
+        });
+    }
     if crate::routines::parse::detect(&head) {
         if let Some(r) = crate::routines::parse::parse(text)? {
             return Ok(Parsed {

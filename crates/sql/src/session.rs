@@ -755,6 +755,7 @@ impl Session {
             }) => self.run_select_into(query, into, *after_from, p),
             Stmt::Admin(Admin::TableMaint(m)) => self.run_table_maint(m, p),
             Stmt::Admin(Admin::Routine(r)) => crate::routines::run(self, r, &p.text, client),
+            Stmt::Admin(Admin::Event(e)) => crate::events::run(self, e),
             Stmt::Admin(a) => self.run_admin(a, p),
             Stmt::Sql(s) => self.run_sql(s, p, kept),
         };

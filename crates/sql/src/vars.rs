@@ -117,6 +117,14 @@ pub static VARS: &[VarDef] = &[
     v("default_week_format", Int, Both, false, "0"),
     v("div_precision_increment", Int, Both, true, "4"),
     v("error_count", Int, Session, true, "0"),
+    // ON / OFF by SET GLOBAL; DISABLED only by --event-scheduler (`events::scheduler`).
+    v(
+        "event_scheduler",
+        Enum(&["OFF", "ON", "DISABLED"]),
+        Global,
+        false,
+        "OFF",
+    ),
     v("explicit_defaults_for_timestamp", Bool, Both, true, "1"),
     v("foreign_key_checks", Bool, Both, false, "1"),
     // No general query log: read-only OFF (setting it would answer OK without effect).

@@ -106,3 +106,58 @@ pub(super) fn drop_objects(
     }
     Ok(())
 }
+
+pub(super) fn alter_object(
+    ch: &mut Change,
+    from: (String, String),
+    obj: StoredObject,
+) -> Result<()> {
+    let Some(old) = ch.cat.object(obj.kind, &from.0, &from.1).cloned() else {
+        return Err(EngineError::NoSuchObject {
+            kind: obj.kind,
+            names: vec![from],
+        });
+    };
+    if !ch.cat.has_database(&obj.db) {
+        return Err(EngineError::NoSuchDatabase(obj.db));
+    }
+    let same =
+        old.db == obj.db && obj.kind.lookup_name(&old.name) == obj.kind.lookup_name(&obj.name);
+    if !same && ch.cat.object(obj.kind, &obj.db, &obj.name).is_some() {
+        return Err(EngineError::ObjectExists {
+            kind: obj.kind,
+            db: obj.db.clone(),
+            name: obj.name.clone(),
+        });
+    }
+    ch.remove_object(&old);
+    ch.put_object(obj);
+    Ok(())
+}
+
+impl crate::engine::Engine {
+    /// Replaces stored object `old` by `new` (same kind, database and name) in the catalog
+    /// without logging anything: state the SQL layer keeps beside a definition, such as an
+    /// event's last execution time, which MariaDB does not log either. Written with this
+    /// mode's WAL setting (in `engine` mode it persists with the next memtable flush or a
+    /// clean shutdown). False when the object is no longer `old` (changed or dropped).
+    pub fn update_object_unlogged(&self, old: &StoredObject, new: StoredObject) -> Result<bool> {
+        let serial = self.ddl_lock.lock();
+        let cat = self.catalog();
+        if cat.object(old.kind, &old.db, &old.name).map(|o| &**o) != Some(old) {
+            return Ok(false);
+        }
+        let mut ch = Change {
+            cat: (*cat).clone(),
+            batch: rocksdb::WriteBatch::default(),
+            outcome: Default::default(),
+            reset: Vec::new(),
+        };
+        ch.remove_object(old);
+        ch.put_object(new);
+        self.write_direct(ch.batch)?;
+        *self.catalog.write() = Arc::new(ch.cat);
+        drop(serial);
+        Ok(true)
+    }
+}

@@ -4,7 +4,7 @@
 
 use onelog_types::Value;
 
-use super::{create_table, Change};
+use super::{create::create_table, Change};
 use crate::catalog::TableDef;
 use crate::error::{EngineError, Result};
 use crate::keys;

@@ -137,6 +137,11 @@ impl Unit {
         }
     }
 
+    /// How many parts a composite unit has (0 for a single unit).
+    pub(crate) fn parts_len(self) -> usize {
+        self.parts().len()
+    }
+
     /// Length of a single duration unit in microseconds.
     fn micros(self) -> i128 {
         match self {
@@ -158,6 +163,13 @@ pub struct Span {
     micros: i128,
     /// Fraction digits the amount brings to a string result.
     decimals: u32,
+}
+
+impl Span {
+    /// The amount: (months, microseconds), one of them 0.
+    pub(crate) fn amount(&self) -> (i128, i128) {
+        (self.months, self.micros)
+    }
 }
 
 /// Reads `amount unit` into a span; None for NULL.

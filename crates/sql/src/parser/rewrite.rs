@@ -271,7 +271,7 @@ pub(super) fn mariadb_comments(sql: &str) -> std::borrow::Cow<'_, str> {
 /// (so every byte keeps its offset), or the whole comment does when its version is later
 /// than this server's. Used where locations must map back to the text: sqlparser expands
 /// these comments itself but gives their tokens locations shifted by the markers.
-pub(super) fn open_executable_comments(sql: &str) -> String {
+pub(crate) fn open_executable_comments(sql: &str) -> String {
     let b = sql.as_bytes();
     let mut out = b.to_vec();
     let mut i = 0;

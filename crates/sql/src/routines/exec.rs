@@ -724,6 +724,15 @@ pub(crate) fn call_procedure(
     Ok((r?, def))
 }
 
+/// Runs an event's body (`events::scheduler`) in `s`, a session of the event's definer in
+/// the event's database, as a procedure without parameters whose result sets go nowhere.
+pub(crate) fn run_event(s: &mut Session, prog: &Program) -> Result<(), SqlError> {
+    s.sp.depth += 1;
+    let r = Interp::new(s, prog, vec![], None, None).run().map(|_| ());
+    s.sp.depth -= 1;
+    r
+}
+
 /// `CALL name(args)` as a statement.
 pub(crate) fn call_statement(
     s: &mut Session,

@@ -1,6 +1,6 @@
 //! Tokens with byte offsets for the stored-program parser, and the statement splitter's
-//! view of compound statements (a CREATE FUNCTION/PROCEDURE/TRIGGER whose body is a
-//! `BEGIN ... END` block is one statement, `;`s inside included).
+//! view of compound statements (a CREATE FUNCTION/PROCEDURE/TRIGGER/EVENT or ALTER EVENT
+//! whose body is a `BEGIN ... END` block is one statement, `;`s inside included).
 
 use onelog_types::SqlError;
 use sqlparser::dialect::MySqlDialect;
@@ -117,6 +117,16 @@ impl Splitter {
                     self.head.push(w.clone());
                     if self.head[0] == "CREATE"
                         && matches!(w.as_str(), "FUNCTION" | "PROCEDURE" | "TRIGGER" | "EVENT")
+                    {
+                        self.program = true;
+                    }
+                    // ALTER [DEFINER = ...] EVENT ... DO BEGIN ... END
+                    if self.head[0] == "ALTER"
+                        && w == "EVENT"
+                        && matches!(
+                            self.head.get(1).map(String::as_str),
+                            Some("EVENT" | "DEFINER")
+                        )
                     {
                         self.program = true;
                     }

@@ -32,7 +32,7 @@ mod show;
 pub(crate) mod trigger;
 
 pub(crate) use compile::Program;
-pub(crate) use exec::call_statement;
+pub(crate) use exec::{call_statement, run_event};
 pub use lex::Splitter;
 pub use parse::RoutineStmt;
 use parse::{Chars, Mode, Param};
@@ -170,6 +170,17 @@ pub(crate) fn trigger_program(def: &TriggerDef) -> Result<Arc<Program>, SqlError
         return Ok(p.clone());
     }
     let prog = Arc::new(compile::compile_trigger(&def.body, def.timing == "AFTER")?);
+    cache().lock().insert(key, prog.clone());
+    Ok(prog)
+}
+
+/// The compiled body of an event: a procedure without parameters.
+pub(crate) fn event_program(body: &str) -> Result<Arc<Program>, SqlError> {
+    let key = (ObjectKind::Event, body.to_string());
+    if let Some(p) = cache().lock().get(&key) {
+        return Ok(p.clone());
+    }
+    let prog = Arc::new(compile::compile(body, ObjectKind::Procedure, &[])?);
     cache().lock().insert(key, prog.clone());
     Ok(prog)
 }

@@ -238,7 +238,7 @@ impl<'a> Cur<'a> {
     }
 
     /// `user@host` as DEFINER takes it (names, strings or CURRENT_USER).
-    fn user(&mut self) -> Result<Option<(String, String)>, SqlError> {
+    pub fn user(&mut self) -> Result<Option<(String, String)>, SqlError> {
         if self.word("CURRENT_USER") {
             if self.tok(&Token::LParen) {
                 self.expect_tok(&Token::RParen)?;
@@ -438,7 +438,7 @@ pub(crate) fn parse(text: &str) -> Result<Option<RoutineStmt>, SqlError> {
     Ok(Some(stmt))
 }
 
-fn show_filter(c: &mut Cur) -> Result<Option<ShowFilter>, SqlError> {
+pub(crate) fn show_filter(c: &mut Cur) -> Result<Option<ShowFilter>, SqlError> {
     if c.word("LIKE") {
         return Ok(Some(ShowFilter::Like(c.string()?)));
     }

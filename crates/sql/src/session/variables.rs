@@ -216,6 +216,11 @@ impl Session {
                 "Access denied; you need (at least one of) the SUPER privilege(s) for this operation",
             ));
         }
+        if d.name == "event_scheduler" {
+            let is_default =
+                matches!(&value, Value::Bytes(b) if b.eq_ignore_ascii_case(b"DEFAULT"));
+            return crate::events::set_global(self, (!is_default).then_some(&value));
+        }
         if d.name == "gtid_seq_no" {
             if !self.internal && !self.account().has_global(Priv::SUPER) {
                 return Err(sql_err(
