@@ -5,7 +5,7 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::replica::{add_repl_user, mariadb_primary, Replica};
 use common::{have, Server};
@@ -247,24 +247,8 @@ fn onelog_replica_applies_mariadb_create_select() {
     }
     let replica = Server::start(&["--server-id=2"]);
     let mut rc = replica.conn(None);
-    rc.query_drop(format!(
-        "CHANGE MASTER TO master_host='127.0.0.1', master_port={pport}, master_user='repl', \
-         master_password='pw', master_use_gtid=slave_pos, master_connect_retry=1"
-    ))
-    .unwrap();
-    rc.query_drop("START SLAVE").unwrap();
-    let want: String = pc.query_first("SELECT @@gtid_binlog_pos").unwrap().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let pos: String = rc.query_first("SELECT @@gtid_slave_pos").unwrap().unwrap();
-        if pos == want {
-            break;
-        }
-        let err = common::replica::slave_status(&mut rc, "Last_SQL_Error");
-        assert!(err.is_empty(), "{err}");
-        assert!(Instant::now() < deadline, "replica at {pos}, want {want}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    common::replica::follow(&mut rc, pport);
+    common::replica::catch_up(&mut rc, &mut pc);
     let rows: Vec<(i64, String, i64)> = rc.query("SELECT id, v, t FROM m.dst ORDER BY id").unwrap();
     assert_eq!(rows, vec![(1, "a".into(), 10), (2, "b".into(), 20)]);
     let n: Option<i64> = rc.query_first("SELECT COUNT(*) FROM m.none").unwrap();

@@ -180,33 +180,8 @@ fn onelog_replica_applies_a_mariadb_primarys_sequences() {
     pc.query_drop("ALTER SEQUENCE s INCREMENT BY 2").unwrap();
     let mut replica = Server::start(&["--server-id=2"]);
     let mut rc = replica.conn(None);
-    rc.query_drop(format!(
-        "CHANGE MASTER TO master_host='127.0.0.1', master_port={port}, master_user='repl', \
-         master_password='pw', master_use_gtid=slave_pos, master_connect_retry=1"
-    ))
-    .unwrap();
-    rc.query_drop("START SLAVE").unwrap();
-    let wait = |rc: &mut mysql::Conn, pc: &mut mysql::Conn| {
-        let want: String = pc.query_first("SELECT @@gtid_binlog_pos").unwrap().unwrap();
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            let pos: String = rc
-                .query_first("SELECT @@gtid_slave_pos")
-                .unwrap()
-                .unwrap_or_default();
-            if pos == want {
-                return;
-            }
-            let err = common::replica::slave_status(rc, "Last_SQL_Error");
-            assert!(err.is_empty(), "replica stopped: {err}");
-            assert!(
-                Instant::now() < deadline,
-                "replica at '{pos}', want '{want}'"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    };
-    wait(&mut rc, &mut pc);
+    common::replica::follow(&mut rc, port);
+    common::replica::catch_up(&mut rc, &mut pc);
     assert_eq!(seq_row(&mut rc, "mq.s"), seq_row(&mut pc, "s"));
     drop(rc);
     // The applied row survives SIGKILL, and later writes still apply.
@@ -216,7 +191,7 @@ fn onelog_replica_applies_a_mariadb_primarys_sequences() {
     for _ in 0..5 {
         nextval(&mut pc, "s").unwrap();
     }
-    wait(&mut rc, &mut pc);
+    common::replica::catch_up(&mut rc, &mut pc);
     assert_eq!(seq_row(&mut rc, "mq.s"), seq_row(&mut pc, "s"));
     replica.assert_no_panic();
 }

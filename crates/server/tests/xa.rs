@@ -9,7 +9,7 @@ use common::mariadb::MariaDb;
 use common::replica::{add_repl_user, mariadb_primary, Replica};
 use common::*;
 use mysql::prelude::Queryable;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 fn err_code(r: Result<(), mysql::Error>) -> u16 {
     match r {
@@ -197,14 +197,9 @@ fn onelog_replica_of_mariadb_keeps_a_prepared_xa_through_sigkill() {
     prepare(&mut pc, "m1", &["INSERT INTO xt.a VALUES (1, 'a')"]);
     let mut replica = Server::start(&["--server-id=2"]);
     let mut rc = replica.conn(None);
-    rc.query_drop(format!(
-        "CHANGE MASTER TO master_host='127.0.0.1', master_port={port}, master_user='repl', \
-         master_password='pw', master_use_gtid=slave_pos, master_connect_retry=1"
-    ))
-    .unwrap();
-    rc.query_drop("START SLAVE").unwrap();
+    common::replica::follow(&mut rc, port);
     let want: String = pc.query_first("SELECT @@gtid_binlog_pos").unwrap().unwrap();
-    wait_pos(&mut rc, &want);
+    common::replica::wait_gtid(&mut rc, &want);
     assert_eq!(recovered(&mut rc), vec!["m1"]);
     assert!(ids(&mut rc).is_empty());
     drop(rc);
@@ -216,28 +211,8 @@ fn onelog_replica_of_mariadb_keeps_a_prepared_xa_through_sigkill() {
     prepare(&mut pc, "m2", &["INSERT INTO xt.a VALUES (2, 'b')"]);
     pc.query_drop("XA ROLLBACK 'm2'").unwrap();
     let want: String = pc.query_first("SELECT @@gtid_binlog_pos").unwrap().unwrap();
-    wait_pos(&mut rc, &want);
+    common::replica::wait_gtid(&mut rc, &want);
     assert_eq!(ids(&mut rc), ids(&mut pc));
     assert!(recovered(&mut rc).is_empty());
     replica.assert_no_panic();
-}
-
-fn wait_pos(rc: &mut mysql::Conn, want: &str) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let pos: String = rc
-            .query_first("SELECT @@gtid_slave_pos")
-            .unwrap()
-            .unwrap_or_default();
-        if pos == want {
-            return;
-        }
-        let err = common::replica::slave_status(rc, "Last_SQL_Error");
-        assert!(err.is_empty(), "replica stopped: {err}");
-        assert!(
-            Instant::now() < deadline,
-            "replica at '{pos}', want '{want}'"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }

@@ -480,25 +480,35 @@ pub(crate) fn run(s: &mut Session, stmt: &SeqStmt, text: &str) -> Result<QueryRe
 /// SHOW CREATE TABLE of a sequence: its fixed columns, as MariaDB shows them.
 pub(crate) fn create_table_sql(t: &TableDef) -> String {
     let columns = COLUMNS.replace(", `", ",\n  `");
-    let mut out = format!(
-        "CREATE TABLE {} (\n  {columns}\n) ENGINE={} SEQUENCE=1",
+    format!(
+        "CREATE TABLE {} (\n  {columns}\n) ENGINE={} SEQUENCE=1{}",
         quote(&t.name),
-        if t.engine_name.is_empty() {
-            "InnoDB"
-        } else {
-            &t.engine_name
-        }
-    );
-    if !t.comment.is_empty() {
-        out.push_str(&format!(" COMMENT='{}'", t.comment.replace('\'', "''")));
+        engine_name(t),
+        comment_option(t)
+    )
+}
+
+fn engine_name(t: &TableDef) -> &str {
+    if t.engine_name.is_empty() {
+        "InnoDB"
+    } else {
+        &t.engine_name
     }
-    out
+}
+
+/// ` COMMENT='...'` when the sequence has a comment.
+fn comment_option(t: &TableDef) -> String {
+    if t.comment.is_empty() {
+        String::new()
+    } else {
+        format!(" COMMENT='{}'", t.comment.replace('\'', "''"))
+    }
 }
 
 /// SHOW CREATE SEQUENCE's text.
 pub(crate) fn create_sql(t: &TableDef, row: &SeqDef) -> String {
-    let mut out = format!(
-        "CREATE SEQUENCE {} start with {} minvalue {} maxvalue {} increment by {} cache {} {} ENGINE={}",
+    format!(
+        "CREATE SEQUENCE {} start with {} minvalue {} maxvalue {} increment by {} cache {} {} ENGINE={}{}",
         quote(&t.name),
         row.start,
         row.min_value,
@@ -506,16 +516,9 @@ pub(crate) fn create_sql(t: &TableDef, row: &SeqDef) -> String {
         row.increment,
         row.cache,
         if row.cycle { "cycle" } else { "nocycle" },
-        if t.engine_name.is_empty() {
-            "InnoDB"
-        } else {
-            &t.engine_name
-        },
-    );
-    if !t.comment.is_empty() {
-        out.push_str(&format!(" COMMENT='{}'", t.comment.replace('\'', "''")));
-    }
-    out
+        engine_name(t),
+        comment_option(t)
+    )
 }
 
 #[cfg(test)]

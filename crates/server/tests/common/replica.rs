@@ -136,3 +136,46 @@ pub fn mariadb_primary(test: &str, server_id: u32) -> Option<(MariaDb, u16)> {
         .unwrap();
     Some((m, port))
 }
+
+/// Makes the onelogd behind `rc` a replica of the primary on `port` (account `repl`,
+/// GTID positioning) and starts it.
+pub fn follow(rc: &mut mysql::Conn, port: u16) {
+    rc.query_drop(format!(
+        "CHANGE MASTER TO master_host='127.0.0.1', master_port={port}, master_user='repl', \
+         master_password='pw', master_use_gtid=slave_pos, master_connect_retry=1"
+    ))
+    .unwrap();
+    rc.query_drop("START SLAVE").unwrap();
+}
+
+/// Waits until the replica behind `rc` has applied up to GTID position `want` (fails if
+/// its SQL thread stops with an error, or after 30 s).
+pub fn wait_gtid(rc: &mut mysql::Conn, want: &str) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let pos: String = rc
+            .query_first("SELECT @@gtid_slave_pos")
+            .unwrap()
+            .unwrap_or_default();
+        if pos == want {
+            return;
+        }
+        let err = slave_status(rc, "Last_SQL_Error");
+        assert!(err.is_empty(), "replica stopped: {err}");
+        assert!(
+            Instant::now() < deadline,
+            "replica at '{pos}', want '{want}'"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Waits until the replica behind `rc` has applied everything the primary behind `pc`
+/// logged.
+pub fn catch_up(rc: &mut mysql::Conn, pc: &mut mysql::Conn) {
+    let want: String = pc
+        .query_first("SELECT @@gtid_binlog_pos")
+        .unwrap()
+        .unwrap_or_default();
+    wait_gtid(rc, &want);
+}
