@@ -188,6 +188,8 @@ pub struct Engine {
     pub(crate) xa: crate::xa::Registry,
     /// NEXTVAL's reserved values (`sequence.rs`).
     pub(crate) sequences: crate::sequence::Sequences,
+    /// The open transactions (`active.rs`).
+    pub(crate) active: crate::active::Registry,
     /// `SET GLOBAL gtid_slave_pos` in force (see `slave_pos.rs`).
     pub(crate) slave_pos: Mutex<Option<crate::slave_pos::SlavePosOverride>>,
     /// The options RocksDB was opened with, with whole-file and with partitioned index
@@ -394,6 +396,7 @@ impl Engine {
             replay_hold: Mutex::new(None),
             xa: Default::default(),
             sequences: Default::default(),
+            active: Default::default(),
             slave_pos: Mutex::new(crate::slave_pos::load(&opts.datadir)?),
             table_opts,
             layout,

@@ -31,6 +31,7 @@ mod keys;
 mod locks;
 mod rowcodec;
 
+mod active;
 mod admin;
 mod autoinc;
 mod backup;
@@ -55,6 +56,7 @@ pub mod wait;
 mod wal;
 mod xa;
 
+pub use active::OpenTxn;
 pub use admin::BinlogEventRow;
 pub use catalog::{
     Catalog, CheckDef, ColumnDef, DatabaseDef, IndexDef, IndexId, ObjectKind, StoredObject,

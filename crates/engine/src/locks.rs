@@ -251,7 +251,8 @@ impl LockManager {
         false
     }
 
-    fn waiting_for(&self, t: TxnId) -> Option<Vec<u8>> {
+    /// The name of the lock transaction `t` waits for.
+    pub(crate) fn waiting_for(&self, t: TxnId) -> Option<Vec<u8>> {
         self.shards
             .iter()
             .find_map(|s| s.lock().waiting.get(&t).cloned())

@@ -172,6 +172,8 @@ pub struct Txn {
     /// Sequences whose row this transaction wrote, forgotten by NEXTVAL's cache once it
     /// commits (None: written by the cache itself, see `sequence.rs`).
     sequences_written: Option<Vec<u32>>,
+    /// What INNODB_TRX shows of it (`active.rs`).
+    shared: Arc<crate::active::Shared>,
     /// The table it creates (CREATE TABLE ... SELECT, `ddl/create_select.rs`).
     pub(crate) create: Option<Arc<crate::ddl::create_select::PendingCreate>>,
 }
@@ -195,6 +197,8 @@ impl Txn {
     pub(crate) fn new(engine: Arc<Engine>, id: TxnId, isolation: Isolation) -> Txn {
         let catalog = engine.catalog();
         let engine_timeout = engine.lock_timeout();
+        let held = Arc::new(Mutex::new(Vec::new()));
+        let shared = engine.active.register(id, isolation, held.clone());
         Txn {
             engine,
             id,
@@ -204,7 +208,7 @@ impl Txn {
             overlay: BTreeMap::new(),
             changes: Vec::new(),
             statements: Vec::new(),
-            held: Arc::new(Mutex::new(Vec::new())),
+            held,
             savepoint: None,
             named: Vec::new(),
             undo: Vec::new(),
@@ -216,6 +220,7 @@ impl Txn {
             lock_timeout: engine_timeout,
             interrupt: None,
             sequences_written: Some(Vec::new()),
+            shared,
         }
     }
 
@@ -297,13 +302,16 @@ impl Txn {
     }
 
     pub(crate) fn lock(&self, name: Vec<u8>, mode: Mode) -> Result<()> {
-        match self.engine.locks.acquire(
+        self.shared.requesting(true);
+        let r = self.engine.locks.acquire(
             self.id,
             &name,
             mode,
             self.lock_timeout,
             self.interrupt.as_deref(),
-        ) {
+        );
+        self.shared.requesting(false);
+        match r {
             Ok(true) => {
                 self.held.lock().push(name);
                 Ok(())
@@ -629,6 +637,7 @@ impl Txn {
             before,
             after,
         });
+        self.shared.set_rows_modified(self.changes.len());
     }
 
     /// Reserves `count` consecutive AUTO_INCREMENT values and returns the first.
@@ -857,6 +866,12 @@ impl Txn {
         let held = std::mem::take(&mut *self.held.lock());
         self.engine.locks.release_all(self.id, &held);
         self.snapshot = None;
+        self.engine.active.remove(self.id);
+    }
+
+    /// Names the connection running this transaction (INNODB_TRX's trx_mysql_thread_id).
+    pub fn set_connection(&self, id: u32) {
+        self.shared.set_connection(id);
     }
 }
 

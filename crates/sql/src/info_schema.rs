@@ -4,6 +4,7 @@
 //! empty FILES (onelog has no tablespaces), built from the catalog and the server state when
 //! a statement reads them.
 
+mod innodb_trx;
 mod keys;
 mod plugins;
 mod privileges;
@@ -679,6 +680,7 @@ pub fn info_schema(
         ),
         "EVENTS" => crate::events::info_schema(sess, cat, &dbs),
         "PLUGINS" => plugins::info_rows(sess),
+        "INNODB_TRX" => innodb_trx::info_rows(sess),
         other => {
             return keys::rows(other, &tables()).or_else(|| privileges::rows(sess, other));
         }

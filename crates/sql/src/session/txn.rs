@@ -76,6 +76,7 @@ impl Session {
                 .take()
                 .unwrap_or_else(|| self.isolation());
             let mut txn = self.db.engine.begin(iso);
+            txn.set_connection(self.conn_id);
             txn.set_interrupt(self.control.interrupt.clone());
             if let Ok(v) = self.get_var(None, "innodb_lock_wait_timeout") {
                 let secs = match v {
