@@ -3,7 +3,7 @@
 //! and whether it waits for one.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -25,8 +25,6 @@ pub(crate) struct Shared {
     isolation: Isolation,
     connection: AtomicU32,
     rows_modified: AtomicU64,
-    /// When its last lock request began (0: none in progress).
-    lock_requested: AtomicI64,
     held: Arc<Mutex<Vec<Vec<u8>>>>,
 }
 
@@ -37,12 +35,6 @@ impl Shared {
 
     pub(crate) fn set_rows_modified(&self, n: usize) {
         self.rows_modified.store(n as u64, Ordering::Relaxed);
-    }
-
-    /// Marks a lock request in progress (`true`) or ended.
-    pub(crate) fn requesting(&self, on: bool) {
-        let t = if on { now_micros() } else { 0 };
-        self.lock_requested.store(t, Ordering::Relaxed);
     }
 }
 
@@ -64,7 +56,6 @@ impl Registry {
             isolation,
             connection: AtomicU32::new(0),
             rows_modified: AtomicU64::new(0),
-            lock_requested: AtomicI64::new(0),
             held,
         });
         self.open.lock().insert(id, s.clone());
@@ -114,11 +105,7 @@ impl Engine {
                     let bytes: usize = held.iter().map(Vec::len).sum();
                     (held.len() as u64, rows as u64, bytes as u64)
                 };
-                let requested = s.lock_requested.load(Ordering::Relaxed);
-                let waiting = match requested {
-                    0 => None,
-                    t => self.locks.waiting_for(id).map(|k| (t, k)),
-                };
+                let waiting = self.locks.wait_of(id).map(|(key, since)| (since, key));
                 let rows_modified = s.rows_modified.load(Ordering::Relaxed);
                 if locks == 0 && rows_modified == 0 && waiting.is_none() {
                     return None;

@@ -84,8 +84,9 @@ impl Entry {
 #[derive(Default)]
 struct State {
     locks: FxHashMap<Vec<u8>, Entry>,
-    /// waiter -> the lock it waits for.
-    waiting: FxHashMap<TxnId, Vec<u8>>,
+    /// waiter -> the lock it waits for, and when it began waiting (microseconds since the
+    /// Unix epoch).
+    waiting: FxHashMap<TxnId, (Vec<u8>, i64)>,
 }
 
 pub struct LockManager {
@@ -167,7 +168,10 @@ impl LockManager {
         let deadline = Instant::now() + timeout;
         {
             let mut st = self.shards[s].lock();
-            st.waiting.insert(txn, key.to_vec());
+            let since = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_micros() as i64);
+            st.waiting.insert(txn, (key.to_vec(), since));
             st.locks.entry(key.to_vec()).or_default().waiters += 1;
         }
         if let Some(hook) = self.wait_hook.read().clone() {
@@ -252,7 +256,12 @@ impl LockManager {
     }
 
     /// The name of the lock transaction `t` waits for.
-    pub(crate) fn waiting_for(&self, t: TxnId) -> Option<Vec<u8>> {
+    fn waiting_for(&self, t: TxnId) -> Option<Vec<u8>> {
+        self.wait_of(t).map(|(key, _)| key)
+    }
+
+    /// The lock transaction `t` waits for, and when it began waiting.
+    pub(crate) fn wait_of(&self, t: TxnId) -> Option<(Vec<u8>, i64)> {
         self.shards
             .iter()
             .find_map(|s| s.lock().waiting.get(&t).cloned())
@@ -268,7 +277,7 @@ impl LockManager {
     pub fn waited_on(&self, txn: TxnId) -> bool {
         self.shards.iter().any(|s| {
             let st = s.lock();
-            st.waiting.iter().any(|(&w, key)| {
+            st.waiting.iter().any(|(&w, (key, _))| {
                 w != txn
                     && st
                         .locks

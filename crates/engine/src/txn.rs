@@ -302,16 +302,13 @@ impl Txn {
     }
 
     pub(crate) fn lock(&self, name: Vec<u8>, mode: Mode) -> Result<()> {
-        self.shared.requesting(true);
-        let r = self.engine.locks.acquire(
+        match self.engine.locks.acquire(
             self.id,
             &name,
             mode,
             self.lock_timeout,
             self.interrupt.as_deref(),
-        );
-        self.shared.requesting(false);
-        match r {
+        ) {
             Ok(true) => {
                 self.held.lock().push(name);
                 Ok(())
