@@ -219,6 +219,12 @@ pub struct QueryStatus {
     pub xid: Option<u64>,
 }
 
+/// Bits of Q_FLAGS2 (MariaDB's `OPTION_*` of the session that ran the statement).
+pub mod option_flags {
+    /// `foreign_key_checks=0`.
+    pub const NO_FOREIGN_KEY_CHECKS: u32 = 1 << 26;
+}
+
 /// MariaDB 10.11's default sql_mode (STRICT_TRANS_TABLES, ERROR_FOR_DIVISION_BY_ZERO,
 /// NO_AUTO_CREATE_USER, NO_ENGINE_SUBSTITUTION).
 pub const DEFAULT_SQL_MODE: u64 = 1_411_383_296;
@@ -275,9 +281,9 @@ impl QueryStatus {
 }
 
 impl Query {
-    /// The Q_XID status variable, if the event has one (None also when a status variable
-    /// this reader does not know comes before it).
-    pub fn status_xid(&self) -> Option<u64> {
+    /// The value of status variable `want`, if the event has it (None also when a status
+    /// variable this reader does not know comes before it).
+    fn status_var(&self, want: u8) -> Option<&[u8]> {
         let v = &self.status_vars;
         let mut i = 0;
         while i < v.len() {
@@ -286,7 +292,7 @@ impl Query {
             let len = |at: usize| v.get(at).map(|&n| n as usize);
             let skip = match code {
                 0 | 3 | 10 => 4,
-                1 | 9 => 8,
+                1 | 9 | 129 => 8,
                 4 => 6,
                 7 | 8 => 2,
                 13 | 128 => 3,
@@ -306,12 +312,25 @@ impl Query {
                     }
                     at - i
                 }
-                129 => return Some(u64::from_le_bytes(v.get(i..i + 8)?.try_into().ok()?)),
                 _ => return None,
             };
+            if code == want {
+                return v.get(i..i + skip);
+            }
             i += skip;
         }
         None
+    }
+
+    /// The Q_XID status variable, if the event has one.
+    pub fn status_xid(&self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.status_var(129)?.try_into().ok()?))
+    }
+
+    /// The Q_FLAGS2 status variable (the session's OPTION_* bits, see [`option_flags`]),
+    /// if the event has it.
+    pub fn status_flags2(&self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.status_var(0)?.try_into().ok()?))
     }
 
     /// A QUERY event as onelog logs DDL.

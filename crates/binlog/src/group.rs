@@ -6,7 +6,9 @@
 //! prepends the GTID event, sets every event's `log_pos` and computes every CRC in one pass.
 //!
 //! Format (transactional DML): `GTID(TRANSACTIONAL) { [ANNOTATE_ROWS] TABLE_MAP+ ROWS+ }*
-//! XID`, the last rows event of each statement flagged STMT_END_F.
+//! XID`, the last rows event of each statement flagged STMT_END_F. The rows a foreign key
+//! cascade changed sit between them in ignorable `ROW_REDO` events (xid 0), in the order
+//! they happened: replicas make those changes themselves, onelog's recovery redoes them.
 //! Format (DDL): `GTID(STANDALONE|DDL) QUERY`.
 //! Format (CREATE TABLE ... SELECT): `GTID(DDL) QUERY { [ANNOTATE_ROWS] TABLE_MAP+ ROWS+ }*
 //! XID`, or `GTID(DDL) QUERY QUERY("COMMIT")` without rows (as MariaDB 10.11 logs it).
@@ -36,6 +38,21 @@ fn xa_query(db: &str, sql: &str, thread_id: u32, xid: u64) -> Query {
         ..Default::default()
     };
     Query::with_status(db, sql, thread_id, &status, 0)
+}
+
+/// Adds an event body of the group to `redo`; a nested row-redo event (rows a cascade
+/// changed) adds the events it holds, in place.
+fn push_flat(redo: &mut RowRedo, ty: u8, body: &[u8]) -> Result<()> {
+    if ty != event_type::ROW_REDO {
+        redo.push(ty, body);
+        return Ok(());
+    }
+    let nested = RowRedo::decode_body(body)
+        .ok_or_else(|| BinlogError::decode("a row redo event onelog cannot read"))?;
+    for ev in nested.events()? {
+        redo.push_event(&ev);
+    }
+    Ok(())
 }
 
 /// MariaDB's default `binlog_row_event_max_size`: rows events are cut at about this size
@@ -90,6 +107,10 @@ pub struct EventGroup {
     stmt_maps: Vec<TableMap>,
     stmt_specs: HashMap<u64, Vec<ColumnSpec>>,
     stmt_rows: Vec<PendingRows>,
+    /// Rows flags of the rows events (see [`EventGroup::set_rows_flags`]).
+    rows_flags: u16,
+    /// Rows logged now go into a nested row-redo event ([`EventGroup::begin_redo`]).
+    in_redo: bool,
 }
 
 impl EventGroup {
@@ -111,16 +132,23 @@ impl EventGroup {
             stmt_maps: Vec::new(),
             stmt_specs: HashMap::new(),
             stmt_rows: Vec::new(),
+            rows_flags: 0,
+            in_redo: false,
         }
     }
 
     /// A standalone DDL group: `GTID(STANDALONE|DDL) QUERY`. `db` is the session's current
     /// database ("" for none).
     pub fn ddl(server_id: u32, timestamp: u32, thread_id: u32, db: &str, sql: &str) -> EventGroup {
+        EventGroup::ddl_query(server_id, timestamp, Query::new(db, sql, thread_id))
+    }
+
+    /// A standalone DDL group of this QUERY event (its status variables as the session
+    /// that ran it had them).
+    pub fn ddl_query(server_id: u32, timestamp: u32, query: Query) -> EventGroup {
         let mut g = EventGroup::transaction(server_id, timestamp);
         g.kind = GroupKind::Ddl;
-        let q = Event::Query(Query::new(db, sql, thread_id));
-        write_event_unsealed(&mut g.buf, timestamp, server_id, 0, &q);
+        write_event_unsealed(&mut g.buf, timestamp, server_id, 0, &Event::Query(query));
         g.closed = true;
         g
     }
@@ -298,42 +326,105 @@ impl EventGroup {
 
     /// Ends the current statement: writes its ANNOTATE_ROWS, TABLE_MAPs and rows events, the
     /// last one flagged STMT_END_F. A statement that changed no rows writes nothing.
+    /// Inside a nested redo ([`EventGroup::begin_redo`]) it ends the redo first.
     pub fn end_statement(&mut self) -> Result<()> {
         self.check_open()?;
-        let annotate = self.stmt_annotate.take();
+        if self.in_redo {
+            self.end_redo()?;
+        }
+        let (ts, sid) = (self.timestamp, self.server_id);
+        for ev in self.take_statement() {
+            write_event_unsealed(&mut self.buf, ts, sid, 0, &ev);
+        }
+        Ok(())
+    }
+
+    /// The rows flags of the rows events written from now on (besides STMT_END_F, which
+    /// marks a statement's last one): NO_FOREIGN_KEY_CHECKS_F for a statement run with
+    /// `foreign_key_checks=0`, as MariaDB flags it for its replicas.
+    pub fn set_rows_flags(&mut self, flags: u16) {
+        self.rows_flags = flags & !rows_flags::STMT_END;
+    }
+
+    /// The current statement's events (its ANNOTATE_ROWS, TABLE_MAPs of the tables it
+    /// changed, rows events, the last flagged STMT_END_F), taken from it: empty when it
+    /// changed no rows (the annotation is then kept).
+    fn take_statement(&mut self) -> Vec<Event> {
         let maps = std::mem::take(&mut self.stmt_maps);
         self.stmt_specs.clear();
         let rows = std::mem::take(&mut self.stmt_rows);
         if rows.is_empty() {
-            return Ok(());
+            return Vec::new();
         }
-        let (ts, sid) = (self.timestamp, self.server_id);
-        if let Some(q) = annotate {
-            write_event_unsealed(&mut self.buf, ts, sid, 0, &Event::AnnotateRows(q));
+        let mut out = Vec::with_capacity(maps.len() + rows.len() + 1);
+        if let Some(q) = self.stmt_annotate.take() {
+            out.push(Event::AnnotateRows(q));
         }
         for tm in maps {
             if rows.iter().any(|r| r.table_id == tm.table_id) {
-                write_event_unsealed(&mut self.buf, ts, sid, 0, &Event::TableMap(tm));
+                out.push(Event::TableMap(tm));
             }
         }
         let n = rows.len();
         for (i, p) in rows.into_iter().enumerate() {
-            let bitmap = vec![0xffu8; (p.width as usize).div_ceil(8)];
-            let mut bitmap = bitmap;
+            let mut bitmap = vec![0xffu8; (p.width as usize).div_ceil(8)];
             if p.width % 8 != 0 {
                 *bitmap.last_mut().unwrap() = (1u8 << (p.width % 8)) - 1;
             }
-            let ev = Event::Rows(RowsEvent {
+            let end = if i + 1 == n { rows_flags::STMT_END } else { 0 };
+            out.push(Event::Rows(RowsEvent {
                 kind: p.kind,
                 table_id: p.table_id,
-                flags: if i + 1 == n { rows_flags::STMT_END } else { 0 },
+                flags: self.rows_flags | end,
                 width: p.width,
                 columns_after: (p.kind == RowsKind::Update).then(|| bitmap.clone()),
                 columns_present: bitmap,
                 rows: p.data,
-            });
-            write_event_unsealed(&mut self.buf, ts, sid, 0, &ev);
+            }));
         }
+        out
+    }
+
+    /// Starts a nested redo inside the current statement: the rows logged until
+    /// [`EventGroup::end_redo`] go into one row-redo event (see [`crate::redo`]) placed
+    /// where they happened, between the statement's rows events. They are changes a
+    /// replica makes itself (the rows a foreign key cascade changes: InnoDB makes them on a
+    /// MariaDB replica as it applies the parent row's change), which onelog still redoes
+    /// after a crash. The statement's rows events so far are written first, the last one
+    /// flagged STMT_END_F, so the row-redo event sits between statements as a replica sees
+    /// them; the statement's later rows events map their tables again.
+    pub fn begin_redo(&mut self) -> Result<()> {
+        self.check_open()?;
+        if self.in_redo {
+            return Ok(());
+        }
+        // An annotation not written yet (no rows so far) stays for the statement's rows.
+        self.end_statement()?;
+        self.in_redo = true;
+        Ok(())
+    }
+
+    /// Ends a nested redo: writes the rows logged since [`EventGroup::begin_redo`] as one
+    /// ignorable row-redo event (nothing when there were none).
+    pub fn end_redo(&mut self) -> Result<()> {
+        self.check_open()?;
+        if !self.in_redo {
+            return Ok(());
+        }
+        self.in_redo = false;
+        let annotate = self.stmt_annotate.take();
+        let events = self.take_statement();
+        self.stmt_annotate = annotate;
+        if events.is_empty() {
+            return Ok(());
+        }
+        let mut redo = RowRedo::new(0);
+        for ev in &events {
+            redo.push_event(ev);
+        }
+        let (ts, sid) = (self.timestamp, self.server_id);
+        let ev = Event::RowRedo(redo);
+        write_event_unsealed(&mut self.buf, ts, sid, header_flags::IGNORABLE, &ev);
         Ok(())
     }
 
@@ -370,7 +461,11 @@ impl EventGroup {
             let len = u32::from_le_bytes(self.buf[i + 9..i + 13].try_into().unwrap()) as usize;
             let ty = self.buf[i + 4];
             if ty != event_type::ANNOTATE_ROWS {
-                redo.push(ty, &self.buf[i + HEADER_LEN..i + len - CHECKSUM_LEN]);
+                push_flat(
+                    &mut redo,
+                    ty,
+                    &self.buf[i + HEADER_LEN..i + len - CHECKSUM_LEN],
+                )?;
             }
             i += len;
         }
@@ -387,7 +482,7 @@ impl EventGroup {
 
     /// The group's TABLE_MAP and rows events (its statements must be ended) as a row redo:
     /// what a prepared XA transaction keeps to be redone after a restart.
-    pub fn rows_redo(&self, xid: u64) -> RowRedo {
+    pub fn rows_redo(&self, xid: u64) -> Result<RowRedo> {
         let mut redo = RowRedo::new(xid);
         let mut i = 0;
         while i < self.buf.len() {
@@ -399,12 +494,17 @@ impl EventGroup {
                     | event_type::WRITE_ROWS_V1
                     | event_type::UPDATE_ROWS_V1
                     | event_type::DELETE_ROWS_V1
+                    | event_type::ROW_REDO
             ) {
-                redo.push(ty, &self.buf[i + HEADER_LEN..i + len - CHECKSUM_LEN]);
+                push_flat(
+                    &mut redo,
+                    ty,
+                    &self.buf[i + HEADER_LEN..i + len - CHECKSUM_LEN],
+                )?;
             }
             i += len;
         }
-        redo
+        Ok(redo)
     }
 
     /// Ends an XA transaction's prepare: `QUERY "XA END <xid>"` and XA_PREPARE (ending the
@@ -779,6 +879,97 @@ mod tests {
         out.extend_from_slice(g.body());
         assert_eq!(out, whole[4..]);
         assert_eq!(end as usize, whole.len());
+    }
+
+    #[test]
+    fn cascaded_rows_sit_in_row_redo_events_between_statements() {
+        use crate::file_log::{Feed, GroupScanner};
+        use event_type::*;
+        let t = table();
+        let mut g = EventGroup::transaction(3, 9);
+        g.set_rows_flags(rows_flags::NO_FOREIGN_KEY_CHECKS);
+        g.annotate("DELETE FROM p").unwrap();
+        g.map_table(7, &t).unwrap();
+        g.delete(7, &[Value::Int(1), Value::str("a")]).unwrap();
+        // The cascade: a child row, then a grandchild row (the redo maps its own tables).
+        g.begin_redo().unwrap();
+        g.map_table(8, &t).unwrap();
+        g.delete(8, &[Value::Int(10), Value::str("b")]).unwrap();
+        g.map_table(9, &t).unwrap();
+        g.delete(9, &[Value::Int(20), Value::Null]).unwrap();
+        g.end_redo().unwrap();
+        // The statement goes on: its table is mapped again.
+        assert!(!g.is_mapped(7));
+        g.map_table(7, &t).unwrap();
+        g.delete(7, &[Value::Int(2), Value::str("c")]).unwrap();
+        // A redo still open when the transaction ends is written first.
+        g.begin_redo().unwrap();
+        g.map_table(8, &t).unwrap();
+        g.delete(8, &[Value::Int(11), Value::Null]).unwrap();
+        g.commit(5).unwrap();
+        let mut out = Vec::new();
+        g.finalize_into(Gtid::new(0, 3, 1), None, 4, &mut out)
+            .unwrap();
+        let evs = events(&out);
+        let types: Vec<u8> = evs.iter().map(|(h, _)| h.type_code).collect();
+        assert_eq!(
+            types,
+            [
+                GTID,
+                ANNOTATE_ROWS,
+                TABLE_MAP,
+                DELETE_ROWS_V1,
+                ROW_REDO,
+                TABLE_MAP,
+                DELETE_ROWS_V1,
+                ROW_REDO,
+                XID
+            ]
+        );
+        for (h, ev) in &evs {
+            match ev {
+                Event::RowRedo(r) => {
+                    assert_eq!(h.flags, header_flags::IGNORABLE);
+                    assert_eq!(r.xid, 0);
+                }
+                // Every statement's rows events end it and carry its flags.
+                Event::Rows(r) => assert_eq!(
+                    r.flags,
+                    rows_flags::STMT_END | rows_flags::NO_FOREIGN_KEY_CHECKS
+                ),
+                _ => assert_eq!(h.flags, 0),
+            }
+        }
+        let Event::RowRedo(first) = &evs[4].1 else {
+            panic!()
+        };
+        let nested = first.events().unwrap();
+        let kinds: Vec<u8> = nested.iter().map(Event::type_code).collect();
+        assert_eq!(
+            kinds,
+            [TABLE_MAP, TABLE_MAP, DELETE_ROWS_V1, DELETE_ROWS_V1]
+        );
+        let Event::Rows(grandchild) = &nested[3] else {
+            panic!()
+        };
+        assert_eq!(grandchild.table_id, 9);
+        // A group reader takes the row-redo events as part of the transaction.
+        let mut scan = GroupScanner::default();
+        let fed: Vec<Feed> = evs.iter().map(|(h, e)| scan.feed(h, e)).collect();
+        assert!(matches!(fed.last(), Some(Feed::Complete(_))), "{fed:?}");
+        assert!(fed[..fed.len() - 1]
+            .iter()
+            .all(|f| matches!(f, Feed::Inside)));
+        // The flattened redo (a prepared XA transaction's record) has every row in order.
+        let flat = g.rows_redo(0).unwrap().events().unwrap();
+        let tables: Vec<u64> = flat
+            .iter()
+            .filter_map(|e| match e {
+                Event::Rows(r) => Some(r.table_id),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(tables, [7, 8, 9, 7, 8]);
     }
 
     #[test]

@@ -29,6 +29,14 @@
 //! group, after later groups (parallel apply). Before the GTID it is an event between
 //! groups, which replicas step over; for onelog it opens the group, which is complete only
 //! once its QUERY is in the log (see `file_log::reader::GroupScanner`).
+//!
+//! The same event (xid 0) also sits *inside* a transaction's group, between its rows
+//! events: it holds the rows a foreign key cascade changed (see
+//! [`crate::EventGroup::begin_redo`]). A MariaDB replica's InnoDB makes those changes
+//! itself when it applies the parent row's change (MariaDB never logs cascaded rows), so
+//! they must not reach it as rows events; inside a transactional group (not standalone)
+//! an ignorable event only moves a 10.11 replica's position within the group. Dumps to
+//! replicas leave every row-redo event out all the same.
 
 use crate::codec::Cursor;
 use crate::error::{BinlogError, Result};

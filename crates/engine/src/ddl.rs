@@ -336,17 +336,29 @@ fn tables_touched(ddl: &Ddl, cat: &Catalog) -> Vec<(String, String)> {
     }
 }
 
+/// How a DDL statement is logged.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DdlLog {
+    /// The GTID to log it under instead of the next one of this server (a statement
+    /// applied by replication keeps its primary's).
+    pub gtid: Option<onelog_binlog::Gtid>,
+    /// Its session ran with `foreign_key_checks=0`: the QUERY event's Q_FLAGS2 says so,
+    /// and a replica runs it with the checks off too (a CREATE TABLE naming a parent that
+    /// does not exist yet, as `mariadb-dump` output has).
+    pub no_foreign_key_checks: bool,
+}
+
 pub(crate) fn run(
     engine: &Engine,
     db: &str,
     sql: &str,
     ddl: Ddl,
     replay: bool,
-    gtid: Option<onelog_binlog::Gtid>,
+    log: DdlLog,
 ) -> Result<DdlOutcome> {
     let lock_owner = engine.next_txn.fetch_add(1, Ordering::Relaxed);
     let mut held = Vec::new();
-    let result = run_holding(engine, db, sql, ddl, (replay, gtid), lock_owner, &mut held);
+    let result = run_holding(engine, db, sql, ddl, (replay, log), lock_owner, &mut held);
     engine.locks.release_all(lock_owner, &held);
     result
 }
@@ -358,11 +370,11 @@ pub(crate) fn run_owned(
     db: &str,
     sql: &str,
     ddl: Ddl,
-    gtid: Option<onelog_binlog::Gtid>,
+    log: DdlLog,
     owner: u64,
 ) -> Result<DdlOutcome> {
     let mut held = Vec::new();
-    let result = run_holding(engine, db, sql, ddl, (false, gtid), owner, &mut held);
+    let result = run_holding(engine, db, sql, ddl, (false, log), owner, &mut held);
     engine.locks.release_all(owner, &held);
     result
 }
@@ -414,18 +426,17 @@ fn lock_tables<'e>(
     }
 }
 
-/// `log`: (replaying from the binlog, the GTID to log the statement under instead of the
-/// next one of this server).
+/// `log`: (replaying from the binlog, how the statement is logged).
 fn run_holding(
     engine: &Engine,
     db: &str,
     sql: &str,
     ddl: Ddl,
-    log: (bool, Option<onelog_binlog::Gtid>),
+    log: (bool, DdlLog),
     owner: u64,
     held: &mut Vec<Vec<u8>>,
 ) -> Result<DdlOutcome> {
-    let (replay, gtid) = log;
+    let (replay, log) = log;
     let mut serial = lock_tables(engine, &ddl, replay, owner, held)?;
     let change = |engine: &Engine| Change {
         cat: (*engine.catalog()).clone(),
@@ -490,7 +501,7 @@ fn run_holding(
             engine.write_direct(batch)?;
         }
     } else {
-        let group = engine.wal.ddl_group(db, sql, gtid)?;
+        let group = engine.wal.ddl_group(db, sql, log)?;
         let xid = engine.wal.next_xid();
         engine.committer.submit(Some(ch.batch), group, xid)?;
     }

@@ -11,7 +11,7 @@ use rocksdb::{BlockBasedOptions, Cache, Options, WriteBatch, WriteOptions, DB};
 
 use crate::catalog::{Catalog, TableId};
 use crate::commit::Committer;
-use crate::ddl::{Ddl, DdlOutcome};
+use crate::ddl::{Ddl, DdlLog, DdlOutcome};
 use crate::error::{EngineError, Result};
 use crate::keys;
 use crate::layout::Layout;
@@ -450,19 +450,13 @@ impl Engine {
     /// Runs a DDL statement: waits for the metadata locks, logs `sql` as a QUERY event in
     /// database `db`, and changes the catalog and data atomically with it.
     pub fn ddl(&self, db: &str, sql: &str, ddl: Ddl) -> Result<DdlOutcome> {
-        crate::ddl::run(self, db, sql, ddl, false, None)
+        crate::ddl::run(self, db, sql, ddl, false, Default::default())
     }
 
-    /// [`ddl`](Self::ddl) logged under a given GTID (a statement applied by replication
-    /// keeps its primary's GTID).
-    pub fn ddl_as(
-        &self,
-        db: &str,
-        sql: &str,
-        ddl: Ddl,
-        gtid: Option<onelog_binlog::Gtid>,
-    ) -> Result<DdlOutcome> {
-        crate::ddl::run(self, db, sql, ddl, false, gtid)
+    /// [`ddl`](Self::ddl) logged as `log` says (under a given GTID: a statement applied
+    /// by replication keeps its primary's).
+    pub fn ddl_as(&self, db: &str, sql: &str, ddl: Ddl, log: DdlLog) -> Result<DdlOutcome> {
+        crate::ddl::run(self, db, sql, ddl, false, log)
     }
 
     /// [`ddl_as`](Self::ddl_as) for a session holding `LOCK TABLES`: the metadata locks
@@ -473,15 +467,15 @@ impl Engine {
         db: &str,
         sql: &str,
         ddl: Ddl,
-        gtid: Option<onelog_binlog::Gtid>,
+        log: DdlLog,
         owner: u64,
     ) -> Result<DdlOutcome> {
-        crate::ddl::run_owned(self, db, sql, ddl, gtid, owner)
+        crate::ddl::run_owned(self, db, sql, ddl, log, owner)
     }
 
     /// Applies a DDL statement during recovery (no logging: the event is already in the log).
     pub fn ddl_replay(&self, db: &str, sql: &str, ddl: Ddl) -> Result<()> {
-        crate::ddl::run(self, db, sql, ddl, true, None).map(|_| ())
+        crate::ddl::run(self, db, sql, ddl, true, Default::default()).map(|_| ())
     }
 
     pub fn status(&self) -> EngineStatus {

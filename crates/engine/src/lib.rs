@@ -64,7 +64,9 @@ pub use catalog::{
 };
 pub use check::CheckReport;
 pub use commit_order::CommitOrder;
-pub use ddl::{is_temp as is_temp_table, AlterOp, ColumnConverter, Converter, Ddl, DdlOutcome};
+pub use ddl::{
+    is_temp as is_temp_table, AlterOp, ColumnConverter, Converter, Ddl, DdlLog, DdlOutcome,
+};
 pub use engine::{BinlogFs, DdlReplayer, Engine, EngineOptions, EngineStatus, LogMode};
 pub use error::{EngineError, Result};
 pub use foreign_keys::{ibfk_number, FkAction, ForeignKeyDef};

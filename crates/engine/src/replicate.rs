@@ -55,6 +55,24 @@ impl Txn {
         before: Option<Row>,
         after: Option<Row>,
     ) -> Result<()> {
+        match self.resolve_logged_change(t, before, after)? {
+            (None, Some(new)) => self.insert(t, new),
+            (Some(stored), Some(new)) => self.update(t, &stored, new),
+            (Some(stored), None) => self.delete(t, &stored),
+            (None, None) => Ok(()),
+        }
+    }
+
+    /// What one row change of a binlog rows event does here: the stored row its before
+    /// image names (looked up and locked; missing: MariaDB's 1032 situation) and the row
+    /// its after image becomes (converted to the column types, keeping the stored row's
+    /// hidden row id). The caller makes the change (with its foreign keys enforced).
+    pub fn resolve_logged_change(
+        &mut self,
+        t: &Arc<TableDef>,
+        before: Option<Row>,
+        after: Option<Row>,
+    ) -> Result<(Option<Row>, Option<Row>)> {
         let n = t.columns.len();
         for img in [&before, &after].into_iter().flatten() {
             if img.len() != n {
@@ -67,21 +85,16 @@ impl Txn {
         }
         let before = before.map(|r| conform(t, r));
         let after = after.map(|r| conform(t, r));
-        match (before, after) {
-            (None, Some(new)) => self.insert(t, new),
-            (Some(old), new) => {
-                let stored = self.stored_row(t, &old)?.ok_or_else(|| not_found(t))?;
-                match new {
-                    Some(mut new) => {
-                        // The hidden row id (tables without a primary key) stays.
-                        new.extend(stored[n..].iter().cloned());
-                        self.update(t, &stored, new)
-                    }
-                    None => self.delete(t, &stored),
-                }
-            }
-            (None, None) => Ok(()),
-        }
+        let Some(old) = before else {
+            return Ok((None, after));
+        };
+        let stored = self.stored_row(t, &old)?.ok_or_else(|| not_found(t))?;
+        let after = after.map(|mut new| {
+            // The hidden row id (tables without a primary key) stays.
+            new.extend(stored[n..].iter().cloned());
+            new
+        });
+        Ok((Some(stored), after))
     }
 
     /// Applies the row changes of one binlog rows event (see

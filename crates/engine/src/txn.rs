@@ -124,12 +124,16 @@ pub(crate) struct RowChange {
     pub kind: ChangeKind,
     pub before: Option<Row>,
     pub after: Option<Row>,
+    /// Made by a foreign key cascade: replicas make it themselves (see `wal.rs`).
+    pub cascaded: bool,
 }
 
 /// A statement's changes: `changes[first..]` up to the next statement.
 pub(crate) struct Statement {
     pub first: usize,
     pub sql: Option<String>,
+    /// Run with `foreign_key_checks=0` (its rows events say so to replicas).
+    pub no_fk_checks: bool,
 }
 
 pub(crate) type Overlay = BTreeMap<Vec<u8>, Option<Vec<u8>>>;
@@ -176,6 +180,10 @@ pub struct Txn {
     shared: Arc<crate::active::Shared>,
     /// The table it creates (CREATE TABLE ... SELECT, `ddl/create_select.rs`).
     pub(crate) create: Option<Arc<crate::ddl::create_select::PendingCreate>>,
+    /// Foreign key cascades running (nested): the rows changed now are cascaded.
+    cascading: u32,
+    /// The session runs its statements with `foreign_key_checks=0`.
+    no_fk_checks: bool,
 }
 
 fn lock_name(kind: u8, key: &[u8]) -> Vec<u8> {
@@ -221,6 +229,8 @@ impl Txn {
             interrupt: None,
             sequences_written: Some(Vec::new()),
             shared,
+            cascading: 0,
+            no_fk_checks: false,
         }
     }
 
@@ -626,6 +636,7 @@ impl Txn {
             self.statements.push(Statement {
                 first: self.changes.len(),
                 sql: None,
+                no_fk_checks: self.no_fk_checks,
             });
         }
         self.changes.push(RowChange {
@@ -633,6 +644,7 @@ impl Txn {
             kind,
             before,
             after,
+            cascaded: self.cascading > 0,
         });
         self.shared.set_rows_modified(self.changes.len());
     }
@@ -657,10 +669,40 @@ impl Txn {
             self.undo.clear();
         }
         self.savepoint = Some((self.undo.len(), self.changes.len()));
+        self.cascading = 0;
         self.statements.push(Statement {
             first: self.changes.len(),
             sql: None,
+            no_fk_checks: self.no_fk_checks,
         });
+    }
+
+    /// Whether the statements from now on run with `foreign_key_checks` on (their rows
+    /// events carry NO_FOREIGN_KEY_CHECKS_F when not, as MariaDB's do). Changed inside a
+    /// statement (a replica applying events flagged differently), the rows from now on
+    /// are logged as a new statement.
+    pub fn set_foreign_key_checks(&mut self, on: bool) {
+        self.no_fk_checks = !on;
+        let len = self.changes.len();
+        match self.statements.last_mut() {
+            Some(s) if s.first == len => s.no_fk_checks = !on,
+            Some(s) if s.no_fk_checks == on => self.statements.push(Statement {
+                first: len,
+                sql: None,
+                no_fk_checks: !on,
+            }),
+            _ => {}
+        }
+    }
+
+    /// A foreign key cascade starts: the rows changed until [`Txn::end_cascade`] are
+    /// logged as rows a replica changes itself (cascades nest).
+    pub fn begin_cascade(&mut self) {
+        self.cascading += 1;
+    }
+
+    pub fn end_cascade(&mut self) {
+        self.cascading = self.cascading.saturating_sub(1);
     }
 
     /// Ends a statement successfully; `sql` is logged as its ANNOTATE_ROWS text.

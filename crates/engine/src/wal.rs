@@ -318,7 +318,24 @@ impl Wal {
             if let Some(sql) = &stmt.sql {
                 g.annotate(sql).map_err(berr)?;
             }
+            let flags = if stmt.no_fk_checks {
+                binlog::event::rows_flags::NO_FOREIGN_KEY_CHECKS
+            } else {
+                0
+            };
+            g.set_rows_flags(flags);
+            let mut in_redo = false;
             for c in &txn.changes[stmt.first..end] {
+                // Rows a foreign key cascade changed go into row-redo events: replicas
+                // make those changes themselves as they apply the parent row's.
+                if c.cascaded != in_redo {
+                    in_redo = c.cascaded;
+                    if in_redo {
+                        g.begin_redo().map_err(berr)?;
+                    } else {
+                        g.end_redo().map_err(berr)?;
+                    }
+                }
                 let id = c.table.id as u64;
                 if !g.is_mapped(id) {
                     g.map_table(id, &table_map(&c.table)).map_err(berr)?;
@@ -454,23 +471,24 @@ impl Wal {
         let mut g = binlog::EventGroup::transaction(0, 0);
         Self::encode_statements(&mut g, txn, 0)?;
         let mut out = Vec::new();
-        Event::RowRedo(g.rows_redo(0)).encode_body(&mut out);
+        Event::RowRedo(g.rows_redo(0).map_err(berr)?).encode_body(&mut out);
         Ok(out)
     }
 
-    /// The event group of a DDL statement (None when the binlog is off), under `gtid` when
-    /// given (a replicated statement keeps its primary's GTID and server id).
-    pub fn ddl_group(
-        &self,
-        db: &str,
-        sql: &str,
-        gtid: Option<binlog::Gtid>,
-    ) -> Result<Option<Group>> {
+    /// The event group of a DDL statement (None when the binlog is off), under `log.gtid`
+    /// when given (a replicated statement keeps its primary's GTID and server id).
+    pub fn ddl_group(&self, db: &str, sql: &str, log: crate::DdlLog) -> Result<Option<Group>> {
         let Some(b) = &self.binlog else {
             return Ok(None);
         };
+        let gtid = log.gtid;
         let server = gtid.map_or(b.options().server_id, |g| g.server);
-        let mut g = binlog::EventGroup::ddl(server, now(), 0, db, sql);
+        let mut status = binlog::event::QueryStatus::default();
+        if log.no_foreign_key_checks {
+            status.flags2 |= binlog::event::option_flags::NO_FOREIGN_KEY_CHECKS;
+        }
+        let q = binlog::event::Query::with_status(db, sql, 0, &status, 0);
+        let mut g = binlog::EventGroup::ddl_query(server, now(), q);
         g.set_gtid(gtid);
         Ok(Some(g))
     }
@@ -527,6 +545,13 @@ impl Wal {
                     e @ (Event::TableMap(_) | Event::Rows(_)) if xa.is_some() => {
                         record.push_event(&e);
                         collect_rows(e, &mut maps, &mut changes, ev.pos)?;
+                    }
+                    // The rows of a foreign key cascade in an XA transaction's prepare.
+                    Event::RowRedo(r) if xa.is_some() => {
+                        for nested in r.events().map_err(berr)? {
+                            record.push_event(&nested);
+                            collect_rows(nested, &mut maps, &mut changes, ev.pos)?;
+                        }
                     }
                     Event::Query(q) => {
                         let sql = String::from_utf8_lossy(&q.query).into_owned();
@@ -594,7 +619,8 @@ impl Wal {
                 Event::Xid(x) => {
                     out.insert(x);
                 }
-                Event::RowRedo(r) => {
+                // xid 0: the rows of a foreign key cascade, inside a group.
+                Event::RowRedo(r) if r.xid != 0 => {
                     out.insert(r.xid);
                 }
                 // XA PREPARE, XA COMMIT and XA ROLLBACK carry it in a QUERY's Q_XID.

@@ -109,7 +109,15 @@ impl Session {
             let text = p.text.clone();
             self.as_write_statement(|s| {
                 s.db.engine
-                    .ddl_as(&db, &text, Ddl::LogOnly, gtid)
+                    .ddl_as(
+                        &db,
+                        &text,
+                        Ddl::LogOnly,
+                        onelog_engine::DdlLog {
+                            gtid,
+                            ..Default::default()
+                        },
+                    )
                     .map_err(engine_err)
             })?;
         }

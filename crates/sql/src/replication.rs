@@ -346,15 +346,18 @@ impl Session {
     }
 
     /// Applies the row changes of one binlog rows event to `db.table` (see
-    /// `Txn::apply_logged_changes`).
+    /// `Txn::apply_logged_changes`). `foreign_key_checks`: the event is not flagged
+    /// NO_FOREIGN_KEY_CHECKS_F; the foreign keys are then enforced and cascades made
+    /// here, as InnoDB makes them on a MariaDB replica (`foreign_keys/apply.rs`).
     pub fn apply_row_changes(
         &mut self,
         db: &str,
         table: &str,
         changes: Vec<onelog_binlog::rows::RowChange>,
+        foreign_key_checks: bool,
     ) -> Result<(), SqlError> {
         use onelog_binlog::rows::RowChange;
-        let changes = changes
+        let changes: Vec<onelog_engine::LoggedChange> = changes
             .into_iter()
             .map(|c| match c {
                 RowChange::Insert(a) => (None, Some(a)),
@@ -372,8 +375,12 @@ impl Session {
                     format!("Table '{db}.{table}' doesn't exist"),
                 )
             })?;
-        self.ensure_txn()
-            .apply_logged_changes(&t, changes)
+        let txn = self.ensure_txn();
+        txn.set_foreign_key_checks(foreign_key_checks);
+        if foreign_key_checks && txn.catalog().has_foreign_keys() {
+            return self.apply_with_foreign_keys(&t, changes);
+        }
+        txn.apply_logged_changes(&t, changes)
             .map_err(crate::executor::engine_err)
     }
 

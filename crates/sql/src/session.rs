@@ -407,6 +407,11 @@ impl Session {
             .unwrap_or_else(|| users::Account::nobody(&self.user, &self.host))
     }
 
+    /// NOW() of the statement running.
+    pub(crate) fn statement_time(&self) -> DateTime {
+        self.stmt_now
+    }
+
     pub(crate) fn autocommit(&self) -> bool {
         self.vars
             .get("autocommit")
@@ -1122,11 +1127,14 @@ impl Session {
             _ => None,
         };
         let db = self.current_db.clone().unwrap_or_default();
-        let gtid = self.next_gtid.take().or_else(|| self.take_seq_no_gtid());
+        let log = onelog_engine::DdlLog {
+            gtid: self.next_gtid.take().or_else(|| self.take_seq_no_gtid()),
+            no_foreign_key_checks: !crate::foreign_keys::session_checks(self),
+        };
         let out = self.as_write_statement(|s| {
             Ok(match s.table_lock_owner() {
-                Some(owner) => s.db.engine.ddl_owned(&db, text, ddl, gtid, owner),
-                None => s.db.engine.ddl_as(&db, text, ddl, gtid),
+                Some(owner) => s.db.engine.ddl_owned(&db, text, ddl, log, owner),
+                None => s.db.engine.ddl_as(&db, text, ddl, log),
             })
         })?;
         if let Some(c) = &converter {

@@ -390,6 +390,7 @@ pub(crate) struct GroupScanner {
     lead: bool,
 }
 
+#[derive(Debug)]
 pub(crate) enum Feed {
     /// An event outside any group (FORMAT_DESCRIPTION, GTID_LIST, ROTATE, ...).
     Outside,
@@ -445,6 +446,8 @@ impl GroupScanner {
                     return Feed::Complete(g);
                 }
                 match ev {
+                    // The rows of a foreign key cascade, inside a transaction's group.
+                    Event::RowRedo(_) if !standalone => Feed::Inside,
                     Event::FormatDescription(_)
                     | Event::Rotate(_)
                     | Event::GtidList(_)

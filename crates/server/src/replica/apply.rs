@@ -1,7 +1,9 @@
 //! The replica's applier: the primary's events, in order, through one session.
 //!
 //! A transactional group (`GTID` ... `XID` or `COMMIT`) runs as one transaction: row events
-//! become row changes (`Session::apply_row_changes`, one call per rows event), statement events run as SQL. It commits
+//! become row changes (`Session::apply_row_changes`, one call per rows event, foreign keys
+//! enforced and cascades made here unless the event says the primary had them off),
+//! statement events run as SQL. It commits
 //! under the primary's GTID (`Session::set_next_gtid`), so onelog's own binlog holds the
 //! GTID in the same group as the rows: `@@gtid_slave_pos` is read back from there, exact
 //! after any crash. A standalone group (DDL, account statements) runs its one statement
@@ -14,7 +16,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use onelog_binlog::event::{gtid_flags, Event, TableMap};
+use onelog_binlog::event::{gtid_flags, option_flags, rows_flags, Event, TableMap};
 use onelog_binlog::rows::decode_rows;
 use onelog_binlog::{EventHeader, Gtid};
 use onelog_engine::CommitOrder;
@@ -37,6 +39,8 @@ pub struct Applier {
     group: Option<(Gtid, bool)>,
     /// The order the next commit keeps (parallel apply, see `parallel.rs`).
     order: Option<Arc<dyn CommitOrder>>,
+    /// The session's `foreign_key_checks`, as the last QUERY event's Q_FLAGS2 set it.
+    fk_checks: bool,
 }
 
 fn sql_error(code: u16, msg: String) -> SqlError {
@@ -50,6 +54,7 @@ impl Applier {
             maps: HashMap::new(),
             group: None,
             order: None,
+            fk_checks: true,
         }
     }
 
@@ -128,6 +133,15 @@ impl Applier {
                     self.abandon();
                     return Ok(Applied::Event);
                 }
+                // The primary's session ran it with these checks (Q_FLAGS2), as a MariaDB
+                // replica runs it.
+                if let Some(flags2) = q.status_flags2() {
+                    let on = flags2 & option_flags::NO_FOREIGN_KEY_CHECKS == 0;
+                    if on != self.fk_checks {
+                        self.run(&format!("SET SESSION foreign_key_checks = {}", on as u8))?;
+                        self.fk_checks = on;
+                    }
+                }
                 if !q.db.is_empty() {
                     // The statement's database; it may not exist yet (CREATE DATABASE).
                     let _ = self.session.use_database(&q.db);
@@ -188,8 +202,9 @@ impl Applier {
                         format!("cannot decode a rows event of `{db}`.`{table}`: {e}"),
                     )
                 })?;
+                let fk_checks = r.flags & rows_flags::NO_FOREIGN_KEY_CHECKS == 0;
                 self.session
-                    .apply_row_changes(&db, &table, changes)
+                    .apply_row_changes(&db, &table, changes, fk_checks)
                     .map_err(|e| {
                         sql_error(
                             e.code,

@@ -277,8 +277,24 @@ fn update_rec(
 
 /// Applies `action` (CASCADE or SET NULL) to the rows of `child` that reference `vals`:
 /// deletes them (`to` None, CASCADE), sets their columns to `to` (CASCADE of an update)
-/// or to NULL (SET NULL).
+/// or to NULL (SET NULL). The rows it changes are logged as rows a replica changes
+/// itself (see `Txn::begin_cascade`).
 fn cascade(
+    cx: &mut ExecCtx,
+    child: &Arc<TableDef>,
+    fk: &ForeignKeyDef,
+    vals: &[Value],
+    to: Option<&[Value]>,
+    action: FkAction,
+    anc: &mut Vec<Ancestor>,
+) -> Result<(), SqlError> {
+    cx.txn.begin_cascade();
+    let r = cascade_rows(cx, child, fk, vals, to, action, anc);
+    cx.txn.end_cascade();
+    r
+}
+
+fn cascade_rows(
     cx: &mut ExecCtx,
     child: &Arc<TableDef>,
     fk: &ForeignKeyDef,

@@ -9,8 +9,11 @@
 //!   row's delete or key update is refused (RESTRICT / NO ACTION, 1451) or cascades (CASCADE,
 //!   SET NULL) through the children, 15 levels deep at most. Lookups go through the
 //!   parent's (child's) index under locking reads, so they see the latest committed rows
-//!   and keep them until the transaction ends. Cascaded changes are ordinary row changes of
-//!   the transaction: they are logged as row events with it and fire no triggers.
+//!   and keep them until the transaction ends. Cascaded changes are row changes of the
+//!   transaction that fire no triggers; they are logged in row-redo events between its
+//!   rows events, which replicas skip: a replica makes the cascades itself.
+//! - `apply`: row changes read from a binlog (replica applier, BINLOG statements), with
+//!   the checks and cascades a MariaDB replica's InnoDB makes.
 //! - `ddl`: DROP TABLE / DROP DATABASE of a referenced parent (1451) and the rows already
 //!   in a table that ALTER TABLE ADD FOREIGN KEY constrains (1452).
 //!
@@ -22,6 +25,7 @@ use std::collections::BTreeSet;
 use onelog_engine::{Catalog, FkAction, ForeignKeyDef, TableDef};
 use onelog_types::SqlError;
 
+mod apply;
 mod bind;
 mod ddl;
 mod enforce;

@@ -4,7 +4,8 @@
 //! The first such statement carries a FORMAT_DESCRIPTION event (whether events end with a
 //! CRC32); later ones carry TABLE_MAP and rows events, which are applied as the replica
 //! applies them (`Session::apply_row_change`: full row images, the stored row found by
-//! primary key) inside the session's transaction, one statement each (a failure rolls
+//! primary key, foreign keys enforced and cascades made unless the event is flagged
+//! NO_FOREIGN_KEY_CHECKS_F) inside the session's transaction, one statement each (a failure rolls
 //! back that statement only; in autocommit mode it commits). The surrounding
 //! `START TRANSACTION` / `COMMIT`, `SET gtid_seq_no` and DDL come as ordinary statements.
 //! Rows of `mysql.onelog_*` (a onelog server's own account tables) are skipped, as the
@@ -13,7 +14,7 @@
 use std::collections::HashMap;
 
 use onelog_binlog::event::{
-    decode_event, event_type, header_flags, Event, TableMap, CHECKSUM_CRC32,
+    decode_event, event_type, header_flags, rows_flags, Event, TableMap, CHECKSUM_CRC32,
 };
 use onelog_binlog::rows::{decode_rows, RowChange};
 use onelog_types::{code, SqlError};
@@ -140,7 +141,8 @@ impl Session {
                         continue;
                     }
                     let changes = decode_rows(&r, &m.column_specs()).map_err(decode_error)?;
-                    rows.push((m.db.clone(), m.table.clone(), changes));
+                    let fk_checks = r.flags & rows_flags::NO_FOREIGN_KEY_CHECKS == 0;
+                    rows.push((m.db.clone(), m.table.clone(), changes, fk_checks));
                 }
                 // Ignorable events (onelog's row redo) carry nothing to apply here.
                 _ if h.flags & header_flags::IGNORABLE != 0 => {}
@@ -165,20 +167,22 @@ impl Session {
     /// Applies decoded row changes as one statement of the session's transaction.
     fn apply_binlog_rows(
         &mut self,
-        rows: Vec<(String, String, Vec<RowChange>)>,
+        rows: Vec<(String, String, Vec<RowChange>, bool)>,
     ) -> Result<(), SqlError> {
         self.ensure_txn().statement_begin();
         let mut r = Ok(());
-        for (db, table, changes) in rows {
-            r = self.apply_row_changes(&db, &table, changes).map_err(|e| {
-                sql_err(
-                    e.code,
-                    format!(
-                        "Could not execute a rows event on table {db}.{table}; {}",
-                        e.message
-                    ),
-                )
-            });
+        for (db, table, changes, fk_checks) in rows {
+            r = self
+                .apply_row_changes(&db, &table, changes, fk_checks)
+                .map_err(|e| {
+                    sql_err(
+                        e.code,
+                        format!(
+                            "Could not execute a rows event on table {db}.{table}; {}",
+                            e.message
+                        ),
+                    )
+                });
             if r.is_err() {
                 break;
             }

@@ -139,6 +139,7 @@ impl Session {
         let mut txn = self.txn.take().unwrap();
         if !nested {
             txn.statement_begin();
+            txn.set_foreign_key_checks(foreign_key_checks);
         }
         let mut warnings = std::mem::take(&mut self.warnings);
         let view_checks = std::mem::take(&mut self.view_checks);
