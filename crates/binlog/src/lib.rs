@@ -33,9 +33,9 @@ pub mod xa;
 pub use error::{BinlogError, Result};
 pub use event::{Event, EventHeader};
 pub use file_log::{
-    AppendInfo, AppendedGroup, Binlog, BinlogOptions, BinlogStats, Chunk, EventReader, FileEvents,
-    FileStart, Follower, GroupReader, LogDir, LogPos, Naming, Next, Preallocate, ReadEvent,
-    ReadGroup, RecoveryReport, Retained, SyncMethod, FOLLOW_SYNC_AFTER,
+    AppendInfo, AppendedGroup, Binlog, BinlogOptions, BinlogStats, Chunk, EventReader, FileDetail,
+    FileEvents, FileStart, Follower, GroupReader, LogDir, LogPos, Naming, Next, Preallocate,
+    ReadEvent, ReadGroup, RecoveryReport, Retained, SyncMethod, FOLLOW_SYNC_AFTER,
 };
 pub use fs::{FileSystem, LogFile, OpenMode, RealFs, SimFs};
 pub use group::{EventGroup, GroupKind};

@@ -21,11 +21,11 @@ fn now_micros() -> i64 {
 
 /// What a transaction shares with [`Engine::open_transactions`].
 pub(crate) struct Shared {
-    started: i64,
+    pub(crate) started: i64,
     isolation: Isolation,
-    connection: AtomicU32,
-    rows_modified: AtomicU64,
-    held: Arc<Mutex<Vec<Vec<u8>>>>,
+    pub(crate) connection: AtomicU32,
+    pub(crate) rows_modified: AtomicU64,
+    pub(crate) held: Arc<Mutex<Vec<Vec<u8>>>>,
 }
 
 impl Shared {
@@ -41,7 +41,7 @@ impl Shared {
 /// The open transactions, by id.
 #[derive(Default)]
 pub(crate) struct Registry {
-    open: Mutex<HashMap<u64, Arc<Shared>>>,
+    pub(crate) open: Mutex<HashMap<u64, Arc<Shared>>>,
 }
 
 impl Registry {
@@ -87,6 +87,11 @@ pub struct OpenTxn {
 }
 
 impl Engine {
+    /// The id the next transaction gets (InnoDB's "Trx id counter").
+    pub fn transaction_id_counter(&self) -> u64 {
+        self.next_txn.load(Ordering::Relaxed)
+    }
+
     /// The transactions that hold locks or changed rows (or wait for a lock), oldest first.
     pub fn open_transactions(&self) -> Vec<OpenTxn> {
         let open: Vec<(u64, Arc<Shared>)> = self

@@ -44,11 +44,28 @@ impl Engine {
         }
     }
 
+    /// Every binlog file with its starting GTID state and how much of it is in the page
+    /// cache (none when the binlog is off).
+    pub fn binlog_file_details(&self) -> Vec<onelog_binlog::FileDetail> {
+        match &self.wal.binlog {
+            Some(b) => b.file_details(),
+            None => Vec::new(),
+        }
+    }
+
     /// (current file, position) for SHOW MASTER STATUS; None when the binlog is off.
     pub fn master_status(&self) -> Option<(String, u64)> {
         self.wal.binlog.as_ref().map(|b| {
             let end = b.end_pos();
             (b.active_file(), end.offset)
+        })
+    }
+
+    /// (file, position) up to which the binlog is durable; None when the binlog is off.
+    pub fn binlog_synced(&self) -> Option<(String, u64)> {
+        self.wal.binlog.as_ref().map(|b| {
+            let p = b.synced_pos();
+            (b.file_name(p.file_no), p.offset)
         })
     }
 

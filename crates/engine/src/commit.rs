@@ -871,13 +871,20 @@ impl Writer {
         if let Err(e) = self.wal.sync() {
             return Err(self.fail(format!("binlog sync failed: {e}")));
         }
-        self.shared.record_sync(t.elapsed());
+        self.record_sync(t.elapsed());
         self.groups_since_sync = 0;
-        self.counters.log_syncs.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
 
+    /// Counts a log sync that took `took`.
+    fn record_sync(&self, took: std::time::Duration) {
+        self.shared.record_sync(took);
+        self.counters.log_syncs.fetch_add(1, Ordering::Relaxed);
+        self.counters.sync_micros.record(took.as_micros() as u64);
+    }
+
     fn count_group(&self, commits: usize) {
+        self.counters.group_sizes.record(commits as u64);
         self.counters.group_commits.fetch_add(1, Ordering::Relaxed);
         self.counters
             .binlog_commits
@@ -986,10 +993,14 @@ impl Writer {
             pb.put(keys::prepared_key(r.xid), r.batch.as_ref().unwrap().data());
             self.db.write_opt(pb, &wo)?;
         }
+        let t = std::time::Instant::now();
         if let Err(e) = self.db.flush_wal(true) {
             return Err(self.fail(format!("RocksDB WAL sync failed: {e}")));
         }
         self.counters.log_syncs.fetch_add(1, Ordering::Relaxed);
+        self.counters
+            .sync_micros
+            .record(t.elapsed().as_micros() as u64);
         // 2. The binlog decides: a transaction whose XID is in the binlog is committed.
         let logged = self.append(reqs, work, false).and_then(|(a, _, due)| {
             if due {
@@ -1041,8 +1052,8 @@ impl Writer {
         if let Err(e) = self.db.flush_wal(true) {
             return Err(self.fail(format!("RocksDB WAL sync failed: {e}")));
         }
-        self.shared.record_sync(t.elapsed());
-        self.counters.log_syncs.fetch_add(1, Ordering::Relaxed);
+        self.record_sync(t.elapsed());
+        self.counters.group_sizes.record(reqs.len() as u64);
         self.counters.group_commits.fetch_add(1, Ordering::Relaxed);
         Ok(vec![CommitInfo::default(); reqs.len()])
     }

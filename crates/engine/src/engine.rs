@@ -155,6 +155,20 @@ pub(crate) struct Counters {
     pub log_syncs: AtomicU64,
     pub binlog_commits: AtomicU64,
     pub ingested_files: AtomicU64,
+    /// Duration of every log sync, in microseconds.
+    pub sync_micros: crate::histogram::Histogram,
+    /// Commits per group.
+    pub group_sizes: crate::histogram::Histogram,
+}
+
+/// The commit path's histograms (`histogram.rs`).
+#[derive(Clone, Debug, Default)]
+pub struct CommitHistograms {
+    /// How long each log sync took, in microseconds (binlog fdatasync, or the RocksDB WAL
+    /// sync without a binlog).
+    pub sync_micros: crate::histogram::HistogramSnapshot,
+    /// How many commits each group made durable together.
+    pub group_sizes: crate::histogram::HistogramSnapshot,
 }
 
 pub struct Engine {
@@ -190,6 +204,8 @@ pub struct Engine {
     pub(crate) sequences: crate::sequence::Sequences,
     /// The open transactions (`active.rs`).
     pub(crate) active: crate::active::Registry,
+    /// The latest deadlock (`deadlock.rs`).
+    pub(crate) latest_deadlock: Mutex<Option<crate::deadlock::DeadlockReport>>,
     /// `SET GLOBAL gtid_slave_pos` in force (see `slave_pos.rs`).
     pub(crate) slave_pos: Mutex<Option<crate::slave_pos::SlavePosOverride>>,
     /// The options RocksDB was opened with, with whole-file and with partitioned index
@@ -397,6 +413,7 @@ impl Engine {
             xa: Default::default(),
             sequences: Default::default(),
             active: Default::default(),
+            latest_deadlock: Mutex::new(None),
             slave_pos: Mutex::new(crate::slave_pos::load(&opts.datadir)?),
             table_opts,
             layout,
@@ -476,6 +493,13 @@ impl Engine {
     /// Applies a DDL statement during recovery (no logging: the event is already in the log).
     pub fn ddl_replay(&self, db: &str, sql: &str, ddl: Ddl) -> Result<()> {
         crate::ddl::run(self, db, sql, ddl, true, Default::default()).map(|_| ())
+    }
+
+    pub fn commit_histograms(&self) -> CommitHistograms {
+        CommitHistograms {
+            sync_micros: self.counters.sync_micros.snapshot(),
+            group_sizes: self.counters.group_sizes.snapshot(),
+        }
     }
 
     pub fn status(&self) -> EngineStatus {
@@ -588,6 +612,7 @@ impl Engine {
         match e {
             EngineError::Deadlock => {
                 self.counters.deadlocks.fetch_add(1, Ordering::Relaxed);
+                self.note_deadlock();
             }
             EngineError::LockWaitTimeout => {
                 self.counters.lock_timeouts.fetch_add(1, Ordering::Relaxed);

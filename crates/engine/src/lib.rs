@@ -40,7 +40,9 @@ mod check;
 mod commit;
 mod commit_order;
 mod ddl;
+mod deadlock;
 mod engine;
+mod histogram;
 mod layout;
 mod priority;
 mod recovery;
@@ -67,9 +69,13 @@ pub use commit_order::CommitOrder;
 pub use ddl::{
     is_temp as is_temp_table, AlterOp, ColumnConverter, Converter, Ddl, DdlLog, DdlOutcome,
 };
-pub use engine::{BinlogFs, DdlReplayer, Engine, EngineOptions, EngineStatus, LogMode};
+pub use deadlock::{DeadlockReport, DeadlockTxn};
+pub use engine::{
+    BinlogFs, CommitHistograms, DdlReplayer, Engine, EngineOptions, EngineStatus, LogMode,
+};
 pub use error::{EngineError, Result};
 pub use foreign_keys::{ibfk_number, FkAction, ForeignKeyDef};
+pub use histogram::{Bucket, HistogramSnapshot};
 pub use onelog_binlog::{Gtid, Preallocate, RowMetadata, XaXid};
 pub use replicate::LoggedChange;
 pub use scan::{KeyRange, RowCursor, ScanOptions};

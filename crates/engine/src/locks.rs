@@ -15,7 +15,7 @@
 //! edges (waiter -> holders) from the requester; a cycle back to the requester means a
 //! deadlock, and the requester is chosen as the victim (error 1213).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -96,7 +96,12 @@ pub struct LockManager {
     wait_lock: Mutex<()>,
     /// Told each time a transaction starts waiting for a lock (see `set_wait_hook`).
     wait_hook: parking_lot::RwLock<Option<WaitHook>>,
+    /// The wait-for cycle of the latest deadlock (see [`LockManager::take_cycle`]).
+    last_cycle: Mutex<Option<Cycle>>,
 }
+
+/// A deadlock's wait-for cycle: each transaction with the lock it waits for.
+pub(crate) type Cycle = Vec<(TxnId, Vec<u8>)>;
 
 /// See [`LockManager::set_wait_hook`].
 pub type WaitHook = Arc<dyn Fn() + Send + Sync>;
@@ -111,6 +116,7 @@ impl LockManager {
             cv: Condvar::new(),
             wait_lock: Mutex::new(()),
             wait_hook: parking_lot::RwLock::new(None),
+            last_cycle: Mutex::new(None),
         }
     }
 
@@ -197,7 +203,8 @@ impl LockManager {
                     break Ok(newly);
                 }
             }
-            if self.deadlocked(txn) {
+            if let Some(cycle) = self.deadlock_cycle(txn) {
+                *self.last_cycle.lock() = Some(cycle);
                 break Err(EngineError::Deadlock);
             }
             if interrupt.is_some_and(|i| i.load(Ordering::Relaxed)) {
@@ -222,9 +229,13 @@ impl LockManager {
         result
     }
 
-    /// Whether following wait-for edges from `start` leads back to it.
-    fn deadlocked(&self, start: TxnId) -> bool {
+    /// The cycle, if following wait-for edges from `start` leads back to it: each
+    /// transaction of it with the lock it waits for (held by the next one; the last one's
+    /// by `start`), `start` first.
+    fn deadlock_cycle(&self, start: TxnId) -> Option<Cycle> {
         let mut seen = HashSet::new();
+        // Who each transaction reached was found waiting behind.
+        let mut behind: HashMap<TxnId, TxnId> = HashMap::new();
         let mut stack = vec![start];
         while let Some(t) = stack.pop() {
             let Some(key) = self.waiting_for(t) else {
@@ -245,14 +256,30 @@ impl LockManager {
             };
             for h in holders {
                 if h == start {
-                    return true;
+                    let mut path = vec![t];
+                    while let Some(&p) = behind.get(path.last().unwrap()) {
+                        path.push(p);
+                    }
+                    path.reverse();
+                    return Some(
+                        path.into_iter()
+                            .map(|x| (x, self.waiting_for(x).unwrap_or_default()))
+                            .collect(),
+                    );
                 }
                 if seen.insert(h) {
+                    behind.insert(h, t);
                     stack.push(h);
                 }
             }
         }
-        false
+        None
+    }
+
+    /// The wait-for cycle of the latest deadlock (taken: None until the next one), the
+    /// victim first.
+    pub(crate) fn take_cycle(&self) -> Option<Cycle> {
+        self.last_cycle.lock().take()
     }
 
     /// The name of the lock transaction `t` waits for.

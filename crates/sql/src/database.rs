@@ -71,6 +71,8 @@ pub struct Database {
     shutdown_requested: AtomicBool,
     /// The event scheduler (`crate::events`).
     pub(crate) events: crate::events::Scheduler,
+    /// What SHOW ENGINE INNODB STATUS keeps between printouts.
+    pub(crate) monitor: crate::engine_status::Monitor,
 }
 
 /// Asks the server to stop cleanly (as SIGTERM does).
@@ -254,6 +256,7 @@ impl Database {
             shutdown_hook: RwLock::new(None),
             shutdown_requested: AtomicBool::new(false),
             events: Default::default(),
+            monitor: Default::default(),
         });
         crate::users::bootstrap(&db)?;
         crate::users::reload(&db)?;

@@ -1,11 +1,13 @@
 //! The read-only `information_schema`: SCHEMATA, TABLES, COLUMNS, STATISTICS, PARTITIONS,
 //! PROCESSLIST, SESSION_VARIABLES, GLOBAL_VARIABLES, ENGINES, CHECK_CONSTRAINTS, PLUGINS,
 //! USER_PRIVILEGES, SCHEMA_PRIVILEGES, TRIGGERS, VIEWS, ROUTINES, PARAMETERS, EVENTS and the
-//! empty FILES (onelog has no tablespaces), built from the catalog and the server state when
-//! a statement reads them.
+//! empty FILES (onelog has no tablespaces), and onelog's ONELOG_BINLOG_FILES,
+//! ONELOG_SYNC_HISTOGRAM and ONELOG_GROUP_COMMIT_HISTOGRAM (`onelog.rs`), built from the
+//! catalog and the server state when a statement reads them.
 
 mod innodb_trx;
 mod keys;
+mod onelog;
 mod plugins;
 mod privileges;
 
@@ -682,7 +684,9 @@ pub fn info_schema(
         "PLUGINS" => plugins::info_rows(sess),
         "INNODB_TRX" => innodb_trx::info_rows(sess),
         other => {
-            return keys::rows(other, &tables()).or_else(|| privileges::rows(sess, other));
+            return keys::rows(other, &tables())
+                .or_else(|| privileges::rows(sess, other))
+                .or_else(|| onelog::rows(sess, other));
         }
     })
 }

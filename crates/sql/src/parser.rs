@@ -130,6 +130,11 @@ pub enum Admin {
         count: bool,
     },
     ShowEngines,
+    /// SHOW ENGINE name STATUS | MUTEX (`engine_status.rs`).
+    ShowEngine {
+        engine: String,
+        mutex: bool,
+    },
     ShowPlugins,
     ShowCollation {
         filter: Option<ShowFilter>,
@@ -962,6 +967,14 @@ fn parse_show(p: &mut Parser) -> Result<Admin, ParserError> {
             errors,
             count: true,
         });
+    }
+    if word(p, "ENGINE") {
+        let engine = p.parse_identifier()?.value;
+        let mutex = word(p, "MUTEX");
+        if !mutex {
+            expect_word(p, "STATUS")?;
+        }
+        return Ok(Admin::ShowEngine { engine, mutex });
     }
     if word(p, "ENGINES") || words(p, &["STORAGE", "ENGINES"]) {
         return Ok(Admin::ShowEngines);

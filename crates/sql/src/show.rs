@@ -413,6 +413,8 @@ fn table_def(
 
 fn status_rows(sess: &Session) -> Vec<(String, Value)> {
     let st = sess.db.engine.status();
+    let hist = sess.db.engine.commit_histograms();
+    let (syncs, groups) = (&hist.sync_micros, &hist.group_sizes);
     let mut v: Vec<(String, Value)> = vec![
         ("Aborted_clients".into(), u(0)),
         ("Binlog_bytes_written".into(), u(st.binlog_bytes_written)),
@@ -425,7 +427,17 @@ fn status_rows(sess: &Session) -> Vec<(String, Value)> {
         ("Innodb_deadlocks".into(), u(st.deadlocks)),
         ("Innodb_row_lock_timeouts".into(), u(st.lock_timeouts)),
         ("Onelog_commits".into(), u(st.commits)),
+        ("Onelog_group_commit_size_avg".into(), u(groups.mean())),
+        (
+            "Onelog_group_commit_size_p99".into(),
+            u(groups.quantile_bound(990)),
+        ),
         ("Onelog_ingested_files".into(), u(st.ingested_files)),
+        ("Onelog_log_sync_micros_avg".into(), u(syncs.mean())),
+        (
+            "Onelog_log_sync_micros_p99".into(),
+            u(syncs.quantile_bound(990)),
+        ),
         ("Onelog_log_syncs".into(), u(st.log_syncs)),
         ("Onelog_rollbacks".into(), u(st.rollbacks)),
         (
@@ -834,6 +846,9 @@ pub fn run_show(sess: &mut Session, a: &Admin, _p: &Parsed) -> Result<QueryResul
                 .map(|w| vec![s(level_of(w)), u(w.code as u64), s(&w.message)])
                 .collect();
             result(sess, &["Level", "Code", "Message"], &["Code"], rows, &None)
+        }
+        Admin::ShowEngine { engine, mutex } => {
+            crate::engine_status::show_engine(sess, engine, *mutex)
         }
         Admin::ShowPlugins => result(
             sess,

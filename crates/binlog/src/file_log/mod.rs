@@ -19,6 +19,7 @@ mod follow;
 mod naming;
 mod reader;
 mod recovery;
+mod resident;
 mod runway;
 
 use std::fmt;
@@ -35,6 +36,7 @@ pub use reader::{EventReader, FileEvents, GroupReader, ReadEvent, ReadGroup};
 pub(crate) use reader::{Feed, GroupScanner};
 pub(crate) use recovery::nonzero_after;
 pub use recovery::RecoveryReport;
+pub use resident::FileDetail;
 
 use crate::error::{BinlogError, Result};
 use crate::event::{

@@ -213,6 +213,7 @@ impl Session {
             }
             Err(e) => {
                 if e.code == code::ER_LOCK_DEADLOCK {
+                    crate::engine_status::note_deadlock(self);
                     self.rollback_txn();
                 } else {
                     let txn = self.txn.as_mut().unwrap();
