@@ -1,6 +1,10 @@
 //! SHOW statements, built from the catalog and the server state when a statement reads
 //! them (`info_schema.rs` has the information_schema tables).
 
+mod binlog;
+mod session_info;
+mod tables;
+
 use std::sync::atomic::Ordering;
 
 use onelog_engine::TableStats;
@@ -8,7 +12,6 @@ use onelog_engine::{ColumnDef, TableDef};
 use onelog_types::{code, Collation, ColumnType, SqlError, Value};
 
 use crate::binder::{unsupported, VirtualColumn};
-use crate::executor::engine_err;
 use crate::parser::{Admin, Parsed, Scope, ShowFilter};
 use crate::session::Session;
 use crate::users::{self, Priv};
@@ -578,55 +581,7 @@ pub fn run_show(sess: &mut Session, a: &Admin, _p: &Parsed) -> Result<QueryResul
                 .collect();
             result(sess, &["Database"], &[], rows, filter)
         }
-        Admin::ShowTables { db, full, filter } => {
-            let d = match db {
-                Some(d) => d.clone(),
-                None => sess
-                    .current_db()
-                    .map(str::to_string)
-                    .ok_or_else(|| sql_err(code::ER_NO_DB_ERROR, "No database selected"))?,
-            };
-            if !cat.has_database(&d) {
-                return Err(sql_err(
-                    code::ER_BAD_DB_ERROR,
-                    format!("Unknown database '{d}'"),
-                ));
-            }
-            if !users::any_db_privilege(&sess.account(), &d) {
-                return Err(sql_err(
-                    code::ER_DBACCESS_DENIED_ERROR,
-                    format!(
-                        "Access denied for user '{}'@'{}' to database '{d}'",
-                        sess.user, sess.account_host
-                    ),
-                ));
-            }
-            let col = format!("Tables_in_{d}");
-            let mut named: Vec<(&str, &str)> = cat
-                .tables_in(&d)
-                .map(|t| (t.name.as_str(), crate::info_schema::table_type(t)))
-                .chain(
-                    cat.objects_in(onelog_engine::ObjectKind::View, &d)
-                        .map(|v| (v.name.as_str(), "VIEW")),
-                )
-                .collect();
-            named.sort();
-            let rows: Vec<Vec<Value>> = named
-                .into_iter()
-                .map(|(n, kind)| {
-                    if *full {
-                        vec![s(n), s(kind)]
-                    } else {
-                        vec![s(n)]
-                    }
-                })
-                .collect();
-            if *full {
-                result(sess, &[&col, "Table_type"], &[], rows, filter)
-            } else {
-                result(sess, &[&col], &[], rows, filter)
-            }
-        }
+        Admin::ShowTables { db, full, filter } => tables::show_tables(sess, db, full, filter),
         Admin::ShowColumns {
             db,
             table,
@@ -640,213 +595,12 @@ pub fn run_show(sess: &mut Session, a: &Admin, _p: &Parsed) -> Result<QueryResul
             let t = table_def(sess, db, table)?;
             show_columns(sess, &t, false, &None)
         }
-        Admin::ShowIndex { db, table } => {
-            let t = table_def(sess, db, table)?;
-            let stats = sess.db.engine.table_stats(&t).ok();
-            let mut rows = index_rows(&t, stats.as_ref());
-            for r in &mut rows {
-                r.push(s("NO"));
-            }
-            result(
-                sess,
-                &[
-                    "Table",
-                    "Non_unique",
-                    "Key_name",
-                    "Seq_in_index",
-                    "Column_name",
-                    "Collation",
-                    "Cardinality",
-                    "Sub_part",
-                    "Packed",
-                    "Null",
-                    "Index_type",
-                    "Comment",
-                    "Index_comment",
-                    "Ignored",
-                ],
-                &["Non_unique", "Seq_in_index", "Cardinality", "Sub_part"],
-                rows,
-                &None,
-            )
-        }
-        Admin::ShowCreateTable { db, table } => {
-            let d = db.clone().or_else(|| sess.current_db().map(str::to_string));
-            if let Some(d) = &d {
-                if cat.table(d, table).is_none()
-                    && cat
-                        .object(onelog_engine::ObjectKind::View, d, table)
-                        .is_some()
-                {
-                    return sess.show_create_view(db, table);
-                }
-            }
-            if let Some(sql) = log_table_sql(sess, db, table) {
-                let rows = vec![vec![s(table), s(sql)]];
-                return result(sess, &["Table", "Create Table"], &[], rows, &None);
-            }
-            let t = table_def(sess, db, table)?;
-            sess.check_locked_tables(&[crate::locks::plain_ref(&t.db, &t.name)], &[])?;
-            let mut sql = create_table_sql(&t, t.auto_increment_start);
-            if onelog_engine::is_temp_table(&t) {
-                sql.replace_range(.."CREATE TABLE".len(), "CREATE TEMPORARY TABLE");
-            }
-            result(
-                sess,
-                &["Table", "Create Table"],
-                &[],
-                vec![vec![s(&t.name), s(&sql)]],
-                &None,
-            )
-        }
-        Admin::ShowCreateDatabase { name } => {
-            if !cat.has_database(name) {
-                return Err(sql_err(
-                    code::ER_BAD_DB_ERROR,
-                    format!("Unknown database '{name}'"),
-                ));
-            }
-            result(
-                sess,
-                &["Database", "Create Database"],
-                &[],
-                vec![vec![
-                    s(name),
-                    s(&format!(
-                        "CREATE DATABASE `{name}` /*!40100 DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci */"
-                    )),
-                ]],
-                &None,
-            )
-        }
-        Admin::ShowTableStatus { db, filter } => {
-            let d = match db {
-                Some(d) => d.clone(),
-                None => sess
-                    .current_db()
-                    .map(str::to_string)
-                    .ok_or_else(|| sql_err(code::ER_NO_DB_ERROR, "No database selected"))?,
-            };
-            let mut rows: Vec<Vec<Value>> = cat
-                .tables_in(&d)
-                .map(|t| {
-                    let mut row = vec![s(&t.name)];
-                    row.extend(table_status_cells(t, sess.db.engine.table_stats(t).ok()));
-                    row.extend([u(0), s("N")]);
-                    row
-                })
-                .chain(
-                    cat.objects_in(onelog_engine::ObjectKind::View, &d)
-                        .map(|v| {
-                            let mut row = vec![s(&v.name)];
-                            row.extend(view_status_cells());
-                            row.extend([Value::Null, Value::Null]);
-                            row
-                        }),
-                )
-                .collect();
-            rows.sort_by(|a, b| crate::expr::to_string(&a[0]).cmp(&crate::expr::to_string(&b[0])));
-            result(
-                sess,
-                &[
-                    "Name",
-                    "Engine",
-                    "Version",
-                    "Row_format",
-                    "Rows",
-                    "Avg_row_length",
-                    "Data_length",
-                    "Max_data_length",
-                    "Index_length",
-                    "Data_free",
-                    "Auto_increment",
-                    "Create_time",
-                    "Update_time",
-                    "Check_time",
-                    "Collation",
-                    "Checksum",
-                    "Create_options",
-                    "Comment",
-                    "Max_index_length",
-                    "Temporary",
-                ],
-                &[
-                    "Version",
-                    "Rows",
-                    "Avg_row_length",
-                    "Data_length",
-                    "Max_data_length",
-                    "Index_length",
-                    "Data_free",
-                    "Auto_increment",
-                    "Max_index_length",
-                ],
-                rows,
-                filter,
-            )
-        }
-        Admin::ShowProcessList { full } => {
-            let acc = sess.account();
-            let all = acc.has_global(Priv::PROCESS);
-            let rows = sess
-                .db
-                .process_list()
-                .into_iter()
-                .filter(|p| all || p.user == sess.user)
-                .map(|p| {
-                    let info = p.info.map(|i| {
-                        if *full {
-                            i
-                        } else {
-                            i.chars().take(100).collect()
-                        }
-                    });
-                    vec![
-                        u(p.id as u64),
-                        s(&p.user),
-                        s(&p.host),
-                        opt_s(p.db.as_deref()),
-                        s(&p.command),
-                        u(p.time),
-                        s(&p.state),
-                        opt_s(info.as_deref()),
-                        s("0.000"),
-                    ]
-                })
-                .collect();
-            result(
-                sess,
-                &[
-                    "Id", "User", "Host", "db", "Command", "Time", "State", "Info", "Progress",
-                ],
-                &["Id", "Time"],
-                rows,
-                &None,
-            )
-        }
-        Admin::ShowWarnings { errors, count } => {
-            let list: Vec<&SqlError> = sess
-                .warnings
-                .iter()
-                .filter(|w| !*errors || level_of(w) == "Error")
-                .collect();
-            if *count {
-                let name = if *errors {
-                    "@@session.error_count"
-                } else {
-                    "@@session.warning_count"
-                };
-                return Ok(QueryResult::Rows {
-                    columns: vec![ResultColumn::uint(name)],
-                    rows: vec![vec![u(list.len() as u64)]],
-                });
-            }
-            let rows = list
-                .iter()
-                .map(|w| vec![s(level_of(w)), u(w.code as u64), s(&w.message)])
-                .collect();
-            result(sess, &["Level", "Code", "Message"], &["Code"], rows, &None)
-        }
+        Admin::ShowIndex { db, table } => tables::show_index(sess, db, table),
+        Admin::ShowCreateTable { db, table } => tables::show_create_table(sess, db, table),
+        Admin::ShowCreateDatabase { name } => tables::show_create_database(sess, name),
+        Admin::ShowTableStatus { db, filter } => tables::show_table_status(sess, db, filter),
+        Admin::ShowProcessList { full } => session_info::show_process_list(sess, full),
+        Admin::ShowWarnings { errors, count } => session_info::show_warnings(sess, errors, count),
         Admin::ShowEngine { engine, mutex } => {
             crate::engine_status::show_engine(sess, engine, *mutex)
         }
@@ -907,108 +661,15 @@ pub fn run_show(sess: &mut Session, a: &Admin, _p: &Parsed) -> Result<QueryResul
             let rows = vec![vec![s(&users::create_user_of(&acc))]];
             result(sess, &[&col], &[], rows, &None)
         }
-        Admin::ShowBinaryLogs => {
-            sess.require_global(Priv::REPL_CLIENT)
-                .or_else(|_| sess.require_global(Priv::SUPER))?;
-            if sess.db.engine.options().mode == onelog_engine::LogMode::Off {
-                return Err(sql_err(1381, "You are not using binary logging"));
-            }
-            let rows = sess
-                .db
-                .engine
-                .binlog_files()
-                .into_iter()
-                .map(|(n, sz)| vec![s(&n), u(sz)])
-                .collect();
-            result(
-                sess,
-                &["Log_name", "File_size"],
-                &["File_size"],
-                rows,
-                &None,
-            )
-        }
-        Admin::ShowMasterStatus => {
-            sess.require_global(Priv::REPL_CLIENT)
-                .or_else(|_| sess.require_global(Priv::SUPER))?;
-            let rows = match sess.db.engine.master_status() {
-                Some((f, pos)) => vec![vec![s(&f), u(pos), s(""), s("")]],
-                None => vec![],
-            };
-            result(
-                sess,
-                &["File", "Position", "Binlog_Do_DB", "Binlog_Ignore_DB"],
-                &["Position"],
-                rows,
-                &None,
-            )
-        }
-        Admin::ShowSlaveHosts => {
-            // REPLICATION MASTER ADMIN, a part of SUPER here.
-            sess.require_global(Priv::SUPER)?;
-            let rows = sess
-                .db
-                .replicas()
-                .hosts()
-                .into_iter()
-                .map(|h| {
-                    vec![
-                        u(h.server_id as u64),
-                        s(&h.host),
-                        u(h.port as u64),
-                        u(h.master_id as u64),
-                    ]
-                })
-                .collect();
-            result(
-                sess,
-                &["Server_id", "Host", "Port", "Master_id"],
-                &["Server_id", "Port", "Master_id"],
-                rows,
-                &None,
-            )
-        }
+        Admin::ShowBinaryLogs => binlog::show_binary_logs(sess),
+        Admin::ShowMasterStatus => binlog::show_master_status(sess),
+        Admin::ShowSlaveHosts => binlog::show_slave_hosts(sess),
         Admin::ShowBinlogEvents {
             file,
             from,
             offset,
             limit,
-        } => {
-            sess.require_global(Priv::REPL_SLAVE)
-                .or_else(|_| sess.require_global(Priv::REPL_CLIENT))?;
-            let ev = sess
-                .db
-                .engine
-                .binlog_events(file.as_deref(), *from, *offset, *limit)
-                .map_err(engine_err)?;
-            let rows = ev
-                .into_iter()
-                .map(|e| {
-                    vec![
-                        s(&e.log_name),
-                        u(e.pos),
-                        s(&e.event_type),
-                        u(e.server_id as u64),
-                        u(e.end_log_pos),
-                        s(&e.info),
-                    ]
-                })
-                .collect();
-            result(
-                sess,
-                &[
-                    "Log_name",
-                    "Pos",
-                    "Event_type",
-                    "Server_id",
-                    "End_log_pos",
-                    "Info",
-                ],
-                &["Pos", "Server_id", "End_log_pos"],
-                rows,
-                &None,
-            )
-        }
+        } => binlog::show_binlog_events(sess, file, from, offset, limit),
         Admin::ShowPrivileges => {
             let rows = [
                 ("Alter", "Tables", "To alter the table"),
