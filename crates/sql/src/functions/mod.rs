@@ -465,11 +465,33 @@ pub fn call(f: Func, args: &[Expr], cx: &Ctx) -> EvalResult<Value> {
         }
         vals.push(v);
     }
+    Ok(match f {
+        Concat | Repeat | Length | CharLength | Substring | Upper | Lower | Left | Right | Trim
+        | LTrim | RTrim | Replace | Reverse | Lpad | Rpad | Instr | Locate | Hex | Space
+        | Ascii | Md5 | Sha1 | Crc32 => string_values(f, &vals)?,
+        Abs | Round | Truncate | Floor | Ceil | Greatest | Least | Sign | Pow | Sqrt => {
+            number_values(f, &vals)?
+        }
+        DateFn | Year | Month | Day | Hour | Minute | Second | FromUnixtime | UnixTimestamp
+        | ToDays | AddInterval(_) | TimestampDiff(_) | DateDiff | Cal(_) => date_values(f, &vals)?,
+        Text(t) => text::call_text(t, &vals)?,
+        Math(m) => math::call_math(m, &vals),
+        Json(j) => json::call_json(j, &vals),
+        Coalesce | IfNull | If | NullIf | ConcatWs | IsNullFn | Rand | Field | Sleep
+        | UserLock(_) | Sequence(_) => {
+            unreachable!()
+        }
+    })
+}
+
+/// String functions of non-NULL arguments.
+fn string_values(f: Func, vals: &[Value]) -> EvalResult<Value> {
+    use Func::*;
     let v0 = || vals[0].clone();
     Ok(match f {
         Concat => {
             let mut out = Vec::new();
-            for v in &vals {
+            for v in vals {
                 out.extend_from_slice(&to_bytes(v));
             }
             Value::Bytes(out)
@@ -513,99 +535,6 @@ pub fn call(f: Func, args: &[Expr], cx: &Ctx) -> EvalResult<Value> {
         Lower => text(Value::Bytes(
             to_string(&vals[0]).to_lowercase().into_bytes(),
         )),
-        Abs => match v0() {
-            Value::Int(i) => Value::Int(
-                i.checked_abs()
-                    .ok_or_else(|| crate::sql_err(1690, "BIGINT value is out of range"))?,
-            ),
-            Value::UInt(u) => Value::UInt(u),
-            Value::Decimal(d) => Value::Decimal(Decimal::new(d.mantissa.abs(), d.scale)),
-            other => Value::Double(to_f64(&other).abs()),
-        },
-        Round | Truncate => {
-            let digits = vals.get(1).map(to_i64).unwrap_or(0);
-            let trunc = f == Truncate;
-            match v0() {
-                Value::Int(_) | Value::UInt(_) if digits >= 0 => v0(),
-                Value::Double(d) => {
-                    let p = 10f64.powi(digits.clamp(-30, 30) as i32);
-                    let r = if trunc {
-                        (d * p).trunc() / p
-                    } else {
-                        (d * p).round() / p
-                    };
-                    Value::Double(r)
-                }
-                other => {
-                    let d = to_decimal(&other).unwrap_or(Decimal::new(0, 0));
-                    let s = digits.clamp(0, 30) as u8;
-                    let r = if trunc {
-                        if d.scale > s {
-                            Some(Decimal::new(
-                                d.mantissa / 10i128.pow((d.scale - s) as u32),
-                                s,
-                            ))
-                        } else {
-                            d.rescale(s)
-                        }
-                    } else {
-                        d.rescale(s)
-                    };
-                    match r {
-                        Some(r) if digits >= 0 => {
-                            if matches!(other, Value::Bytes(_)) {
-                                Value::Double(r.to_f64())
-                            } else {
-                                Value::Decimal(r)
-                            }
-                        }
-                        _ => {
-                            let p = 10f64.powi((-digits).clamp(0, 30) as i32);
-                            let x = d.to_f64() / p;
-                            let x = if trunc { x.trunc() } else { x.round() };
-                            Value::Int((x * p) as i64)
-                        }
-                    }
-                }
-            }
-        }
-        Floor | Ceil => match v0() {
-            Value::Int(_) | Value::UInt(_) => v0(),
-            Value::Decimal(d) => {
-                let p = 10i128.pow(d.scale as u32);
-                let q = d.mantissa.div_euclid(p);
-                let q = if f == Ceil && d.mantissa.rem_euclid(p) != 0 {
-                    q + 1
-                } else {
-                    q
-                };
-                Value::Int(q as i64)
-            }
-            other => {
-                let x = to_f64(&other);
-                let r = if f == Floor { x.floor() } else { x.ceil() };
-                if r.abs() < 9e18 {
-                    Value::Int(r as i64)
-                } else {
-                    Value::Double(r)
-                }
-            }
-        },
-        Greatest | Least => {
-            let mut best = v0();
-            for v in &vals[1..] {
-                let o = compare(v, &best, Collation::DEFAULT).unwrap_or(std::cmp::Ordering::Equal);
-                if (f == Greatest && o.is_gt()) || (f == Least && o.is_lt()) {
-                    best = v.clone();
-                }
-            }
-            best
-        }
-        Md5 => Value::Bytes(hex(&md5(&to_bytes(&vals[0]))).into_bytes()),
-        Sha1 => {
-            use sha1::{Digest, Sha1 as H};
-            Value::Bytes(hex(&H::digest(to_bytes(&vals[0]))).into_bytes())
-        }
         Left | Right => {
             let c = chars(&vals[0]);
             let n = (to_i64(&vals[1]).max(0) as usize).min(c.len());
@@ -712,6 +641,109 @@ pub fn call(f: Func, args: &[Expr], cx: &Ctx) -> EvalResult<Value> {
             Value::Bytes(vec![b' '; n])
         }
         Ascii => Value::Int(to_bytes(&vals[0]).first().copied().unwrap_or(0) as i64),
+        Md5 => Value::Bytes(hex(&md5(&to_bytes(&vals[0]))).into_bytes()),
+        Sha1 => {
+            use sha1::{Digest, Sha1 as H};
+            Value::Bytes(hex(&H::digest(to_bytes(&vals[0]))).into_bytes())
+        }
+        Crc32 => Value::UInt(crc32(&to_bytes(&vals[0])) as u64),
+        _ => unreachable!("{f:?} is not a string function"),
+    })
+}
+
+/// Numeric functions of non-NULL arguments.
+fn number_values(f: Func, vals: &[Value]) -> EvalResult<Value> {
+    use Func::*;
+    let v0 = || vals[0].clone();
+    Ok(match f {
+        Abs => match v0() {
+            Value::Int(i) => Value::Int(
+                i.checked_abs()
+                    .ok_or_else(|| crate::sql_err(1690, "BIGINT value is out of range"))?,
+            ),
+            Value::UInt(u) => Value::UInt(u),
+            Value::Decimal(d) => Value::Decimal(Decimal::new(d.mantissa.abs(), d.scale)),
+            other => Value::Double(to_f64(&other).abs()),
+        },
+        Round | Truncate => {
+            let digits = vals.get(1).map(to_i64).unwrap_or(0);
+            let trunc = f == Truncate;
+            match v0() {
+                Value::Int(_) | Value::UInt(_) if digits >= 0 => v0(),
+                Value::Double(d) => {
+                    let p = 10f64.powi(digits.clamp(-30, 30) as i32);
+                    let r = if trunc {
+                        (d * p).trunc() / p
+                    } else {
+                        (d * p).round() / p
+                    };
+                    Value::Double(r)
+                }
+                other => {
+                    let d = to_decimal(&other).unwrap_or(Decimal::new(0, 0));
+                    let s = digits.clamp(0, 30) as u8;
+                    let r = if trunc {
+                        if d.scale > s {
+                            Some(Decimal::new(
+                                d.mantissa / 10i128.pow((d.scale - s) as u32),
+                                s,
+                            ))
+                        } else {
+                            d.rescale(s)
+                        }
+                    } else {
+                        d.rescale(s)
+                    };
+                    match r {
+                        Some(r) if digits >= 0 => {
+                            if matches!(other, Value::Bytes(_)) {
+                                Value::Double(r.to_f64())
+                            } else {
+                                Value::Decimal(r)
+                            }
+                        }
+                        _ => {
+                            let p = 10f64.powi((-digits).clamp(0, 30) as i32);
+                            let x = d.to_f64() / p;
+                            let x = if trunc { x.trunc() } else { x.round() };
+                            Value::Int((x * p) as i64)
+                        }
+                    }
+                }
+            }
+        }
+        Floor | Ceil => match v0() {
+            Value::Int(_) | Value::UInt(_) => v0(),
+            Value::Decimal(d) => {
+                let p = 10i128.pow(d.scale as u32);
+                let q = d.mantissa.div_euclid(p);
+                let q = if f == Ceil && d.mantissa.rem_euclid(p) != 0 {
+                    q + 1
+                } else {
+                    q
+                };
+                Value::Int(q as i64)
+            }
+            other => {
+                let x = to_f64(&other);
+                let r = if f == Floor { x.floor() } else { x.ceil() };
+                if r.abs() < 9e18 {
+                    Value::Int(r as i64)
+                } else {
+                    Value::Double(r)
+                }
+            }
+        },
+        Greatest | Least => {
+            let mut best = v0();
+            for v in &vals[1..] {
+                let o = compare(v, &best, Collation::DEFAULT).unwrap_or(std::cmp::Ordering::Equal);
+                if (f == Greatest && o.is_gt()) || (f == Least && o.is_lt()) {
+                    best = v.clone();
+                }
+            }
+            best
+        }
         Sign => {
             let x = to_f64(&vals[0]);
             Value::Int(if x > 0.0 {
@@ -731,6 +763,14 @@ pub fn call(f: Func, args: &[Expr], cx: &Ctx) -> EvalResult<Value> {
                 Value::Double(x.sqrt())
             }
         }
+        _ => unreachable!("{f:?} is not a number function"),
+    })
+}
+
+/// Date and time functions of non-NULL arguments.
+fn date_values(f: Func, vals: &[Value]) -> EvalResult<Value> {
+    use Func::*;
+    Ok(match f {
         DateFn => match datetime_arg(&vals[0]) {
             Some(d) => Value::Date(d.date),
             None => Value::Null,
@@ -774,18 +814,11 @@ pub fn call(f: Func, args: &[Expr], cx: &Ctx) -> EvalResult<Value> {
             ),
             None => Value::Null,
         },
-        Crc32 => Value::UInt(crc32(&to_bytes(&vals[0])) as u64),
         AddInterval(op) => dates::add_interval(&vals[0], &vals[1], op),
         TimestampDiff(unit) => dates::timestamp_diff(unit, &vals[0], &vals[1]),
         DateDiff => dates::date_diff(&vals[0], &vals[1]),
-        Cal(c) => dates::call_fn(c, &vals),
-        Text(t) => text::call_text(t, &vals)?,
-        Math(m) => math::call_math(m, &vals),
-        Json(j) => json::call_json(j, &vals),
-        Coalesce | IfNull | If | NullIf | ConcatWs | IsNullFn | Rand | Field | Sleep
-        | UserLock(_) | Sequence(_) => {
-            unreachable!()
-        }
+        Cal(c) => dates::call_fn(c, vals),
+        _ => unreachable!("{f:?} is not a date function"),
     })
 }
 
