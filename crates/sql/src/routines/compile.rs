@@ -469,71 +469,8 @@ impl Compiler<'_> {
                 self.c.words(&["NOT", "ATOMIC"]);
                 self.block(label)
             }
-            "IF" => {
-                self.c.i += 1;
-                let mut branches = Vec::new();
-                let mut els = None;
-                loop {
-                    let cond = self.expr(&["THEN"])?;
-                    self.c.expect_word("THEN")?;
-                    let body = self.list(&["ELSEIF", "ELSE", "END"])?;
-                    branches.push((cond, body));
-                    if self.c.word("ELSEIF") {
-                        continue;
-                    }
-                    if self.c.word("ELSE") {
-                        els = Some(self.list(&["END"])?);
-                    }
-                    self.c.expect_word("END")?;
-                    self.c.expect_word("IF")?;
-                    break;
-                }
-                Ok(Instr::If(branches, els))
-            }
-            "CASE" => {
-                self.c.i += 1;
-                let operand = if self.c.peek_word().as_deref() == Some("WHEN") {
-                    None
-                } else {
-                    let a = self.c.i;
-                    let end = expr_end(&self.c, &["WHEN"])?;
-                    self.c.i = end;
-                    Some((a, end))
-                };
-                let mut whens = Vec::new();
-                while self.c.word("WHEN") {
-                    let a = self.c.i;
-                    let end = expr_end(&self.c, &["THEN"])?;
-                    self.c.i = end;
-                    let cond = match operand {
-                        None => self.sql("SELECT ", a, end)?,
-                        Some((oa, ob)) => {
-                            let (o, mut ov) = self.subst("SELECT (", oa, ob);
-                            let (w, wv) = self.subst(") = (", a, end);
-                            ov.extend(wv);
-                            let text = format!("{o}{w})");
-                            Sql {
-                                parsed: parser::parse_one(&text)?,
-                                vars: ov,
-                            }
-                        }
-                    };
-                    self.c.expect_word("THEN")?;
-                    let body = self.list(&["WHEN", "ELSE", "END"])?;
-                    whens.push((cond, body));
-                }
-                if whens.is_empty() {
-                    return Err(self.c.err());
-                }
-                let els = if self.c.word("ELSE") {
-                    Some(self.list(&["END"])?)
-                } else {
-                    None
-                };
-                self.c.expect_word("END")?;
-                self.c.expect_word("CASE")?;
-                Ok(Instr::Case(whens, els))
-            }
+            "IF" => self.if_statement(),
+            "CASE" => self.case_statement(),
             "LOOP" => {
                 self.c.i += 1;
                 self.labels.push((label.clone().unwrap_or_default(), true));
@@ -619,108 +556,186 @@ impl Compiler<'_> {
                 self.c.expect_word("INTO")?;
                 Ok(Instr::Fetch(cur, self.targets()?))
             }
-            "SIGNAL" | "RESIGNAL" => {
-                self.c.i += 1;
-                let resignal = w == "RESIGNAL";
-                if resignal && self.in_handler == 0 {
-                    // MariaDB: RESIGNAL outside a handler fails when it runs (1645).
-                }
-                let cond = if self.c.word("SQLSTATE") {
-                    self.c.word("VALUE");
-                    let s = self.c.string()?;
-                    Some(sqlstate_cond(&s)?)
-                } else if let Some(name) = self
-                    .c
-                    .peek()
-                    .filter(|t| !t.is_word("SET"))
-                    .and_then(Tok::ident)
-                {
-                    let name = name.to_string();
-                    self.c.i += 1;
-                    match self.condition(&name) {
-                        Some(c) => Some(c),
-                        None => return Err(sql_err(1319, format!("Undefined CONDITION: {name}"))),
-                    }
-                } else if resignal {
-                    None
-                } else {
-                    return Err(self.c.err());
-                };
-                let mut items = Vec::new();
-                if self.c.word("SET") {
-                    loop {
-                        let item = self.c.ident()?.to_uppercase();
-                        self.c.expect_tok(&Token::Eq)?;
-                        let e = self.expr(&[])?;
-                        items.push((item, e));
-                        if !self.c.tok(&Token::Comma) {
-                            break;
-                        }
-                    }
-                }
-                Ok(Instr::Signal(Box::new(Signal {
-                    cond,
-                    items,
-                    resignal,
-                })))
-            }
-            "SET" if self.set_has_locals() => {
-                self.c.i += 1;
-                let mut items = Vec::new();
-                loop {
-                    let tgt = self.target()?;
-                    if !self.c.tok(&Token::Eq) && !self.c.tok(&Token::Assignment) {
-                        return Err(self.c.err());
-                    }
-                    let e = self.expr(&[])?;
-                    items.push(Instr::Set(tgt, e));
-                    if !self.c.tok(&Token::Comma) {
-                        break;
-                    }
-                }
-                if items.len() == 1 {
-                    Ok(items.pop().unwrap())
-                } else {
-                    Ok(Instr::Block(Box::new(Block {
-                        label: None,
-                        vars: vec![],
-                        cursors: vec![],
-                        handlers: vec![],
-                        body: items,
-                    })))
-                }
-            }
-            "CALL" => {
-                self.c.i += 1;
-                let (db, name) = self.c.qualified()?;
-                let mut args = Vec::new();
-                if self.c.tok(&Token::LParen) && !self.c.tok(&Token::RParen) {
-                    loop {
-                        let a = self.c.i;
-                        let sql = self.expr(&[])?;
-                        let end = self.c.i;
-                        // A lone variable can take an OUT value.
-                        let target = if end == a + 1 || (end == a + 3 && self.is_trigger()) {
-                            let save = self.c.i;
-                            self.c.i = a;
-                            let t = self.target().ok();
-                            self.c.i = save;
-                            t
-                        } else {
-                            None
-                        };
-                        args.push((sql, target));
-                        if self.c.tok(&Token::Comma) {
-                            continue;
-                        }
-                        self.c.expect_tok(&Token::RParen)?;
-                        break;
-                    }
-                }
-                Ok(Instr::Call { db, name, args })
-            }
+            "SIGNAL" | "RESIGNAL" => self.signal_statement(&w),
+            "SET" if self.set_has_locals() => self.set_locals(),
+            "CALL" => self.call_statement(),
             _ => self.plain(),
         }
+    }
+
+    /// `IF cond THEN ... [ELSEIF ...] [ELSE ...] END IF`.
+    fn if_statement(&mut self) -> Result<Instr, SqlError> {
+        self.c.i += 1;
+        let mut branches = Vec::new();
+        let mut els = None;
+        loop {
+            let cond = self.expr(&["THEN"])?;
+            self.c.expect_word("THEN")?;
+            let body = self.list(&["ELSEIF", "ELSE", "END"])?;
+            branches.push((cond, body));
+            if self.c.word("ELSEIF") {
+                continue;
+            }
+            if self.c.word("ELSE") {
+                els = Some(self.list(&["END"])?);
+            }
+            self.c.expect_word("END")?;
+            self.c.expect_word("IF")?;
+            break;
+        }
+        Ok(Instr::If(branches, els))
+    }
+
+    /// `CASE [operand] WHEN ... THEN ... [ELSE ...] END CASE`.
+    fn case_statement(&mut self) -> Result<Instr, SqlError> {
+        self.c.i += 1;
+        let operand = if self.c.peek_word().as_deref() == Some("WHEN") {
+            None
+        } else {
+            let a = self.c.i;
+            let end = expr_end(&self.c, &["WHEN"])?;
+            self.c.i = end;
+            Some((a, end))
+        };
+        let mut whens = Vec::new();
+        while self.c.word("WHEN") {
+            let a = self.c.i;
+            let end = expr_end(&self.c, &["THEN"])?;
+            self.c.i = end;
+            let cond = match operand {
+                None => self.sql("SELECT ", a, end)?,
+                Some((oa, ob)) => {
+                    let (o, mut ov) = self.subst("SELECT (", oa, ob);
+                    let (w, wv) = self.subst(") = (", a, end);
+                    ov.extend(wv);
+                    let text = format!("{o}{w})");
+                    Sql {
+                        parsed: parser::parse_one(&text)?,
+                        vars: ov,
+                    }
+                }
+            };
+            self.c.expect_word("THEN")?;
+            let body = self.list(&["WHEN", "ELSE", "END"])?;
+            whens.push((cond, body));
+        }
+        if whens.is_empty() {
+            return Err(self.c.err());
+        }
+        let els = if self.c.word("ELSE") {
+            Some(self.list(&["END"])?)
+        } else {
+            None
+        };
+        self.c.expect_word("END")?;
+        self.c.expect_word("CASE")?;
+        Ok(Instr::Case(whens, els))
+    }
+
+    /// `SIGNAL` / `RESIGNAL` [condition] [SET item = value, ...].
+    fn signal_statement(&mut self, w: &str) -> Result<Instr, SqlError> {
+        self.c.i += 1;
+        let resignal = w == "RESIGNAL";
+        if resignal && self.in_handler == 0 {
+            // MariaDB: RESIGNAL outside a handler fails when it runs (1645).
+        }
+        let cond = if self.c.word("SQLSTATE") {
+            self.c.word("VALUE");
+            let s = self.c.string()?;
+            Some(sqlstate_cond(&s)?)
+        } else if let Some(name) = self
+            .c
+            .peek()
+            .filter(|t| !t.is_word("SET"))
+            .and_then(Tok::ident)
+        {
+            let name = name.to_string();
+            self.c.i += 1;
+            match self.condition(&name) {
+                Some(c) => Some(c),
+                None => return Err(sql_err(1319, format!("Undefined CONDITION: {name}"))),
+            }
+        } else if resignal {
+            None
+        } else {
+            return Err(self.c.err());
+        };
+        let mut items = Vec::new();
+        if self.c.word("SET") {
+            loop {
+                let item = self.c.ident()?.to_uppercase();
+                self.c.expect_tok(&Token::Eq)?;
+                let e = self.expr(&[])?;
+                items.push((item, e));
+                if !self.c.tok(&Token::Comma) {
+                    break;
+                }
+            }
+        }
+        Ok(Instr::Signal(Box::new(Signal {
+            cond,
+            items,
+            resignal,
+        })))
+    }
+
+    /// `SET` of local variables (and other variables beside them).
+    fn set_locals(&mut self) -> Result<Instr, SqlError> {
+        self.c.i += 1;
+        let mut items = Vec::new();
+        loop {
+            let tgt = self.target()?;
+            if !self.c.tok(&Token::Eq) && !self.c.tok(&Token::Assignment) {
+                return Err(self.c.err());
+            }
+            let e = self.expr(&[])?;
+            items.push(Instr::Set(tgt, e));
+            if !self.c.tok(&Token::Comma) {
+                break;
+            }
+        }
+        if items.len() == 1 {
+            Ok(items.pop().unwrap())
+        } else {
+            Ok(Instr::Block(Box::new(Block {
+                label: None,
+                vars: vec![],
+                cursors: vec![],
+                handlers: vec![],
+                body: items,
+            })))
+        }
+    }
+
+    /// `CALL proc[(args)]`.
+    fn call_statement(&mut self) -> Result<Instr, SqlError> {
+        self.c.i += 1;
+        let (db, name) = self.c.qualified()?;
+        let mut args = Vec::new();
+        if self.c.tok(&Token::LParen) && !self.c.tok(&Token::RParen) {
+            loop {
+                let a = self.c.i;
+                let sql = self.expr(&[])?;
+                let end = self.c.i;
+                // A lone variable can take an OUT value.
+                let target = if end == a + 1 || (end == a + 3 && self.is_trigger()) {
+                    let save = self.c.i;
+                    self.c.i = a;
+                    let t = self.target().ok();
+                    self.c.i = save;
+                    t
+                } else {
+                    None
+                };
+                args.push((sql, target));
+                if self.c.tok(&Token::Comma) {
+                    continue;
+                }
+                self.c.expect_tok(&Token::RParen)?;
+                break;
+            }
+        }
+        Ok(Instr::Call { db, name, args })
     }
 
     /// Whether a SET statement assigns a local variable or `NEW.col` (else it is a plain
