@@ -371,18 +371,23 @@ fn log_table_sql(sess: &Session, db: &Option<String>, table: &str) -> Option<&'s
     }
 }
 
+/// The database `db` names, or the session's current one (1046 without one).
+pub(crate) fn db_or_current(sess: &Session, db: &Option<String>) -> Result<String, SqlError> {
+    match db {
+        Some(d) => Ok(d.clone()),
+        None => sess
+            .current_db()
+            .map(str::to_string)
+            .ok_or_else(|| sql_err(code::ER_NO_DB_ERROR, "No database selected")),
+    }
+}
+
 fn table_def(
     sess: &Session,
     db: &Option<String>,
     table: &str,
 ) -> Result<std::sync::Arc<TableDef>, SqlError> {
-    let d = match db {
-        Some(d) => d.clone(),
-        None => sess
-            .current_db()
-            .map(str::to_string)
-            .ok_or_else(|| sql_err(code::ER_NO_DB_ERROR, "No database selected"))?,
-    };
+    let d = db_or_current(sess, db)?;
     if let Some(t) = sess.temp.get(&d, table) {
         return Ok(t.clone());
     }

@@ -17,13 +17,7 @@ pub(super) fn show_tables(
     filter: &Option<ShowFilter>,
 ) -> Result<QueryResult, SqlError> {
     let cat = sess.db.engine.catalog();
-    let d = match db {
-        Some(d) => d.clone(),
-        None => sess
-            .current_db()
-            .map(str::to_string)
-            .ok_or_else(|| sql_err(code::ER_NO_DB_ERROR, "No database selected"))?,
-    };
+    let d = db_or_current(sess, db)?;
     if !cat.has_database(&d) {
         return Err(sql_err(
             code::ER_BAD_DB_ERROR,
@@ -171,13 +165,7 @@ pub(super) fn show_table_status(
     filter: &Option<ShowFilter>,
 ) -> Result<QueryResult, SqlError> {
     let cat = sess.db.engine.catalog();
-    let d = match db {
-        Some(d) => d.clone(),
-        None => sess
-            .current_db()
-            .map(str::to_string)
-            .ok_or_else(|| sql_err(code::ER_NO_DB_ERROR, "No database selected"))?,
-    };
+    let d = db_or_current(sess, db)?;
     let mut rows: Vec<Vec<Value>> = cat
         .tables_in(&d)
         .map(|t| {
