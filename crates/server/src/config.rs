@@ -158,16 +158,25 @@ impl Config {
             Some(k) => (true, k.to_string()),
             None => (false, key),
         };
+        let known = self.set_engine_option(&key, v)?
+            || self.set_connection_option(&key, v)?
+            || self.set_replication_option(&key, v)?
+            || self.set_server_option(&key, v)?;
+        if known || loose {
+            Ok(())
+        } else {
+            Err(format!("unknown variable '{key}'"))
+        }
+    }
+
+    /// The engine's options: data directory, binlog, RocksDB, commit path. False: not one
+    /// of them.
+    fn set_engine_option(&mut self, key: &str, v: Option<&str>) -> Result<bool, String> {
         let val = || v.ok_or_else(|| format!("option '--{key}' requires an argument"));
         let num = || -> Result<u64, String> { parse_size(val()?) };
         let e = &mut self.engine;
-        match key.as_str() {
+        match key {
             "datadir" => e.datadir = PathBuf::from(val()?),
-            "port" => self.port = num()? as u16,
-            "socket" => self.socket = Some(PathBuf::from(val()?)),
-            "bind-address" => self.bind_address = val()?.to_string(),
-            "skip-networking" => self.skip_networking = parse_bool(v)?,
-            "skip-slave-start" | "skip-replica-start" => self.skip_slave_start = parse_bool(v)?,
             "server-id" => e.server_id = num()? as u32,
             "gtid-domain-id" => e.gtid_domain_id = num()? as u32,
             "log-bin" => {
@@ -235,6 +244,20 @@ impl Config {
                     }
                 }
             }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// Listening, connections, threads and TLS. False: not one of them.
+    fn set_connection_option(&mut self, key: &str, v: Option<&str>) -> Result<bool, String> {
+        let val = || v.ok_or_else(|| format!("option '--{key}' requires an argument"));
+        let num = || -> Result<u64, String> { parse_size(val()?) };
+        match key {
+            "port" => self.port = num()? as u16,
+            "socket" => self.socket = Some(PathBuf::from(val()?)),
+            "bind-address" => self.bind_address = val()?.to_string(),
+            "skip-networking" => self.skip_networking = parse_bool(v)?,
             "max-connections" => self.max_connections = num()? as usize,
             "wait-timeout" => self.wait_timeout = Duration::from_secs(num()?),
             "max-allowed-packet" => self.max_allowed_packet = num()? as usize,
@@ -265,6 +288,22 @@ impl Config {
             "thread-pool-prio-kickup-timer" => {
                 self.pool.prio_kickup_timer = Duration::from_millis(num()?)
             }
+            "ssl-cert" => self.ssl_cert = Some(PathBuf::from(val()?)),
+            "ssl-key" => self.ssl_key = Some(PathBuf::from(val()?)),
+            "ssl-ca" => self.ssl_ca = Some(PathBuf::from(val()?)),
+            "require-secure-transport" => self.require_secure_transport = parse_bool(v)?,
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// Replica start, semi-synchronous replication and parallel apply. False: not one of
+    /// them.
+    fn set_replication_option(&mut self, key: &str, v: Option<&str>) -> Result<bool, String> {
+        let val = || v.ok_or_else(|| format!("option '--{key}' requires an argument"));
+        let num = || -> Result<u64, String> { parse_size(val()?) };
+        match key {
+            "skip-slave-start" | "skip-replica-start" => self.skip_slave_start = parse_bool(v)?,
             "rpl-semi-sync-master-enabled" | "rpl-semi-sync-slave-enabled" => {
                 let name = if key.contains("master") {
                     "rpl_semi_sync_master_enabled"
@@ -320,16 +359,22 @@ impl Config {
                 self.replica_parallel
                     .push(("slave_parallel_mode", onelog_types::Value::str(&m)));
             }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// The error log, files, the event scheduler, and MariaDB options accepted without
+    /// effect. False: not one of them.
+    fn set_server_option(&mut self, key: &str, v: Option<&str>) -> Result<bool, String> {
+        let val = || v.ok_or_else(|| format!("option '--{key}' requires an argument"));
+        match key {
             "log-error" => {
                 self.log_error = Some(match v {
                     Some(f) if !f.is_empty() => PathBuf::from(f),
                     _ => PathBuf::new(),
                 })
             }
-            "ssl-cert" => self.ssl_cert = Some(PathBuf::from(val()?)),
-            "ssl-key" => self.ssl_key = Some(PathBuf::from(val()?)),
-            "ssl-ca" => self.ssl_ca = Some(PathBuf::from(val()?)),
-            "require-secure-transport" => self.require_secure_transport = parse_bool(v)?,
             "secure-file-priv" => self.secure_file_priv = Some(val()?.to_string()),
             "local-infile" => self.local_infile = parse_bool(v)?,
             "event-scheduler" => {
@@ -357,10 +402,10 @@ impl Config {
             | "log-basename"
             | "binlog-checksum"
             | "binlog-row-image" => {}
-            _ if loose => {}
-            _ => return Err(format!("unknown variable '{key}'")),
+
+            _ => return Ok(false),
         }
-        Ok(())
+        Ok(true)
     }
 }
 

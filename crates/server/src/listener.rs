@@ -48,77 +48,8 @@ pub fn run(cfg: Config) -> Result<(), String> {
         _ => return Err("--ssl-cert and --ssl-key must be given together".into()),
     };
     let db = Database::open(cfg.engine.clone()).map_err(|e| e.message)?;
-    {
-        let ss = db.engine().semisync();
-        for (name, v) in &cfg.semi_sync {
-            match *name {
-                "rpl_semi_sync_master_enabled" => ss.set_enabled(v == "1"),
-                "rpl_semi_sync_slave_enabled" => {
-                    ss.slave_enabled.store(v == "1", Ordering::Relaxed)
-                }
-                "rpl_semi_sync_master_wait_no_slave" => ss.set_wait_no_slave(v == "1"),
-                "rpl_semi_sync_master_timeout" => ss.set_timeout(std::time::Duration::from_millis(
-                    v.parse().unwrap_or(10_000),
-                )),
-                _ => {
-                    if let Some(p) = onelog_engine::WaitPoint::parse(v) {
-                        ss.set_wait_point(p)
-                    }
-                }
-            }
-        }
-    }
-    for (name, v) in &cfg.replica_parallel {
-        db.set_server_variable(name, v.clone());
-    }
-    if let Some(mode) = &cfg.event_scheduler {
-        db.set_event_scheduler(mode)?;
-    }
-    // The read-only globals that describe this server (`@@port`, `@@socket`, ...); clients
-    // read some of them (the Rust mysql crate sizes its packets by @@max_allowed_packet).
-    let socket = cfg.socket.as_ref().map(|p| p.display().to_string());
-    let port = if cfg.skip_networking { 0 } else { cfg.port };
-    db.set_server_variable("port", Value::UInt(port as u64));
-    db.set_server_variable("socket", Value::str(socket.as_deref().unwrap_or("")));
-    db.set_server_variable("skip_networking", Value::Int(cfg.skip_networking as i64));
-    db.set_server_variable("max_connections", Value::UInt(cfg.max_connections as u64));
-    db.set_server_variable(
-        "max_allowed_packet",
-        Value::UInt(cfg.max_allowed_packet as u64),
-    );
-    db.set_server_variable("wait_timeout", Value::UInt(cfg.wait_timeout.as_secs()));
-    db.set_server_variable("thread_stack", Value::UInt(cfg.thread_stack as u64));
-    db.set_server_variable("local_infile", Value::Int(cfg.local_infile as i64));
-    if let Some(dir) = &cfg.secure_file_priv {
-        let dir = onelog_sql::normalize_secure_file_priv(dir).map_err(|e| {
-            format!("Failed to normalize the argument for --secure-file-priv ({dir}): {e}")
-        })?;
-        db.set_server_variable("secure_file_priv", Value::str(&dir));
-    }
-    db.set_server_variable(
-        "have_ssl",
-        Value::str(if tls.is_some() { "YES" } else { "DISABLED" }),
-    );
-    db.set_server_variable(
-        "thread_handling",
-        Value::str(if cfg.thread_pool {
-            "pool-of-threads"
-        } else {
-            "one-thread-per-connection"
-        }),
-    );
+    apply_settings(&db, &cfg, tls.is_some())?;
     let po = &cfg.pool;
-    for (name, v) in [
-        ("thread_pool_size", po.size as u64),
-        ("thread_pool_oversubscribe", po.oversubscribe as u64),
-        ("thread_pool_stall_limit", po.stall_limit.as_millis() as u64),
-        (
-            "thread_pool_prio_kickup_timer",
-            po.prio_kickup_timer.as_millis() as u64,
-        ),
-    ] {
-        db.set_server_variable(name, Value::UInt(v));
-    }
     let pool = cfg.thread_pool.then(|| Arc::new(Pool::new(*po)));
     if let Some(p) = pool.clone() {
         db.on_global_set(Box::new(move |name, v| {
@@ -146,40 +77,7 @@ pub fn run(cfg: Config) -> Result<(), String> {
         pool,
     });
     let cfg = &server.cfg;
-    if !cfg.skip_networking {
-        let addr = format!("{}:{}", cfg.bind_address, cfg.port);
-        let l = TcpListener::bind(&addr).map_err(|e| format!("can't bind {addr}: {e}"))?;
-        let s = server.clone();
-        std::thread::spawn(move || {
-            for c in l.incoming() {
-                if s.stopping.load(Ordering::Relaxed) {
-                    break;
-                }
-                let Ok(c) = c else { continue };
-                let _ = c.set_nodelay(true);
-                let host = match c.peer_addr() {
-                    Ok(a) if a.ip().is_loopback() => "localhost".to_string(),
-                    Ok(a) => a.ip().to_string(),
-                    Err(_) => "unknown".into(),
-                };
-                spawn_conn(&s, Stream::Tcp(c), host);
-            }
-        });
-    }
-    if let Some(path) = &cfg.socket {
-        let _ = std::fs::remove_file(path);
-        let l = UnixListener::bind(path).map_err(|e| format!("can't bind {path:?}: {e}"))?;
-        let s = server.clone();
-        std::thread::spawn(move || {
-            for c in l.incoming() {
-                if s.stopping.load(Ordering::Relaxed) {
-                    break;
-                }
-                let Ok(c) = c else { continue };
-                spawn_conn(&s, Stream::Unix(c), "localhost".into());
-            }
-        });
-    }
+    listen(&server)?;
     // The replica statements act on this server's replica; it resumes at start-up when
     // `master.info` names a primary.
     let replica = crate::replica::Replica::open(server.db.clone(), &cfg.engine.datadir)?;
@@ -200,6 +98,140 @@ pub fn run(cfg: Config) -> Result<(), String> {
         if cfg.skip_networking { 0 } else { cfg.port },
         cfg.engine.mode,
     );
+    let fatal = wait_for_stop(&server)?;
+    server.stopping.store(true, Ordering::Relaxed);
+    replica.shutdown();
+    let r = server.db.shutdown().map_err(|e| e.message);
+    if let Some(path) = &server.cfg.socket {
+        let _ = std::fs::remove_file(path);
+    }
+    onelog_types::note!("shutdown complete");
+    match fatal {
+        Some(why) => Err(format!("stopped: {why}")),
+        None => r,
+    }
+}
+
+/// Sets what the options say on the opened database: semi-sync and parallel-apply
+/// settings, the event scheduler, and the read-only globals that describe this server
+/// (`@@port`, `@@socket`, ...; clients read some of them: the Rust mysql crate sizes its
+/// packets by @@max_allowed_packet).
+fn apply_settings(db: &Arc<Database>, cfg: &Config, tls: bool) -> Result<(), String> {
+    {
+        let ss = db.engine().semisync();
+        for (name, v) in &cfg.semi_sync {
+            match *name {
+                "rpl_semi_sync_master_enabled" => ss.set_enabled(v == "1"),
+                "rpl_semi_sync_slave_enabled" => {
+                    ss.slave_enabled.store(v == "1", Ordering::Relaxed)
+                }
+                "rpl_semi_sync_master_wait_no_slave" => ss.set_wait_no_slave(v == "1"),
+                "rpl_semi_sync_master_timeout" => ss.set_timeout(std::time::Duration::from_millis(
+                    v.parse().unwrap_or(10_000),
+                )),
+                _ => {
+                    if let Some(p) = onelog_engine::WaitPoint::parse(v) {
+                        ss.set_wait_point(p)
+                    }
+                }
+            }
+        }
+    }
+    for (name, v) in &cfg.replica_parallel {
+        db.set_server_variable(name, v.clone());
+    }
+    if let Some(mode) = &cfg.event_scheduler {
+        db.set_event_scheduler(mode)?;
+    }
+    let socket = cfg.socket.as_ref().map(|p| p.display().to_string());
+    let port = if cfg.skip_networking { 0 } else { cfg.port };
+    db.set_server_variable("port", Value::UInt(port as u64));
+    db.set_server_variable("socket", Value::str(socket.as_deref().unwrap_or("")));
+    db.set_server_variable("skip_networking", Value::Int(cfg.skip_networking as i64));
+    db.set_server_variable("max_connections", Value::UInt(cfg.max_connections as u64));
+    db.set_server_variable(
+        "max_allowed_packet",
+        Value::UInt(cfg.max_allowed_packet as u64),
+    );
+    db.set_server_variable("wait_timeout", Value::UInt(cfg.wait_timeout.as_secs()));
+    db.set_server_variable("thread_stack", Value::UInt(cfg.thread_stack as u64));
+    db.set_server_variable("local_infile", Value::Int(cfg.local_infile as i64));
+    if let Some(dir) = &cfg.secure_file_priv {
+        let dir = onelog_sql::normalize_secure_file_priv(dir).map_err(|e| {
+            format!("Failed to normalize the argument for --secure-file-priv ({dir}): {e}")
+        })?;
+        db.set_server_variable("secure_file_priv", Value::str(&dir));
+    }
+    db.set_server_variable("have_ssl", Value::str(if tls { "YES" } else { "DISABLED" }));
+    db.set_server_variable(
+        "thread_handling",
+        Value::str(if cfg.thread_pool {
+            "pool-of-threads"
+        } else {
+            "one-thread-per-connection"
+        }),
+    );
+    for (name, v) in [
+        ("thread_pool_size", cfg.pool.size as u64),
+        ("thread_pool_oversubscribe", cfg.pool.oversubscribe as u64),
+        (
+            "thread_pool_stall_limit",
+            cfg.pool.stall_limit.as_millis() as u64,
+        ),
+        (
+            "thread_pool_prio_kickup_timer",
+            cfg.pool.prio_kickup_timer.as_millis() as u64,
+        ),
+    ] {
+        db.set_server_variable(name, Value::UInt(v));
+    }
+    Ok(())
+}
+
+/// Accepts connections on the TCP port (unless networking is off) and the Unix socket,
+/// each on a thread of its own.
+fn listen(server: &Arc<Server>) -> Result<(), String> {
+    let cfg = &server.cfg;
+    if !cfg.skip_networking {
+        let addr = format!("{}:{}", cfg.bind_address, cfg.port);
+        let l = TcpListener::bind(&addr).map_err(|e| format!("can't bind {addr}: {e}"))?;
+        let s = Arc::clone(server);
+        std::thread::spawn(move || {
+            for c in l.incoming() {
+                if s.stopping.load(Ordering::Relaxed) {
+                    break;
+                }
+                let Ok(c) = c else { continue };
+                let _ = c.set_nodelay(true);
+                let host = match c.peer_addr() {
+                    Ok(a) if a.ip().is_loopback() => "localhost".to_string(),
+                    Ok(a) => a.ip().to_string(),
+                    Err(_) => "unknown".into(),
+                };
+                spawn_conn(&s, Stream::Tcp(c), host);
+            }
+        });
+    }
+    if let Some(path) = &cfg.socket {
+        let _ = std::fs::remove_file(path);
+        let l = UnixListener::bind(path).map_err(|e| format!("can't bind {path:?}: {e}"))?;
+        let s = Arc::clone(server);
+        std::thread::spawn(move || {
+            for c in l.incoming() {
+                if s.stopping.load(Ordering::Relaxed) {
+                    break;
+                }
+                let Ok(c) = c else { continue };
+                spawn_conn(&s, Stream::Unix(c), "localhost".into());
+            }
+        });
+    }
+    Ok(())
+}
+
+/// Waits for SIGTERM/SIGINT, a client's SHUTDOWN, or a fatal commit failure; returns the
+/// latter's reason.
+fn wait_for_stop(server: &Arc<Server>) -> Result<Option<String>, String> {
     let mut signals = signal_hook::iterator::Signals::new([
         signal_hook::consts::SIGTERM,
         signal_hook::consts::SIGINT,
@@ -235,15 +267,5 @@ pub fn run(cfg: Config) -> Result<(), String> {
     if let Some(why) = &fatal {
         onelog_types::error!("stopping: {why}");
     }
-    server.stopping.store(true, Ordering::Relaxed);
-    replica.shutdown();
-    let r = server.db.shutdown().map_err(|e| e.message);
-    if let Some(path) = &server.cfg.socket {
-        let _ = std::fs::remove_file(path);
-    }
-    onelog_types::note!("shutdown complete");
-    match fatal {
-        Some(why) => Err(format!("stopped: {why}")),
-        None => r,
-    }
+    Ok(fatal)
 }

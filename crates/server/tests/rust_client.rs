@@ -33,6 +33,36 @@ fn rust_mysql_crate() {
          dt DATE, dtm DATETIME(6), ts TIMESTAMP(3) NULL, tm TIME(6))",
     )
     .unwrap();
+    let big = insert_rows(&mut c);
+    binary_results(&mut c, &big);
+    text_results(&mut c);
+    typed_parameters(&mut c, &big);
+    cached_statement(&mut c);
+    errors_and_transactions(&mut c);
+    dates(&mut c);
+
+    // Over the unix socket too, and COM_RESET_CONNECTION / COM_CHANGE_USER.
+    let opts: mysql::Opts = mysql::OptsBuilder::new()
+        .socket(Some(srv.socket.to_str().unwrap()))
+        .user(Some("root"))
+        .db_name(Some("r"))
+        .into();
+    let mut s = mysql::Conn::new(opts).unwrap();
+    let n: Option<i64> = s
+        .exec_first("SELECT COUNT(*) FROM kv WHERE k < ?", (50,))
+        .unwrap();
+    assert_eq!(n, Some(49));
+    s.query_drop("SET @x = 5").unwrap();
+    s.reset().unwrap();
+    let x: Option<Option<i64>> = s.query_first("SELECT @x").unwrap();
+    assert_eq!(x, Some(None));
+    drop(s);
+    drop(c);
+    srv.stop();
+}
+
+/// Rows 1-3 of `t` through the binary protocol: every type, all NULLs, the extremes; returns the 3 MB blob of row 1.
+fn insert_rows(c: &mut mysql::Conn) -> Vec<u8> {
     let ins = "INSERT INTO t VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
     let big: Vec<u8> = (0..3_000_000u32).map(|i| (i * 7 % 251) as u8).collect();
     let row1: Vec<Value> = vec![
@@ -88,7 +118,11 @@ fn rust_mysql_crate() {
         Value::Time(false, 34, 22, 59, 59, 0),
     ];
     c.exec_drop(ins, row3).unwrap();
+    big
+}
 
+/// Rows of `t` read back through the binary protocol.
+fn binary_results(c: &mut mysql::Conn, big: &[u8]) {
     // Binary protocol results.
     let rows: Vec<Row> = c.exec("SELECT * FROM t WHERE id = ?", (1,)).unwrap();
     assert_eq!(rows.len(), 1);
@@ -133,7 +167,10 @@ fn rust_mysql_crate() {
     assert_eq!(r[17], Value::Date(1000, 1, 1, 0, 0, 0, 0));
     assert_eq!(r[18], Value::Date(9999, 12, 31, 23, 59, 59, 999999));
     assert_eq!(r[20], Value::Time(false, 34, 22, 59, 59, 0));
+}
 
+/// Row 1 of `t` through the text protocol: everything as text.
+fn text_results(c: &mut mysql::Conn) {
     // Text protocol results: everything as text.
     let r: Row = c
         .query_first("SELECT id, tu, bu, f, d, de, dt, dtm, ts, tm, ch, vb FROM t WHERE id = 1")
@@ -161,7 +198,10 @@ fn rust_mysql_crate() {
             "\0\u{FFFD}'\\\0"
         ]
     );
+}
 
+/// Typed parameters in expressions, named parameters, NULL comparisons.
+fn typed_parameters(c: &mut mysql::Conn, big: &[u8]) {
     // Typed parameters in expressions, named params, NULL comparisons.
     let v: Option<(i64, Option<i64>, String)> = c
         .exec_first(
@@ -188,10 +228,13 @@ fn rust_mysql_crate() {
         .unwrap();
     assert_eq!(ids, vec![1]);
     let n: Option<i64> = c
-        .exec_first("SELECT COUNT(*) FROM t WHERE bl = ?", (big.clone(),))
+        .exec_first("SELECT COUNT(*) FROM t WHERE bl = ?", (big.to_vec(),))
         .unwrap();
     assert_eq!(n, Some(1));
+}
 
+/// Many executions of one cached statement; window functions over its rows.
+fn cached_statement(c: &mut mysql::Conn) {
     // Many executions of one cached statement.
     c.query_drop("CREATE TABLE kv (k BIGINT AUTO_INCREMENT PRIMARY KEY, v VARCHAR(20))")
         .unwrap();
@@ -240,7 +283,10 @@ fn rust_mysql_crate() {
             (5, 1, 1.0, Some(3))
         ]
     );
+}
 
+/// Errors through both protocols, then transactions.
+fn errors_and_transactions(c: &mut mysql::Conn) {
     // Errors, both protocols.
     assert_eq!(
         err_code(c.query_drop("INSERT INTO kv VALUES (1, 'dup')")),
@@ -272,7 +318,11 @@ fn rust_mysql_crate() {
     tx.commit().unwrap();
     let n: Option<i64> = c.query_first("SELECT COUNT(*) FROM kv").unwrap();
     assert_eq!(n, Some(100));
+}
 
+/// Date arithmetic and calendar functions through the binary protocol: typed DATE
+/// parameters and DATE / DATETIME / TIME / integer results.
+fn dates(c: &mut mysql::Conn) {
     // Date arithmetic and calendar functions through the binary protocol: typed DATE
     // parameters and DATE / DATETIME / TIME / integer results.
     let d = |y: u16, m: u8, day: u8| Value::Date(y, m, day, 0, 0, 0, 0);
@@ -299,23 +349,4 @@ fn rust_mysql_crate() {
     assert_eq!(row[3], d(2024, 2, 29));
     assert_eq!(row[4], Value::Time(false, 0, 0, 59, 30, 0));
     assert_eq!(row[5], Value::Date(2024, 1, 1, 10, 0, 0, 0));
-
-    // Over the unix socket too, and COM_RESET_CONNECTION / COM_CHANGE_USER.
-    let opts: mysql::Opts = mysql::OptsBuilder::new()
-        .socket(Some(srv.socket.to_str().unwrap()))
-        .user(Some("root"))
-        .db_name(Some("r"))
-        .into();
-    let mut s = mysql::Conn::new(opts).unwrap();
-    let n: Option<i64> = s
-        .exec_first("SELECT COUNT(*) FROM kv WHERE k < ?", (50,))
-        .unwrap();
-    assert_eq!(n, Some(49));
-    s.query_drop("SET @x = 5").unwrap();
-    s.reset().unwrap();
-    let x: Option<Option<i64>> = s.query_first("SELECT @x").unwrap();
-    assert_eq!(x, Some(None));
-    drop(s);
-    drop(c);
-    srv.stop();
 }

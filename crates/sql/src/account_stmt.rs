@@ -31,6 +31,9 @@ use crate::users::{
 };
 use crate::{sql_err, QueryResult};
 
+/// An account: (user, host).
+type UserHost = (String, String);
+
 /// What a statement did, for the binlog and the client.
 struct Outcome {
     /// MariaDB logs the statement.
@@ -206,172 +209,24 @@ fn apply(
     me: &Account,
     notes: &mut Vec<SqlError>,
 ) -> Result<Outcome, SqlError> {
-    let mut invoker = false;
     match a {
         AccountStmt::CreateUser {
             if_not_exists,
             users,
             require,
-        } => {
-            s.require_global(Priv::CREATE_USER)?;
-            let ssl = require.as_ref().map(SslRequire::from_clause).transpose()?;
-            let (mut changed, mut failed) = (false, Vec::new());
-            for u in users {
-                let (user, host) = name_of(&u.name, me, &mut invoker);
-                let pw = password_of(u)?.unwrap_or_default();
-                if accounts(s)?.exact(&user, &host).is_some() {
-                    if *if_not_exists {
-                        notes.push(sql_err(
-                            1973,
-                            format!("Can't create user '{user}'@'{host}'; it already exists"),
-                        ));
-                    } else {
-                        failed.push((user, host));
-                    }
-                    continue;
-                }
-                let acc = create(s, &user, &host, &pw)?;
-                if let Some(ssl) = &ssl {
-                    set_ssl(s, &acc, ssl)?;
-                }
-                changed = true;
-            }
-            Ok(Outcome::users(
-                changed,
-                cannot("CREATE USER", &failed),
-                invoker,
-            ))
-        }
-        AccountStmt::DropUser { if_exists, users } => {
-            s.require_global(Priv::CREATE_USER)?;
-            let (mut changed, mut failed) = (false, Vec::new());
-            for (u, h) in users {
-                let Some(acc) = accounts(s)?.exact(u, h).cloned() else {
-                    if *if_exists {
-                        notes.push(sql_err(
-                            1974,
-                            format!("Can't drop user '{u}'@'{h}'; it doesn't exist"),
-                        ));
-                    } else {
-                        failed.push((u.clone(), h.clone()));
-                    }
-                    continue;
-                };
-                for table in ["onelog_user", "onelog_db"] {
-                    s.run_internal(&format!("DELETE FROM mysql.{table} WHERE {}", key(&acc)))?;
-                }
-                changed = true;
-            }
-            Ok(Outcome::users(changed, cannot("DROP USER", &failed), false))
-        }
-        AccountStmt::RenameUser { pairs } => {
-            s.require_global(Priv::CREATE_USER)?;
-            let (mut changed, mut failed) = (false, Vec::new());
-            for ((u, h), (to_u, to_h)) in pairs {
-                let cur = accounts(s)?;
-                let Some(acc) = cur.exact(u, h).cloned() else {
-                    failed.push((u.clone(), h.clone()));
-                    continue;
-                };
-                if cur.exact(to_u, to_h).is_some() {
-                    failed.push((u.clone(), h.clone()));
-                    continue;
-                }
-                for table in ["onelog_user", "onelog_db"] {
-                    s.run_internal(&format!(
-                        "UPDATE mysql.{table} SET Host = {}, User = {} WHERE {}",
-                        quote(to_h),
-                        quote(to_u),
-                        key(&acc)
-                    ))?;
-                }
-                changed = true;
-            }
-            Ok(Outcome::users(
-                changed,
-                cannot("RENAME USER", &failed),
-                false,
-            ))
-        }
+        } => create_users(s, me, notes, *if_not_exists, users, require.as_ref()),
+        AccountStmt::DropUser { if_exists, users } => drop_users(s, notes, *if_exists, users),
+        AccountStmt::RenameUser { pairs } => rename_users(s, pairs),
         AccountStmt::AlterUser {
             if_exists,
             users,
             require,
-        } => {
-            s.require_global(Priv::CREATE_USER)?;
-            let ssl = require.as_ref().map(SslRequire::from_clause).transpose()?;
-            let (mut changed, mut failed) = (false, Vec::new());
-            for u in users {
-                let (user, host) = name_of(&u.name, me, &mut invoker);
-                let pw = password_of(u)?;
-                let Some(acc) = accounts(s)?.exact(&user, &host).cloned() else {
-                    if *if_exists {
-                        notes.push(sql_err(
-                            code::ER_CANNOT_USER,
-                            format!("Operation ALTER USER failed for '{user}'@'{host}'"),
-                        ));
-                    } else {
-                        failed.push((user, host));
-                    }
-                    continue;
-                };
-                if let Some(pw) = pw {
-                    set_password(s, &acc, &pw)?;
-                }
-                if let Some(ssl) = &ssl {
-                    set_ssl(s, &acc, ssl)?;
-                }
-                changed = true;
-            }
-            // MariaDB logs ALTER USER only when it altered a user.
-            Ok(Outcome {
-                log: changed,
-                error: cannot("ALTER USER", &failed),
-                text: None,
-                invoker,
-            })
-        }
+        } => alter_users(s, me, notes, *if_exists, users, require.as_ref()),
         AccountStmt::SetPassword {
             user,
             password,
             is_hash,
-        } => {
-            let (u, h) = match user {
-                Some((u, h)) => {
-                    if *u != me.user || *h != me.host {
-                        s.require_global(Priv::CREATE_USER)?;
-                    }
-                    (u.clone(), h.clone())
-                }
-                None => {
-                    invoker = true;
-                    (me.user.clone(), me.host.clone())
-                }
-            };
-            let Some(acc) = accounts(s)?.exact(&u, &h).cloned() else {
-                return Err(sql_err(
-                    code::ER_PASSWORD_NO_MATCH,
-                    "Can't find any matching row in the user table",
-                ));
-            };
-            // Logged as MariaDB writes it: the hash as given, or the one PASSWORD() made.
-            let hash = if *is_hash {
-                checked_hash(password)?.to_string()
-            } else {
-                hash_password(password)
-            };
-            set_password(s, &acc, &hash.to_uppercase())?;
-            let cut = |x: &str| x.chars().take(120).collect::<String>();
-            Ok(Outcome {
-                text: Some(format!(
-                    "SET PASSWORD FOR '{}'@'{}'='{}'",
-                    cut(&u),
-                    cut(&h),
-                    cut(&hash)
-                )),
-                ..Outcome::logged(invoker)
-            })
-        }
+        } => set_password_stmt(s, me, user, password, *is_hash),
         AccountStmt::Grant {
             privs,
             level,
@@ -384,32 +239,228 @@ fn apply(
             level,
             users,
         } => revoke(s, me, privs, level, users),
-        AccountStmt::RevokeAll { users } => {
-            s.require_global(Priv::CREATE_USER)?;
-            let mut failed = false;
-            for (u, h) in users {
-                let Some(acc) = accounts(s)?.exact(u, h).cloned() else {
-                    failed = true;
-                    continue;
-                };
-                s.run_internal(&format!(
-                    "UPDATE mysql.onelog_user SET Privileges = '', Grant_option = 0 WHERE {}",
-                    key(&acc)
-                ))?;
-                s.run_internal(&format!("DELETE FROM mysql.onelog_db WHERE {}", key(&acc)))?;
-            }
-            // MariaDB logs it even when it failed for every user.
-            Ok(Outcome {
-                error: failed.then(|| {
-                    sql_err(
-                        1269,
-                        "Can't revoke all privileges for one or more of the requested users",
-                    )
-                }),
-                ..Outcome::logged(false)
-            })
-        }
+        AccountStmt::RevokeAll { users } => revoke_all(s, users),
     }
+}
+
+/// `CREATE USER [IF NOT EXISTS] user [IDENTIFIED ...] [, ...] [REQUIRE ...]`.
+fn create_users(
+    s: &mut Session,
+    me: &Account,
+    notes: &mut Vec<SqlError>,
+    if_not_exists: bool,
+    users: &[UserSpec],
+    require: Option<&RequireClause>,
+) -> Result<Outcome, SqlError> {
+    let mut invoker = false;
+    s.require_global(Priv::CREATE_USER)?;
+    let ssl = require.map(SslRequire::from_clause).transpose()?;
+    let (mut changed, mut failed) = (false, Vec::new());
+    for u in users {
+        let (user, host) = name_of(&u.name, me, &mut invoker);
+        let pw = password_of(u)?.unwrap_or_default();
+        if accounts(s)?.exact(&user, &host).is_some() {
+            if if_not_exists {
+                notes.push(sql_err(
+                    1973,
+                    format!("Can't create user '{user}'@'{host}'; it already exists"),
+                ));
+            } else {
+                failed.push((user, host));
+            }
+            continue;
+        }
+        let acc = create(s, &user, &host, &pw)?;
+        if let Some(ssl) = &ssl {
+            set_ssl(s, &acc, ssl)?;
+        }
+        changed = true;
+    }
+    Ok(Outcome::users(
+        changed,
+        cannot("CREATE USER", &failed),
+        invoker,
+    ))
+}
+
+/// `DROP USER [IF EXISTS] user [, ...]`.
+fn drop_users(
+    s: &mut Session,
+    notes: &mut Vec<SqlError>,
+    if_exists: bool,
+    users: &[(String, String)],
+) -> Result<Outcome, SqlError> {
+    s.require_global(Priv::CREATE_USER)?;
+    let (mut changed, mut failed) = (false, Vec::new());
+    for (u, h) in users {
+        let Some(acc) = accounts(s)?.exact(u, h).cloned() else {
+            if if_exists {
+                notes.push(sql_err(
+                    1974,
+                    format!("Can't drop user '{u}'@'{h}'; it doesn't exist"),
+                ));
+            } else {
+                failed.push((u.clone(), h.clone()));
+            }
+            continue;
+        };
+        for table in ["onelog_user", "onelog_db"] {
+            s.run_internal(&format!("DELETE FROM mysql.{table} WHERE {}", key(&acc)))?;
+        }
+        changed = true;
+    }
+    Ok(Outcome::users(changed, cannot("DROP USER", &failed), false))
+}
+
+/// `RENAME USER from TO to [, ...]`.
+fn rename_users(
+    s: &mut Session,
+    pairs: &[(UserHost, UserHost)],
+) -> Result<Outcome, SqlError> {
+    s.require_global(Priv::CREATE_USER)?;
+    let (mut changed, mut failed) = (false, Vec::new());
+    for ((u, h), (to_u, to_h)) in pairs {
+        let cur = accounts(s)?;
+        let Some(acc) = cur.exact(u, h).cloned() else {
+            failed.push((u.clone(), h.clone()));
+            continue;
+        };
+        if cur.exact(to_u, to_h).is_some() {
+            failed.push((u.clone(), h.clone()));
+            continue;
+        }
+        for table in ["onelog_user", "onelog_db"] {
+            s.run_internal(&format!(
+                "UPDATE mysql.{table} SET Host = {}, User = {} WHERE {}",
+                quote(to_h),
+                quote(to_u),
+                key(&acc)
+            ))?;
+        }
+        changed = true;
+    }
+    Ok(Outcome::users(
+        changed,
+        cannot("RENAME USER", &failed),
+        false,
+    ))
+}
+
+/// `ALTER USER [IF EXISTS] user [IDENTIFIED ...] [, ...] [REQUIRE ...]`.
+fn alter_users(
+    s: &mut Session,
+    me: &Account,
+    notes: &mut Vec<SqlError>,
+    if_exists: bool,
+    users: &[UserSpec],
+    require: Option<&RequireClause>,
+) -> Result<Outcome, SqlError> {
+    let mut invoker = false;
+    s.require_global(Priv::CREATE_USER)?;
+    let ssl = require.map(SslRequire::from_clause).transpose()?;
+    let (mut changed, mut failed) = (false, Vec::new());
+    for u in users {
+        let (user, host) = name_of(&u.name, me, &mut invoker);
+        let pw = password_of(u)?;
+        let Some(acc) = accounts(s)?.exact(&user, &host).cloned() else {
+            if if_exists {
+                notes.push(sql_err(
+                    code::ER_CANNOT_USER,
+                    format!("Operation ALTER USER failed for '{user}'@'{host}'"),
+                ));
+            } else {
+                failed.push((user, host));
+            }
+            continue;
+        };
+        if let Some(pw) = pw {
+            set_password(s, &acc, &pw)?;
+        }
+        if let Some(ssl) = &ssl {
+            set_ssl(s, &acc, ssl)?;
+        }
+        changed = true;
+    }
+    // MariaDB logs ALTER USER only when it altered a user.
+    Ok(Outcome {
+        log: changed,
+        error: cannot("ALTER USER", &failed),
+        text: None,
+        invoker,
+    })
+}
+
+/// `SET PASSWORD [FOR user] = ...`.
+fn set_password_stmt(
+    s: &mut Session,
+    me: &Account,
+    user: &UserName,
+    password: &str,
+    is_hash: bool,
+) -> Result<Outcome, SqlError> {
+    let mut invoker = false;
+    let (u, h) = match user {
+        Some((u, h)) => {
+            if *u != me.user || *h != me.host {
+                s.require_global(Priv::CREATE_USER)?;
+            }
+            (u.clone(), h.clone())
+        }
+        None => {
+            invoker = true;
+            (me.user.clone(), me.host.clone())
+        }
+    };
+    let Some(acc) = accounts(s)?.exact(&u, &h).cloned() else {
+        return Err(sql_err(
+            code::ER_PASSWORD_NO_MATCH,
+            "Can't find any matching row in the user table",
+        ));
+    };
+    // Logged as MariaDB writes it: the hash as given, or the one PASSWORD() made.
+    let hash = if is_hash {
+        checked_hash(password)?.to_string()
+    } else {
+        hash_password(password)
+    };
+    set_password(s, &acc, &hash.to_uppercase())?;
+    let cut = |x: &str| x.chars().take(120).collect::<String>();
+    Ok(Outcome {
+        text: Some(format!(
+            "SET PASSWORD FOR '{}'@'{}'='{}'",
+            cut(&u),
+            cut(&h),
+            cut(&hash)
+        )),
+        ..Outcome::logged(invoker)
+    })
+}
+
+/// `REVOKE ALL [PRIVILEGES], GRANT OPTION FROM user [, ...]`.
+fn revoke_all(s: &mut Session, users: &[(String, String)]) -> Result<Outcome, SqlError> {
+    s.require_global(Priv::CREATE_USER)?;
+    let mut failed = false;
+    for (u, h) in users {
+        let Some(acc) = accounts(s)?.exact(u, h).cloned() else {
+            failed = true;
+            continue;
+        };
+        s.run_internal(&format!(
+            "UPDATE mysql.onelog_user SET Privileges = '', Grant_option = 0 WHERE {}",
+            key(&acc)
+        ))?;
+        s.run_internal(&format!("DELETE FROM mysql.onelog_db WHERE {}", key(&acc)))?;
+    }
+    // MariaDB logs it even when it failed for every user.
+    Ok(Outcome {
+        error: failed.then(|| {
+            sql_err(
+                1269,
+                "Can't revoke all privileges for one or more of the requested users",
+            )
+        }),
+        ..Outcome::logged(false)
+    })
 }
 
 fn grant(

@@ -23,6 +23,7 @@ mod locks;
 mod replica;
 pub(crate) mod rewrite;
 pub mod sequence;
+mod transaction;
 mod views;
 pub mod xa;
 use accounts::user_name;
@@ -1081,6 +1082,9 @@ fn parse_admin(p: &mut Parser) -> Result<Option<Admin>, ParserError> {
     if let Some(a) = sequence::parse(p, &first)? {
         return Ok(Some(a));
     }
+    if let Some(a) = transaction::parse(p, &first, second.as_deref())? {
+        return Ok(Some(a));
+    }
     let a = match first.as_str() {
         "SHOW" => {
             p.next_token();
@@ -1093,101 +1097,6 @@ fn parse_admin(p: &mut Parser) -> Result<Option<Admin>, ParserError> {
         "USE" => {
             p.next_token();
             Admin::Use(ident(p)?)
-        }
-        "BEGIN" => {
-            p.next_token();
-            let _ = word(p, "WORK");
-            Admin::Begin {
-                read_only: false,
-                snapshot: false,
-            }
-        }
-        "START" if second.as_deref() == Some("TRANSACTION") => {
-            p.next_token();
-            p.next_token();
-            let mut read_only = false;
-            let mut snapshot = false;
-            loop {
-                if words(p, &["WITH", "CONSISTENT", "SNAPSHOT"]) {
-                    snapshot = true;
-                } else if words(p, &["READ", "ONLY"]) {
-                    read_only = true;
-                } else if words(p, &["READ", "WRITE"]) {
-                    read_only = false;
-                } else {
-                    break;
-                }
-                if !p.consume_token(&Token::Comma) {
-                    break;
-                }
-            }
-            Admin::Begin {
-                read_only,
-                snapshot,
-            }
-        }
-        "COMMIT" | "ROLLBACK" => {
-            p.next_token();
-            let _ = word(p, "WORK");
-            if first == "ROLLBACK" && word(p, "TO") {
-                // `SAVEPOINT` is optional, and is itself a valid savepoint name.
-                if peek_word(p, 0).as_deref() == Some("SAVEPOINT")
-                    && !matches!(p.peek_nth_token_ref(1).token, Token::EOF)
-                {
-                    p.next_token();
-                }
-                return Ok(Some(Admin::RollbackTo(ident(p)?)));
-            }
-            if word(p, "AND") {
-                let _ = word(p, "NO");
-                expect_word(p, "CHAIN")?;
-            }
-            let _ = words(p, &["NO", "RELEASE"]);
-            if first == "COMMIT" {
-                Admin::Commit
-            } else {
-                Admin::Rollback
-            }
-        }
-        "PREPARE" => {
-            p.next_token();
-            let name = ident(p)?;
-            p.expect_keyword(Keyword::FROM)?;
-            Admin::Prepare {
-                name,
-                source: p.parse_expr()?,
-            }
-        }
-        "EXECUTE" => {
-            p.next_token();
-            let name = ident(p)?;
-            let mut args = Vec::new();
-            if p.parse_keyword(Keyword::USING) {
-                args.push(p.parse_expr()?);
-                while p.consume_token(&Token::Comma) {
-                    args.push(p.parse_expr()?);
-                }
-            }
-            Admin::Execute { name, args }
-        }
-        "DEALLOCATE" => {
-            p.next_token();
-            expect_word(p, "PREPARE")?;
-            Admin::Deallocate(ident(p)?)
-        }
-        "DROP" if second.as_deref() == Some("PREPARE") => {
-            p.next_token();
-            p.next_token();
-            Admin::Deallocate(ident(p)?)
-        }
-        "SAVEPOINT" => {
-            p.next_token();
-            Admin::Savepoint(ident(p)?)
-        }
-        "RELEASE" if second.as_deref() == Some("SAVEPOINT") => {
-            p.next_token();
-            p.next_token();
-            Admin::ReleaseSavepoint(ident(p)?)
         }
         "KILL" => {
             p.next_token();

@@ -18,7 +18,7 @@ use sqlparser::ast as sq;
 use crate::binder::{self, Binder, InsertTemplate, Select, SelectTemplate, VirtualColumn};
 use crate::database::{now, Database, ProcEntry, ProcState};
 use crate::executor::{self, engine_err, ExecCtx};
-use crate::parser::{self, Admin, Parsed, Scope as VarScope, SetTarget, Stmt};
+use crate::parser::{self, Admin, Parsed, Scope as VarScope, Stmt};
 use crate::prepared_count::SessionCount;
 use crate::users::{self, Priv};
 use crate::vars;
@@ -1197,17 +1197,16 @@ impl Session {
             Admin::Begin {
                 read_only,
                 snapshot,
-            } => {
-                self.implicit_commit()?;
-                self.release_table_locks();
-                self.in_explicit = true;
-                self.read_only_txn = *read_only;
-                let txn = self.ensure_txn();
-                if *snapshot {
-                    txn.take_snapshot();
-                }
-                Ok(QueryResult::ok())
-            }
+            } => self.begin(*read_only, *snapshot),
+            Admin::Savepoint(name) => self.savepoint(name),
+            Admin::RollbackTo(name) => self.rollback_to_savepoint(name),
+            Admin::ReleaseSavepoint(name) => self.release_savepoint(name),
+            Admin::Set(items) => self.run_set(items),
+            Admin::SetTransaction {
+                scope,
+                isolation,
+                read_only,
+            } => self.set_transaction(*scope, isolation.as_deref(), *read_only),
             Admin::Commit => {
                 self.commit_txn()?;
                 Ok(QueryResult::ok())
@@ -1228,97 +1227,6 @@ impl Session {
                             "Unknown prepared statement handler ({name}) given to DEALLOCATE PREPARE"
                         ),
                     ));
-                }
-                Ok(QueryResult::ok())
-            }
-            Admin::Savepoint(name) => {
-                // Outside a transaction in autocommit mode SAVEPOINT is accepted and does
-                // nothing (MariaDB); with autocommit off it belongs to the transaction the
-                // session is in, starting it if needed.
-                if self.in_explicit || !self.autocommit() {
-                    self.ensure_txn().savepoint(name);
-                }
-                Ok(QueryResult::ok())
-            }
-            Admin::RollbackTo(name) => {
-                let found = self
-                    .txn
-                    .as_mut()
-                    .is_some_and(|t| t.rollback_to_savepoint(name));
-                if !found {
-                    return Err(no_savepoint(name));
-                }
-                Ok(QueryResult::ok())
-            }
-            Admin::ReleaseSavepoint(name) => {
-                let found = self.txn.as_mut().is_some_and(|t| t.release_savepoint(name));
-                if !found {
-                    return Err(no_savepoint(name));
-                }
-                Ok(QueryResult::ok())
-            }
-            Admin::Set(items) => {
-                for (target, e) in items {
-                    let default = matches!(e, sq::Expr::Identifier(id)
-                        if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("DEFAULT"));
-                    if default {
-                        if let SetTarget::System(scope, name) = target {
-                            self.set_var_default(*scope, name)?;
-                            continue;
-                        }
-                    }
-                    // A system variable takes a bare word as its value (`= FULL`, `= ON`).
-                    let v = match (target, e) {
-                        (_, sq::Expr::Identifier(id))
-                            if id.quote_style.is_none()
-                                && !id.value.starts_with('@')
-                                && !matches!(target, SetTarget::User(_)) =>
-                        {
-                            Value::str(&id.value)
-                        }
-                        _ => self.eval_const(e)?,
-                    };
-                    match target {
-                        SetTarget::User(n) => {
-                            self.user_vars.insert(n.clone(), v);
-                        }
-                        SetTarget::System(scope, name) => self.set_var(*scope, name, v)?,
-                        SetTarget::Names(coll) => {
-                            self.set_names(&crate::expr::to_string(&v), coll.as_deref())?
-                        }
-                        SetTarget::CharacterSet => {
-                            self.set_character_set(&crate::expr::to_string(&v))?
-                        }
-                    }
-                }
-                Ok(ok(0, 0, self.warnings.len(), String::new()))
-            }
-            Admin::SetTransaction {
-                scope,
-                isolation,
-                read_only,
-            } => {
-                if let Some(i) = isolation {
-                    match scope {
-                        None => {
-                            if self.in_explicit {
-                                return Err(sql_err(
-                                    1568,
-                                    "Transaction characteristics can't be changed while a transaction is in progress",
-                                ));
-                            }
-                            self.next_isolation =
-                                Some(if i == "READ-COMMITTED" || i == "READ-UNCOMMITTED" {
-                                    Isolation::ReadCommitted
-                                } else {
-                                    Isolation::RepeatableRead
-                                });
-                        }
-                        Some(s) => self.set_var(*s, "transaction_isolation", Value::str(i))?,
-                    }
-                }
-                if let (Some(ro), Some(s)) = (read_only, scope) {
-                    self.set_var(*s, "transaction_read_only", Value::Int(*ro as i64))?;
                 }
                 Ok(QueryResult::ok())
             }
@@ -1421,7 +1329,7 @@ impl Session {
 }
 
 /// 1305 for ROLLBACK TO / RELEASE of an unknown savepoint.
-fn no_savepoint(name: &str) -> SqlError {
+pub(super) fn no_savepoint(name: &str) -> SqlError {
     sql_err(
         code::ER_SP_DOES_NOT_EXIST,
         format!("SAVEPOINT {name} does not exist"),

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use super::naming::Naming;
-use super::reader::{read_header, Feed, FileCursor, GroupScanner, Location, Outcome};
+use super::reader::{read_header, Feed, FileCursor, FileHeader, GroupScanner, Location, Outcome};
 use super::{now, Active, Binlog, BinlogOptions, Counters, FileInfo, Inner, LogPos, Preallocate};
 use crate::error::{BinlogError, Result};
 use crate::event::Event;
@@ -169,7 +169,92 @@ pub(super) fn open(fs: Arc<dyn FileSystem>, opts: BinlogOptions) -> Result<Binlo
     let mut report = RecoveryReport::default();
     let wt = opts.sync_method == super::SyncMethod::WriteThrough;
 
-    // An interrupted RESET MASTER: complete it if its new first file is whole, else drop it.
+    finish_interrupted_reset(&fs, &loc, &opts, &mut report)?;
+
+    let (nos, mut files, headers) = read_headers(&fs, &loc, &opts, &mut report)?;
+
+    let mut binlog = unopened(&loc, &opts);
+
+    let Some(&last) = nos.last() else {
+        return create_first(binlog, &loc, &opts, report);
+    };
+
+    // Scan the last file.
+    let path = loc.path(last);
+    let file = fs
+        .open(&path, OpenMode::WRITE.write_through(wt))
+        .map_err(io_err("open", &path))?;
+    let len = file.len().map_err(io_err("stat", &path))?;
+    let header = headers[&last].clone();
+    let mut cur = FileCursor::new(file.clone(), u64::MAX).map_err(io_err("stat", &path))?;
+    let scan = scan_file(&mut cur, header.end, &header.start_state, &path)?;
+    report.groups_scanned = scan.groups;
+    report.stop_reason = scan.stop_reason.clone();
+    report.discarded_group = scan.discarded;
+
+    cut_tail(&file, &scan, len, &opts, &path, &mut report)?;
+    // What recovery accepts must be durable before anyone acts on it: after a process
+    // crash (no power loss) the bytes may still be only in the page cache.
+    file.sync_data().map_err(io_err("fdatasync", &path))?;
+
+    files.get_mut(&last).unwrap().size = scan.end;
+    {
+        let inner = binlog.inner.get_mut();
+        inner.files = files;
+        inner.state = scan.state;
+        inner.active = Active {
+            no: last,
+            file,
+            end: scan.end,
+            header_end: header.end,
+        };
+        inner.synced = LogPos::new(last, scan.end);
+    }
+    if scan.ended_with_rotate {
+        // Crashed between finishing a file and creating the next (rule 2): create it now.
+        let mut inner = binlog.inner.lock();
+        let next = last + 1;
+        let state = inner.state.binlog_state();
+        let ts = now();
+        let (file, header_end) = binlog.create_file(&loc.path(next), &state, ts)?;
+        inner.files.insert(
+            next,
+            FileInfo {
+                created: ts,
+                start_state: state,
+                size: header_end,
+            },
+        );
+        binlog.write_index(inner.files.keys().copied())?;
+        binlog.sync_dir()?;
+        inner.active = Active {
+            no: next,
+            file,
+            end: header_end,
+            header_end,
+        };
+        inner.synced = LogPos::new(next, header_end);
+    } else if opts.naming == Naming::Classic && !report.removed_files.is_empty() {
+        let inner = binlog.inner.lock();
+        binlog.write_index(inner.files.keys().copied())?;
+    }
+    {
+        let inner = binlog.inner.lock();
+        report.active_file = loc.name(inner.active.no);
+        report.end = LogPos::new(inner.active.no, inner.active.end);
+    }
+    binlog.recovery = report;
+    Ok(binlog)
+}
+
+/// An interrupted RESET MASTER: completes it if its new first file is whole, else drops
+/// that file.
+fn finish_interrupted_reset(
+    fs: &Arc<dyn FileSystem>,
+    loc: &Location,
+    opts: &BinlogOptions,
+    report: &mut RecoveryReport,
+) -> Result<()> {
     let tmp = opts.dir.join(opts.naming.reset_temp_name(&opts.base_name));
     if fs.exists(&tmp) {
         let f = fs
@@ -178,8 +263,8 @@ pub(super) fn open(fs: Arc<dyn FileSystem>, opts: BinlogOptions) -> Result<Binlo
         let mut c = FileCursor::new(f, u64::MAX).map_err(io_err("stat", &tmp))?;
         let valid = read_header(&mut c).map_err(io_err("read", &tmp))?.is_ok();
         if valid {
-            let nos = numbered_files(fs.as_ref(), &opts)?;
-            finish_reset(&loc, &tmp, &nos)?;
+            let nos = numbered_files(fs.as_ref(), opts)?;
+            finish_reset(loc, &tmp, &nos)?;
             report.completed_reset = true;
         } else {
             fs.remove(&tmp).map_err(io_err("remove", &tmp))?;
@@ -187,8 +272,19 @@ pub(super) fn open(fs: Arc<dyn FileSystem>, opts: BinlogOptions) -> Result<Binlo
             report.removed_files.push(tmp.display().to_string());
         }
     }
+    Ok(())
+}
 
-    let mut nos = numbered_files(fs.as_ref(), &opts)?;
+/// The numbers of the binlog files (checked for gaps), their headers, and the sizes of all
+/// but the last; a last file without a durable header is removed (rule 1).
+#[allow(clippy::type_complexity)]
+fn read_headers(
+    fs: &Arc<dyn FileSystem>,
+    loc: &Location,
+    opts: &BinlogOptions,
+    report: &mut RecoveryReport,
+) -> Result<(Vec<u32>, BTreeMap<u32, FileInfo>, BTreeMap<u32, FileHeader>)> {
+    let mut nos = numbered_files(fs.as_ref(), opts)?;
     for w in nos.windows(2) {
         if w[1] != w[0] + 1 {
             return Err(BinlogError::Corrupt {
@@ -262,8 +358,12 @@ pub(super) fn open(fs: Arc<dyn FileSystem>, opts: BinlogOptions) -> Result<Binlo
         e.created = h.fde.create_timestamp;
         e.start_state = h.start_state.clone();
     }
+    Ok((nos, files, headers))
+}
 
-    let mut binlog = Binlog {
+/// A binlog with no file open yet.
+fn unopened(loc: &Location, opts: &BinlogOptions) -> Binlog {
+    Binlog {
         loc: loc.clone(),
         opts: opts.clone(),
         inner: Mutex::new(Inner {
@@ -284,127 +384,77 @@ pub(super) fn open(fs: Arc<dyn FileSystem>, opts: BinlogOptions) -> Result<Binlo
         runway: super::runway::Runway::new(opts.zero_fills()),
         moved: parking_lot::Condvar::new(),
         followers: Default::default(),
+    }
+}
+
+/// A new binlog: its first file, created and synced.
+fn create_first(
+    mut binlog: Binlog,
+    loc: &Location,
+    opts: &BinlogOptions,
+    mut report: RecoveryReport,
+) -> Result<Binlog> {
+    let first = opts.naming.first_number();
+    let ts = now();
+    let (file, header_end) = binlog.create_file(&loc.path(first), &[], ts)?;
+    binlog.write_index(std::iter::once(first))?;
+    binlog.sync_dir()?;
+    let inner = binlog.inner.get_mut();
+    inner.files.insert(
+        first,
+        FileInfo {
+            created: ts,
+            start_state: Vec::new(),
+            size: header_end,
+        },
+    );
+    inner.active = Active {
+        no: first,
+        file,
+        end: header_end,
+        header_end,
     };
+    inner.synced = LogPos::new(first, header_end);
+    report.created = true;
+    report.active_file = loc.name(first);
+    report.end = inner.synced;
+    binlog.recovery = report;
+    Ok(binlog)
+}
 
-    let Some(&last) = nos.last() else {
-        // A new binlog.
-        let first = opts.naming.first_number();
-        let ts = now();
-        let (file, header_end) = binlog.create_file(&loc.path(first), &[], ts)?;
-        binlog.write_index(std::iter::once(first))?;
-        binlog.sync_dir()?;
-        let inner = binlog.inner.get_mut();
-        inner.files.insert(
-            first,
-            FileInfo {
-                created: ts,
-                start_state: Vec::new(),
-                size: header_end,
-            },
-        );
-        inner.active = Active {
-            no: first,
-            file,
-            end: header_end,
-            header_end,
-        };
-        inner.synced = LogPos::new(first, header_end);
-        report.created = true;
-        report.active_file = loc.name(first);
-        report.end = inner.synced;
-        binlog.recovery = report;
-        return Ok(binlog);
-    };
-
-    // Scan the last file.
-    let path = loc.path(last);
-    let file = fs
-        .open(&path, OpenMode::WRITE.write_through(wt))
-        .map_err(io_err("open", &path))?;
-    let len = file.len().map_err(io_err("stat", &path))?;
-    let header = headers[&last].clone();
-    let mut cur = FileCursor::new(file.clone(), u64::MAX).map_err(io_err("stat", &path))?;
-    let scan = scan_file(&mut cur, header.end, &header.start_state, &path)?;
-    report.groups_scanned = scan.groups;
-    report.stop_reason = scan.stop_reason.clone();
-    report.discarded_group = scan.discarded;
-
-    // Cut everything after the end. Engine files keep their preallocated size: the bytes
-    // that held data are zeroed (so a later scan cannot mistake old bytes for events).
+/// Cuts everything after the scan's end. Engine files keep their preallocated size: the
+/// bytes that held data are zeroed (so a later scan cannot mistake old bytes for events).
+fn cut_tail(
+    file: &Arc<dyn LogFile>,
+    scan: &Scan,
+    len: u64,
+    opts: &BinlogOptions,
+    path: &Path,
+    report: &mut RecoveryReport,
+) -> Result<()> {
     let keep_size = opts.preallocates() && !scan.ended_with_rotate;
     if keep_size {
-        let high = data_high_water(file.as_ref(), scan.end, len, &path)?;
+        let high = data_high_water(file.as_ref(), scan.end, len, path)?;
         if high > scan.end {
             let zeros = vec![0u8; (high - scan.end).min(1 << 20) as usize];
             let mut off = scan.end;
             while off < high {
                 let n = (high - off).min(zeros.len() as u64) as usize;
                 file.write_at(&zeros[..n], off)
-                    .map_err(io_err("write", &path))?;
+                    .map_err(io_err("write", path))?;
                 off += n as u64;
             }
             report.truncated_bytes = high - scan.end;
         }
         if len < opts.max_binlog_size && opts.preallocate != Preallocate::Off {
             file.preallocate(opts.max_binlog_size)
-                .map_err(io_err("fallocate", &path))?;
+                .map_err(io_err("fallocate", path))?;
         }
     } else if len > scan.end {
-        report.truncated_bytes = data_high_water(file.as_ref(), scan.end, len, &path)? - scan.end;
-        file.set_len(scan.end).map_err(io_err("truncate", &path))?;
+        report.truncated_bytes = data_high_water(file.as_ref(), scan.end, len, path)? - scan.end;
+        file.set_len(scan.end).map_err(io_err("truncate", path))?;
     }
-    // What recovery accepts must be durable before anyone acts on it: after a process
-    // crash (no power loss) the bytes may still be only in the page cache.
-    file.sync_data().map_err(io_err("fdatasync", &path))?;
-
-    files.get_mut(&last).unwrap().size = scan.end;
-    {
-        let inner = binlog.inner.get_mut();
-        inner.files = files;
-        inner.state = scan.state;
-        inner.active = Active {
-            no: last,
-            file,
-            end: scan.end,
-            header_end: header.end,
-        };
-        inner.synced = LogPos::new(last, scan.end);
-    }
-    if scan.ended_with_rotate {
-        // Crashed between finishing a file and creating the next (rule 2): create it now.
-        let mut inner = binlog.inner.lock();
-        let next = last + 1;
-        let state = inner.state.binlog_state();
-        let ts = now();
-        let (file, header_end) = binlog.create_file(&loc.path(next), &state, ts)?;
-        inner.files.insert(
-            next,
-            FileInfo {
-                created: ts,
-                start_state: state,
-                size: header_end,
-            },
-        );
-        binlog.write_index(inner.files.keys().copied())?;
-        binlog.sync_dir()?;
-        inner.active = Active {
-            no: next,
-            file,
-            end: header_end,
-            header_end,
-        };
-        inner.synced = LogPos::new(next, header_end);
-    } else if opts.naming == Naming::Classic && !report.removed_files.is_empty() {
-        let inner = binlog.inner.lock();
-        binlog.write_index(inner.files.keys().copied())?;
-    }
-    {
-        let inner = binlog.inner.lock();
-        report.active_file = loc.name(inner.active.no);
-        report.end = LogPos::new(inner.active.no, inner.active.end);
-    }
-    binlog.recovery = report;
-    Ok(binlog)
+    Ok(())
 }
 
 /// Placeholder file before the real active file is known.

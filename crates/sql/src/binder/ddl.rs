@@ -1242,22 +1242,24 @@ pub(super) fn column_keys(
     Ok(())
 }
 
+/// A database name (1102 when it is not one identifier of 1 to 64 characters).
+fn db_name(n: &sq::ObjectName) -> Result<String, SqlError> {
+    let p = name_parts(n);
+    if p.len() != 1 || p[0].is_empty() || p[0].len() > 64 {
+        return Err(err(
+            code::ER_WRONG_DB_NAME,
+            format!("Incorrect database name '{n}'"),
+        ));
+    }
+    Ok(p[0].clone())
+}
+
 /// Binds a DDL statement into the engine's form; Ok(None) if `stmt` is not DDL.
 pub fn bind_ddl(
     b: &Binder,
     stmt: &sq::Statement,
 ) -> Result<Option<(Ddl, Vec<SqlError>)>, SqlError> {
     use sq::Statement as S;
-    let db_name = |n: &sq::ObjectName| -> Result<String, SqlError> {
-        let p = name_parts(n);
-        if p.len() != 1 || p[0].is_empty() || p[0].len() > 64 {
-            return Err(err(
-                code::ER_WRONG_DB_NAME,
-                format!("Incorrect database name '{n}'"),
-            ));
-        }
-        Ok(p[0].clone())
-    };
     Ok(Some(match stmt {
         S::CreateDatabase {
             db_name: n,
@@ -1293,67 +1295,14 @@ pub fn bind_ddl(
             table,
             temporary,
             ..
-        } => {
-            if *temporary {
-                return Err(unsupported("DROP TEMPORARY TABLE"));
-            }
-            match object_type {
-                sq::ObjectType::Table => {
-                    let mut tables = Vec::new();
-                    for n in names {
-                        tables.push(b.table_name(n)?);
-                    }
-                    (
-                        Ddl::DropTables {
-                            tables,
-                            if_exists: *if_exists,
-                        },
-                        vec![],
-                    )
-                }
-                sq::ObjectType::Database | sq::ObjectType::Schema => {
-                    if names.len() != 1 {
-                        return Err(crate::parser::syntax_error("", 0));
-                    }
-                    (
-                        Ddl::DropDatabase {
-                            name: db_name(&names[0])?,
-                            if_exists: *if_exists,
-                        },
-                        vec![],
-                    )
-                }
-                sq::ObjectType::Index => {
-                    let Some(t) = table else {
-                        return Err(crate::parser::syntax_error("", 0));
-                    };
-                    let (db, tname) = b.table_name(t)?;
-                    let def = b.resolve_table(&db, &tname)?;
-                    let name = name_parts(&names[0]).pop().unwrap_or_default();
-                    let op = if ident_eq(&name, "PRIMARY") {
-                        sq::AlterTableOperation::DropPrimaryKey {
-                            drop_behavior: None,
-                        }
-                    } else {
-                        sq::AlterTableOperation::DropIndex {
-                            name: sq::Ident::new(name),
-                        }
-                    };
-                    let ops = bind_alter(&def, std::slice::from_ref(&op))?;
-                    let ops = crate::foreign_keys::bind_alter_ops(b, &def, &[op], ops)?;
-                    (
-                        Ddl::AlterTable {
-                            db,
-                            table: tname,
-                            ops,
-                            convert: None,
-                        },
-                        vec![],
-                    )
-                }
-                other => return Err(unsupported(&format!("DROP {other}"))),
-            }
-        }
+        } => bind_drop(
+            b,
+            object_type,
+            *if_exists,
+            names,
+            table.as_ref(),
+            *temporary,
+        )?,
         S::CreateTable(ct) => bind_create_table(b, ct)?,
         S::AlterTable(at) => {
             let (db, tname) = b.table_name(&at.name)?;
@@ -1387,51 +1336,7 @@ pub fn bind_ddl(
                 vec![],
             )
         }
-        S::CreateIndex(ci) => {
-            let (db, tname) = b.table_name(&ci.table_name)?;
-            let def = b.resolve_table(&db, &tname)?;
-            let Some(name) = &ci.name else {
-                return Err(crate::parser::syntax_error("", 0));
-            };
-            let iname = name_parts(name).pop().unwrap_or_default();
-            let c = if ci.unique {
-                sq::TableConstraint::Unique(sq::UniqueConstraint {
-                    name: None,
-                    index_name: Some(sq::Ident::new(iname)),
-                    index_type_display: sq::KeyOrIndexDisplay::None,
-                    index_type: None,
-                    columns: ci.columns.clone(),
-                    include: vec![],
-                    index_options: vec![],
-                    characteristics: None,
-                    nulls_distinct: sq::NullsDistinctOption::None,
-                })
-            } else {
-                sq::TableConstraint::Index(sq::IndexConstraint {
-                    display_as_key: false,
-                    name: Some(sq::Ident::new(iname)),
-                    index_type: None,
-                    columns: ci.columns.clone(),
-                    index_options: vec![],
-                })
-            };
-            let ops = bind_alter(
-                &def,
-                &[sq::AlterTableOperation::AddConstraint {
-                    constraint: c,
-                    not_valid: false,
-                }],
-            )?;
-            (
-                Ddl::AlterTable {
-                    db,
-                    table: tname,
-                    ops,
-                    convert: None,
-                },
-                vec![],
-            )
-        }
+        S::CreateIndex(ci) => bind_create_index(b, ci)?,
         S::Truncate(t) => {
             if t.table_names.len() != 1 {
                 return Err(crate::parser::syntax_error("", 0));
@@ -1451,4 +1356,121 @@ pub fn bind_ddl(
         }
         _ => return Ok(None),
     }))
+}
+
+/// `DROP TABLE`, `DROP DATABASE | SCHEMA`, `DROP INDEX ... ON t`.
+fn bind_drop(
+    b: &Binder,
+    object_type: &sq::ObjectType,
+    if_exists: bool,
+    names: &[sq::ObjectName],
+    table: Option<&sq::ObjectName>,
+    temporary: bool,
+) -> Result<(Ddl, Vec<SqlError>), SqlError> {
+    if temporary {
+        return Err(unsupported("DROP TEMPORARY TABLE"));
+    }
+    Ok(match object_type {
+        sq::ObjectType::Table => {
+            let mut tables = Vec::new();
+            for n in names {
+                tables.push(b.table_name(n)?);
+            }
+            (
+                Ddl::DropTables {
+                    tables,
+                    if_exists,
+                },
+                vec![],
+            )
+        }
+        sq::ObjectType::Database | sq::ObjectType::Schema => {
+            if names.len() != 1 {
+                return Err(crate::parser::syntax_error("", 0));
+            }
+            (
+                Ddl::DropDatabase {
+                    name: db_name(&names[0])?,
+                    if_exists,
+                },
+                vec![],
+            )
+        }
+        sq::ObjectType::Index => {
+            let Some(t) = table else {
+                return Err(crate::parser::syntax_error("", 0));
+            };
+            let (db, tname) = b.table_name(t)?;
+            let def = b.resolve_table(&db, &tname)?;
+            let name = name_parts(&names[0]).pop().unwrap_or_default();
+            let op = if ident_eq(&name, "PRIMARY") {
+                sq::AlterTableOperation::DropPrimaryKey {
+                    drop_behavior: None,
+                }
+            } else {
+                sq::AlterTableOperation::DropIndex {
+                    name: sq::Ident::new(name),
+                }
+            };
+            let ops = bind_alter(&def, std::slice::from_ref(&op))?;
+            let ops = crate::foreign_keys::bind_alter_ops(b, &def, &[op], ops)?;
+            (
+                Ddl::AlterTable {
+                    db,
+                    table: tname,
+                    ops,
+                    convert: None,
+                },
+                vec![],
+            )
+        }
+        other => return Err(unsupported(&format!("DROP {other}"))),
+    })
+}
+
+/// `CREATE [UNIQUE] INDEX name ON t (...)`: an ALTER TABLE adding the index.
+fn bind_create_index(b: &Binder, ci: &sq::CreateIndex) -> Result<(Ddl, Vec<SqlError>), SqlError> {
+    let (db, tname) = b.table_name(&ci.table_name)?;
+    let def = b.resolve_table(&db, &tname)?;
+    let Some(name) = &ci.name else {
+        return Err(crate::parser::syntax_error("", 0));
+    };
+    let iname = name_parts(name).pop().unwrap_or_default();
+    let c = if ci.unique {
+        sq::TableConstraint::Unique(sq::UniqueConstraint {
+            name: None,
+            index_name: Some(sq::Ident::new(iname)),
+            index_type_display: sq::KeyOrIndexDisplay::None,
+            index_type: None,
+            columns: ci.columns.clone(),
+            include: vec![],
+            index_options: vec![],
+            characteristics: None,
+            nulls_distinct: sq::NullsDistinctOption::None,
+        })
+    } else {
+        sq::TableConstraint::Index(sq::IndexConstraint {
+            display_as_key: false,
+            name: Some(sq::Ident::new(iname)),
+            index_type: None,
+            columns: ci.columns.clone(),
+            index_options: vec![],
+        })
+    };
+    let ops = bind_alter(
+        &def,
+        &[sq::AlterTableOperation::AddConstraint {
+            constraint: c,
+            not_valid: false,
+        }],
+    )?;
+    Ok((
+        Ddl::AlterTable {
+            db,
+            table: tname,
+            ops,
+            convert: None,
+        },
+        vec![],
+    ))
 }

@@ -144,35 +144,7 @@ pub fn call_json(f: JsonFn, a: &[Value]) -> Value {
     let opt = |v: Option<String>| v.map_or(Value::Null, |s| Value::str(&s));
     match f {
         Valid => Value::Int(parse(&text(0)).is_some() as i64),
-        Extract => {
-            let doc = text(0);
-            let Some(root) = parse(&doc) else {
-                return Value::Null;
-            };
-            let mut found = Vec::new();
-            let mut wild = a.len() > 2;
-            for p in &a[1..] {
-                let Some(path) = parse_path(&to_string(p)) else {
-                    return Value::Null;
-                };
-                wild |= path
-                    .iter()
-                    .any(|s| matches!(s, Step::AnyKey | Step::AnyIndex));
-                select(&root, &path, &mut found);
-            }
-            match (found.len(), wild) {
-                (0, _) => Value::Null,
-                (1, false) => Value::str(&normal(found[0])),
-                _ => Value::str(&format!(
-                    "[{}]",
-                    found
-                        .iter()
-                        .map(|n| normal(n))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )),
-            }
-        }
+        Extract => extract(a),
         Scalar => {
             let doc = text(0);
             let root = parse(&doc);
@@ -198,113 +170,14 @@ pub fn call_json(f: JsonFn, a: &[Value]) -> Value {
         }
         Quote => Value::str(&quote(&text(0))),
         Element(json) => Value::str(&scalar(&a[0], json)),
-        Set(..) | Remove | ArrayAppend(_) | MergePatch => {
-            let src = text(0);
-            let Some(root) = parse(&src) else {
-                return Value::Null;
-            };
-            let mut doc = Tree::of(&root);
-            let json = match f {
-                Set(_, m) | ArrayAppend(m) => m,
-                _ => 0,
-            };
-            if matches!(f, Set(..) | ArrayAppend(_)) {
-                // (path, value) pairs after the document.
-                if a.len().is_multiple_of(2) {
-                    return Value::Null;
-                }
-                for k in (1..a.len()).step_by(2) {
-                    let Some(path) = parse_path(&to_string(&a[k])) else {
-                        return Value::Null;
-                    };
-                    let v = Tree::value(&a[k + 1], is_json(json, k + 1));
-                    let ok = match f {
-                        Set(w, _) => doc.write(&path, v, w),
-                        _ => doc.append(&path, v),
-                    };
-                    if !ok {
-                        return Value::Null;
-                    }
-                }
-            }
-            if f == Remove {
-                for p in &a[1..] {
-                    match parse_path(&to_string(p)) {
-                        Some(path) if !path.is_empty() => doc.remove(&path),
-                        _ => return Value::Null,
-                    }
-                }
-            }
-            if f == MergePatch {
-                for p in &a[1..] {
-                    let text = to_string(p);
-                    let Some(patch) = parse(&text) else {
-                        return Value::Null;
-                    };
-                    doc = doc.merge_patch(Tree::of(&patch));
-                }
-            }
-            Value::str(&doc.to_string())
-        }
-        Contains => {
-            let (doc, candidate) = (text(0), text(1));
-            let (Some(root), Some(cand)) = (parse(&doc), parse(&candidate)) else {
-                return Value::Null;
-            };
-            let mut found = Vec::new();
-            match a.get(2) {
-                None => found.push(&root),
-                Some(p) => match parse_path(&to_string(p)) {
-                    Some(path) => select(&root, &path, &mut found),
-                    None => return Value::Null,
-                },
-            }
-            match found.first() {
-                Some(t) => Value::Int(contains(&Tree::of(t), &Tree::of(&cand)) as i64),
-                None => Value::Null,
-            }
-        }
-        ContainsPath => {
-            let doc = text(0);
-            let Some(root) = parse(&doc) else {
-                return Value::Null;
-            };
-            let all = match text(1).to_ascii_lowercase().as_str() {
-                "all" => true,
-                "one" => false,
-                _ => return Value::Null,
-            };
-            let mut hits = 0;
-            for p in &a[2..] {
-                let Some(path) = parse_path(&to_string(p)) else {
-                    return Value::Null;
-                };
-                let mut found = Vec::new();
-                select(&root, &path, &mut found);
-                hits += !found.is_empty() as usize;
-            }
-            Value::Int(if all { hits == a.len() - 2 } else { hits > 0 } as i64)
-        }
+        Set(..) | Remove | ArrayAppend(_) | MergePatch => modify(f, a),
+        Contains => json_contains(a),
+        ContainsPath => contains_path(a),
         Depth => match parse(&text(0)) {
             Some(root) => Value::Int(Tree::of(&root).depth()),
             None => Value::Null,
         },
-        Object(json) => {
-            let mut out = String::from("{");
-            for (k, pair) in a.chunks(2).enumerate() {
-                if k > 0 {
-                    out += ", ";
-                }
-                out += &quote(&to_string(&pair[0]));
-                out += ": ";
-                out += &scalar(
-                    pair.get(1).unwrap_or(&Value::Null),
-                    is_json(json, 2 * k + 1),
-                );
-            }
-            out.push('}');
-            Value::str(&out)
-        }
+        Object(json) => object(json, a),
         Array(json) => {
             let items: Vec<String> = a
                 .iter()
@@ -313,49 +186,203 @@ pub fn call_json(f: JsonFn, a: &[Value]) -> Value {
                 .collect();
             Value::str(&format!("[{}]", items.join(", ")))
         }
-        Length | Type | Keys => {
-            let doc = text(0);
-            let Some(root) = parse(&doc) else {
+        Length | Type | Keys => describe(f, a),
+    }
+}
+
+/// JSON_EXTRACT(doc, path, ...): one match as itself, several (or a wildcard path) as
+/// an array.
+fn extract(a: &[Value]) -> Value {
+    let text = |i: usize| to_string(&a[i]);
+    let doc = text(0);
+    let Some(root) = parse(&doc) else {
+        return Value::Null;
+    };
+    let mut found = Vec::new();
+    let mut wild = a.len() > 2;
+    for p in &a[1..] {
+        let Some(path) = parse_path(&to_string(p)) else {
+            return Value::Null;
+        };
+        wild |= path
+            .iter()
+            .any(|s| matches!(s, Step::AnyKey | Step::AnyIndex));
+        select(&root, &path, &mut found);
+    }
+    match (found.len(), wild) {
+        (0, _) => Value::Null,
+        (1, false) => Value::str(&normal(found[0])),
+        _ => Value::str(&format!(
+            "[{}]",
+            found
+                .iter()
+                .map(|n| normal(n))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+}
+
+/// JSON_SET / JSON_INSERT / JSON_REPLACE, JSON_ARRAY_APPEND, JSON_REMOVE and
+/// JSON_MERGE_PATCH: the document rewritten.
+fn modify(f: JsonFn, a: &[Value]) -> Value {
+    use JsonFn::*;
+    let text = |i: usize| to_string(&a[i]);
+    let src = text(0);
+    let Some(root) = parse(&src) else {
+        return Value::Null;
+    };
+    let mut doc = Tree::of(&root);
+    let json = match f {
+        Set(_, m) | ArrayAppend(m) => m,
+        _ => 0,
+    };
+    if matches!(f, Set(..) | ArrayAppend(_)) {
+        // (path, value) pairs after the document.
+        if a.len().is_multiple_of(2) {
+            return Value::Null;
+        }
+        for k in (1..a.len()).step_by(2) {
+            let Some(path) = parse_path(&to_string(&a[k])) else {
                 return Value::Null;
             };
-            let node = match a.get(1) {
-                None => Some(&root),
-                Some(p) => {
-                    let Some(path) = parse_path(&to_string(p)) else {
-                        return Value::Null;
-                    };
-                    let mut found = Vec::new();
-                    select(&root, &path, &mut found);
-                    found.first().copied()
-                }
+            let v = Tree::value(&a[k + 1], is_json(json, k + 1));
+            let ok = match f {
+                Set(w, _) => doc.write(&path, v, w),
+                _ => doc.append(&path, v),
             };
-            let Some(n) = node else {
+            if !ok {
                 return Value::Null;
-            };
-            match f {
-                Length => Value::Int(match &n.kind {
-                    Kind::Arr(v) => v.len() as i64,
-                    Kind::Obj(v) => v.len() as i64,
-                    _ => 1,
-                }),
-                Type => Value::str(match &n.kind {
-                    Kind::Obj(_) => "OBJECT",
-                    Kind::Arr(_) => "ARRAY",
-                    Kind::Str(_) => "STRING",
-                    Kind::Bool => "BOOLEAN",
-                    Kind::Null => "NULL",
-                    Kind::Num if n.raw.contains(['.', 'e', 'E']) => "DOUBLE",
-                    Kind::Num => "INTEGER",
-                }),
-                _ => match &n.kind {
-                    Kind::Obj(v) => {
-                        let keys: Vec<String> = v.iter().map(|(k, _)| quote(k)).collect();
-                        Value::str(&format!("[{}]", keys.join(", ")))
-                    }
-                    _ => Value::Null,
-                },
             }
         }
+    }
+    if f == Remove {
+        for p in &a[1..] {
+            match parse_path(&to_string(p)) {
+                Some(path) if !path.is_empty() => doc.remove(&path),
+                _ => return Value::Null,
+            }
+        }
+    }
+    if f == MergePatch {
+        for p in &a[1..] {
+            let text = to_string(p);
+            let Some(patch) = parse(&text) else {
+                return Value::Null;
+            };
+            doc = doc.merge_patch(Tree::of(&patch));
+        }
+    }
+    Value::str(&doc.to_string())
+}
+
+/// JSON_CONTAINS(doc, candidate [, path]).
+fn json_contains(a: &[Value]) -> Value {
+    let text = |i: usize| to_string(&a[i]);
+    let (doc, candidate) = (text(0), text(1));
+    let (Some(root), Some(cand)) = (parse(&doc), parse(&candidate)) else {
+        return Value::Null;
+    };
+    let mut found = Vec::new();
+    match a.get(2) {
+        None => found.push(&root),
+        Some(p) => match parse_path(&to_string(p)) {
+            Some(path) => select(&root, &path, &mut found),
+            None => return Value::Null,
+        },
+    }
+    match found.first() {
+        Some(t) => Value::Int(contains(&Tree::of(t), &Tree::of(&cand)) as i64),
+        None => Value::Null,
+    }
+}
+
+/// JSON_CONTAINS_PATH(doc, 'one' | 'all', path, ...).
+fn contains_path(a: &[Value]) -> Value {
+    let text = |i: usize| to_string(&a[i]);
+    let doc = text(0);
+    let Some(root) = parse(&doc) else {
+        return Value::Null;
+    };
+    let all = match text(1).to_ascii_lowercase().as_str() {
+        "all" => true,
+        "one" => false,
+        _ => return Value::Null,
+    };
+    let mut hits = 0;
+    for p in &a[2..] {
+        let Some(path) = parse_path(&to_string(p)) else {
+            return Value::Null;
+        };
+        let mut found = Vec::new();
+        select(&root, &path, &mut found);
+        hits += !found.is_empty() as usize;
+    }
+    Value::Int(if all { hits == a.len() - 2 } else { hits > 0 } as i64)
+}
+
+/// JSON_OBJECT(key, value, ...); `json`: the arguments that are JSON already.
+fn object(json: u64, a: &[Value]) -> Value {
+    let mut out = String::from("{");
+    for (k, pair) in a.chunks(2).enumerate() {
+        if k > 0 {
+            out += ", ";
+        }
+        out += &quote(&to_string(&pair[0]));
+        out += ": ";
+        out += &scalar(
+            pair.get(1).unwrap_or(&Value::Null),
+            is_json(json, 2 * k + 1),
+        );
+    }
+    out.push('}');
+    Value::str(&out)
+}
+
+/// JSON_LENGTH, JSON_TYPE and JSON_KEYS of the document or of the value at a path.
+fn describe(f: JsonFn, a: &[Value]) -> Value {
+    use JsonFn::*;
+    let text = |i: usize| to_string(&a[i]);
+    let doc = text(0);
+    let Some(root) = parse(&doc) else {
+        return Value::Null;
+    };
+    let node = match a.get(1) {
+        None => Some(&root),
+        Some(p) => {
+            let Some(path) = parse_path(&to_string(p)) else {
+                return Value::Null;
+            };
+            let mut found = Vec::new();
+            select(&root, &path, &mut found);
+            found.first().copied()
+        }
+    };
+    let Some(n) = node else {
+        return Value::Null;
+    };
+    match f {
+        Length => Value::Int(match &n.kind {
+            Kind::Arr(v) => v.len() as i64,
+            Kind::Obj(v) => v.len() as i64,
+            _ => 1,
+        }),
+        Type => Value::str(match &n.kind {
+            Kind::Obj(_) => "OBJECT",
+            Kind::Arr(_) => "ARRAY",
+            Kind::Str(_) => "STRING",
+            Kind::Bool => "BOOLEAN",
+            Kind::Null => "NULL",
+            Kind::Num if n.raw.contains(['.', 'e', 'E']) => "DOUBLE",
+            Kind::Num => "INTEGER",
+        }),
+        _ => match &n.kind {
+            Kind::Obj(v) => {
+                let keys: Vec<String> = v.iter().map(|(k, _)| quote(k)).collect();
+                Value::str(&format!("[{}]", keys.join(", ")))
+            }
+            _ => Value::Null,
+        },
     }
 }
 

@@ -21,6 +21,8 @@ use std::ops::ControlFlow;
 use onelog_types::{code, ColumnType, SqlError};
 use sqlparser::ast as sq;
 
+use onelog_engine::TableDef;
+
 use crate::binder::VirtualColumn;
 use crate::parser::{FileFormat, LoadData, LoadDup, LoadTarget, Parsed};
 use crate::session::Session;
@@ -171,30 +173,7 @@ impl Session {
         client: Option<&mut dyn Client>,
     ) -> Result<QueryResult, SqlError> {
         self.db.count_com("Com_load");
-        if l.local {
-            let on = self
-                .db
-                .global_variable("local_infile")
-                .is_none_or(|v| crate::expr::to_i64(&v) != 0);
-            if !on || !client.as_ref().is_some_and(|c| c.local_files()) {
-                return Err(capability_disabled());
-            }
-        } else if !self.internal && !self.account().has_global(Priv::FILE) {
-            let acc = self.account();
-            return Err(sql_err(
-                code::ER_ACCESS_DENIED_ERROR,
-                format!(
-                    "Access denied for user '{}'@'{}' (using password: {})",
-                    self.user,
-                    self.account_host,
-                    if acc.password_hash.is_empty() {
-                        "NO"
-                    } else {
-                        "YES"
-                    }
-                ),
-            ));
-        }
+        self.check_load_access(l, client.as_deref())?;
         let db = match l.db.clone().or_else(|| self.current_db.clone()) {
             Some(d) => d,
             None => return Err(sql_err(code::ER_NO_DB_ERROR, "No database selected")),
@@ -217,82 +196,8 @@ impl Session {
         self.check_locked_tables(&refs, &refs)?;
         let mut pre_warnings = Vec::new();
         check_format(&l.format, &mut pre_warnings)?;
-        // Field list: every column in order unless given.
-        let mut vars: Vec<String> = Vec::new();
-        let mut targets = Vec::new();
-        let mut written = vec![false; t.columns.len()];
-        if l.targets.is_empty() {
-            targets = (0..t.columns.len()).map(Target::Column).collect();
-            written.iter_mut().for_each(|w| *w = true);
-        }
-        for target in &l.targets {
-            match target {
-                LoadTarget::Column(c) => {
-                    let Some(i) = t.column_index(c) else {
-                        return Err(unknown_column(c));
-                    };
-                    written[i] = true;
-                    targets.push(Target::Column(i));
-                }
-                LoadTarget::Var(v) => {
-                    let i = match vars.iter().position(|x| x == v) {
-                        Some(i) => i,
-                        None => {
-                            vars.push(v.clone());
-                            vars.len() - 1
-                        }
-                    };
-                    targets.push(Target::Var(i));
-                }
-            }
-        }
-        // SET: bound over the table's columns followed by the variables.
-        let mut cols: Vec<VirtualColumn> = t
-            .columns
-            .iter()
-            .map(|c| VirtualColumn {
-                name: c.name.clone(),
-                ty: c.ty,
-            })
-            .collect();
-        cols.extend(vars.iter().map(|v| VirtualColumn {
-            name: format!("@{v}"),
-            ty: ColumnType::Blob {
-                len_bytes: 4,
-                binary: false,
-                collation: onelog_types::Collation::DEFAULT,
-            },
-        }));
-        let mut set = Vec::new();
-        for (c, e) in &l.set {
-            let Some(i) = t.column_index(c) else {
-                return Err(unknown_column(c));
-            };
-            written[i] = true;
-            let bound = match e {
-                None => None,
-                Some(e) => {
-                    let mut e = e.clone();
-                    if has_subquery(&mut e) {
-                        return Err(crate::binder::unsupported(
-                            "subqueries in LOAD DATA ... SET",
-                        ));
-                    }
-                    vars_to_columns(&mut e, &vars);
-                    let b = self.bind(&p.text, |b| b.bind_over_columns(&cols, &e));
-                    Some(b.map_err(|mut e| {
-                        // MariaDB names the clause so for LOAD DATA.
-                        if e.code == code::ER_BAD_FIELD_ERROR {
-                            if let Some(i) = e.message.rfind(" in '") {
-                                e.message = format!("{} in 'SELECT'", &e.message[..i]);
-                            }
-                        }
-                        e
-                    })?)
-                }
-            };
-            set.push((i, bound));
-        }
+        let (vars, targets, mut written) = field_targets(&t, l)?;
+        let set = self.bind_load_set(l, &t, &vars, &mut written, p)?;
         if t.columns
             .iter()
             .any(|c| matches!(c.ty, ColumnType::Blob { .. }))
@@ -317,22 +222,8 @@ impl Session {
         let ignore = l.dup == LoadDup::Ignore || (l.local && l.dup == LoadDup::Error);
         let mode = self.sql_mode();
         let escape = escape_char(&l.format, &mode);
-        // Columns outside the field list and SET that need a value: one warning for the
-        // statement (MariaDB checks this before strict mode applies).
         if !l.targets.is_empty() {
-            for (i, c) in t.columns.iter().enumerate() {
-                if !written[i]
-                    && !c.nullable
-                    && c.default.is_none()
-                    && !c.auto_increment
-                    && !c.default_now
-                {
-                    pre_warnings.push(sql_err(
-                        code::ER_NO_DEFAULT_FOR_FIELD,
-                        format!("Field '{}' doesn't have a default value", c.name),
-                    ));
-                }
-            }
+            missing_defaults(&t, &written, &mut pre_warnings);
         }
         let skip_pre = if l.format.line_term.is_empty() {
             0
@@ -350,23 +241,7 @@ impl Session {
             charset,
             skip_rows: l.ignore_lines - skip_pre,
         };
-        let input: Box<dyn Read + '_> = if l.local {
-            let client = client.expect("checked above");
-            client.local_file(&l.file).map_err(|e| {
-                sql_err(
-                    code::ER_NET_READ_ERROR,
-                    format!("Got an error reading communication packets: {e}"),
-                )
-            })?
-        } else {
-            let path = files::resolve(
-                &self.db.engine.options().datadir,
-                self.current_db.as_deref().unwrap_or(&db),
-                &l.file,
-            );
-            files::check_secure(self, &path)?;
-            Box::new(files::open_input(&path)?)
-        };
+        let input = self.open_load_input(l, &db, client)?;
         let mut reader = FieldReader::new(input, &l.format, escape);
         for _ in 0..skip_pre {
             if !reader.next_line() {
@@ -406,5 +281,173 @@ impl Session {
                 out.records - out.copied
             ),
         })
+    }
+
+    /// LOAD DATA LOCAL needs `local_infile` and a client that offers files (1148); LOAD
+    /// DATA of a server file needs FILE.
+    fn check_load_access(&self, l: &LoadData, client: Option<&dyn Client>) -> Result<(), SqlError> {
+        if l.local {
+            let on = self
+                .db
+                .global_variable("local_infile")
+                .is_none_or(|v| crate::expr::to_i64(&v) != 0);
+            if !on || !client.is_some_and(|c| c.local_files()) {
+                return Err(capability_disabled());
+            }
+        } else if !self.internal && !self.account().has_global(Priv::FILE) {
+            let acc = self.account();
+            return Err(sql_err(
+                code::ER_ACCESS_DENIED_ERROR,
+                format!(
+                    "Access denied for user '{}'@'{}' (using password: {})",
+                    self.user,
+                    self.account_host,
+                    if acc.password_hash.is_empty() {
+                        "NO"
+                    } else {
+                        "YES"
+                    }
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The file to read: the client's (LOCAL) or the server's, checked against
+    /// `secure_file_priv`.
+    fn open_load_input<'c>(
+        &self,
+        l: &LoadData,
+        db: &str,
+        client: Option<&'c mut dyn Client>,
+    ) -> Result<Box<dyn Read + 'c>, SqlError> {
+        if l.local {
+            let client = client.expect("checked above");
+            Ok(client.local_file(&l.file).map_err(|e| {
+                sql_err(
+                    code::ER_NET_READ_ERROR,
+                    format!("Got an error reading communication packets: {e}"),
+                )
+            })?)
+        } else {
+            let path = files::resolve(
+                &self.db.engine.options().datadir,
+                self.current_db.as_deref().unwrap_or(db),
+                &l.file,
+            );
+            files::check_secure(self, &path)?;
+            Ok(Box::new(files::open_input(&path)?))
+        }
+    }
+
+    /// The SET clause, bound over the table's columns followed by the variables; marks the
+    /// columns it writes.
+    fn bind_load_set(
+        &mut self,
+        l: &LoadData,
+        t: &TableDef,
+        vars: &[String],
+        written: &mut [bool],
+        p: &Parsed,
+    ) -> Result<Vec<(usize, Option<crate::expr::Expr>)>, SqlError> {
+        let mut cols: Vec<VirtualColumn> = t
+            .columns
+            .iter()
+            .map(|c| VirtualColumn {
+                name: c.name.clone(),
+                ty: c.ty,
+            })
+            .collect();
+        cols.extend(vars.iter().map(|v| VirtualColumn {
+            name: format!("@{v}"),
+            ty: ColumnType::Blob {
+                len_bytes: 4,
+                binary: false,
+                collation: onelog_types::Collation::DEFAULT,
+            },
+        }));
+        let mut set = Vec::new();
+        for (c, e) in &l.set {
+            let Some(i) = t.column_index(c) else {
+                return Err(unknown_column(c));
+            };
+            written[i] = true;
+            let bound = match e {
+                None => None,
+                Some(e) => {
+                    let mut e = e.clone();
+                    if has_subquery(&mut e) {
+                        return Err(crate::binder::unsupported(
+                            "subqueries in LOAD DATA ... SET",
+                        ));
+                    }
+                    vars_to_columns(&mut e, vars);
+                    let b = self.bind(&p.text, |b| b.bind_over_columns(&cols, &e));
+                    Some(b.map_err(|mut e| {
+                        // MariaDB names the clause so for LOAD DATA.
+                        if e.code == code::ER_BAD_FIELD_ERROR {
+                            if let Some(i) = e.message.rfind(" in '") {
+                                e.message = format!("{} in 'SELECT'", &e.message[..i]);
+                            }
+                        }
+                        e
+                    })?)
+                }
+            };
+            set.push((i, bound));
+        }
+        Ok(set)
+    }
+}
+
+/// The field list: the variables it names, where each field goes, and the columns it
+/// writes (every column in order when no list is given).
+#[allow(clippy::type_complexity)]
+fn field_targets(
+    t: &TableDef,
+    l: &LoadData,
+) -> Result<(Vec<String>, Vec<Target>, Vec<bool>), SqlError> {
+    let mut vars: Vec<String> = Vec::new();
+    let mut targets = Vec::new();
+    let mut written = vec![false; t.columns.len()];
+    if l.targets.is_empty() {
+        targets = (0..t.columns.len()).map(Target::Column).collect();
+        written.iter_mut().for_each(|w| *w = true);
+    }
+    for target in &l.targets {
+        match target {
+            LoadTarget::Column(c) => {
+                let Some(i) = t.column_index(c) else {
+                    return Err(unknown_column(c));
+                };
+                written[i] = true;
+                targets.push(Target::Column(i));
+            }
+            LoadTarget::Var(v) => {
+                let i = match vars.iter().position(|x| x == v) {
+                    Some(i) => i,
+                    None => {
+                        vars.push(v.clone());
+                        vars.len() - 1
+                    }
+                };
+                targets.push(Target::Var(i));
+            }
+        }
+    }
+    Ok((vars, targets, written))
+}
+
+/// Columns outside the field list and SET that need a value: one warning for the
+/// statement (MariaDB checks this before strict mode applies).
+fn missing_defaults(t: &TableDef, written: &[bool], warnings: &mut Vec<SqlError>) {
+    for (i, c) in t.columns.iter().enumerate() {
+        if !written[i] && !c.nullable && c.default.is_none() && !c.auto_increment && !c.default_now
+        {
+            warnings.push(sql_err(
+                code::ER_NO_DEFAULT_FOR_FIELD,
+                format!("Field '{}' doesn't have a default value", c.name),
+            ));
+        }
     }
 }

@@ -6,8 +6,12 @@
 use onelog_engine::{LoggedStatement, Txn};
 use onelog_types::{code, SqlError, Value};
 
-use super::Session;
+use super::{no_savepoint, Session};
 use crate::executor::{engine_err, ExecCtx};
+use crate::parser::Scope as VarScope;
+use crate::sql_err;
+use crate::QueryResult;
+use onelog_engine::Isolation;
 
 impl Session {
     pub(crate) fn commit_txn(&mut self) -> Result<(), SqlError> {
@@ -264,5 +268,88 @@ impl Session {
     /// Rolls back the transaction begun by [`begin_internal_txn`](Self::begin_internal_txn).
     pub(crate) fn rollback_internal_txn(&mut self) {
         self.rollback_txn();
+    }
+
+    /// `BEGIN` / `START TRANSACTION [READ ONLY] [WITH CONSISTENT SNAPSHOT]`: commits the
+    /// open transaction and starts an explicit one.
+    pub(super) fn begin(
+        &mut self,
+        read_only: bool,
+        snapshot: bool,
+    ) -> Result<QueryResult, SqlError> {
+        self.implicit_commit()?;
+        self.release_table_locks();
+        self.in_explicit = true;
+        self.read_only_txn = read_only;
+        let txn = self.ensure_txn();
+        if snapshot {
+            txn.take_snapshot();
+        }
+        Ok(QueryResult::ok())
+    }
+
+    /// `SAVEPOINT name`.
+    pub(super) fn savepoint(&mut self, name: &str) -> Result<QueryResult, SqlError> {
+        // Outside a transaction in autocommit mode SAVEPOINT is accepted and does
+        // nothing (MariaDB); with autocommit off it belongs to the transaction the
+        // session is in, starting it if needed.
+        if self.in_explicit || !self.autocommit() {
+            self.ensure_txn().savepoint(name);
+        }
+        Ok(QueryResult::ok())
+    }
+
+    /// `ROLLBACK TO [SAVEPOINT] name` (1305 for an unknown one).
+    pub(super) fn rollback_to_savepoint(&mut self, name: &str) -> Result<QueryResult, SqlError> {
+        let found = self
+            .txn
+            .as_mut()
+            .is_some_and(|t| t.rollback_to_savepoint(name));
+        if !found {
+            return Err(no_savepoint(name));
+        }
+        Ok(QueryResult::ok())
+    }
+
+    /// `RELEASE SAVEPOINT name` (1305 for an unknown one).
+    pub(super) fn release_savepoint(&mut self, name: &str) -> Result<QueryResult, SqlError> {
+        let found = self.txn.as_mut().is_some_and(|t| t.release_savepoint(name));
+        if !found {
+            return Err(no_savepoint(name));
+        }
+        Ok(QueryResult::ok())
+    }
+
+    /// `SET [GLOBAL | SESSION] TRANSACTION ISOLATION LEVEL ... | READ ONLY | READ WRITE`;
+    /// without a scope it applies to the next transaction only (1568 inside one).
+    pub(super) fn set_transaction(
+        &mut self,
+        scope: Option<VarScope>,
+        isolation: Option<&str>,
+        read_only: Option<bool>,
+    ) -> Result<QueryResult, SqlError> {
+        if let Some(i) = isolation {
+            match scope {
+                None => {
+                    if self.in_explicit {
+                        return Err(sql_err(
+                            1568,
+                            "Transaction characteristics can't be changed while a transaction is in progress",
+                        ));
+                    }
+                    self.next_isolation =
+                        Some(if i == "READ-COMMITTED" || i == "READ-UNCOMMITTED" {
+                            Isolation::ReadCommitted
+                        } else {
+                            Isolation::RepeatableRead
+                        });
+                }
+                Some(s) => self.set_var(s, "transaction_isolation", Value::str(i))?,
+            }
+        }
+        if let (Some(ro), Some(s)) = (read_only, scope) {
+            self.set_var(s, "transaction_read_only", Value::Int(ro as i64))?;
+        }
+        Ok(QueryResult::ok())
     }
 }

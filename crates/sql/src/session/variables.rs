@@ -3,12 +3,16 @@
 
 use onelog_types::{code, SqlError, Value};
 
-use super::{expr_truth, is_note_or_warning, Session};
+use sqlparser::ast as sq;
+
+use super::{expr_truth, is_note_or_warning, ok, Session};
 use crate::database::now;
 use crate::parser::Scope as VarScope;
+use crate::parser::SetTarget;
 use crate::sql_err;
 use crate::users::Priv;
 use crate::vars::{self, VarScope as Sc};
+use crate::QueryResult;
 
 impl Session {
     /// Reads `@@[scope.]name`.
@@ -183,6 +187,32 @@ impl Session {
         if let Some(r) = self.set_replay_var(scope, d, &value) {
             return r;
         }
+        self.check_settable(scope, d)?;
+        if let Some(r) = self.set_session_state_var(d, &value) {
+            return r;
+        }
+        let v = self.checked_value(scope, d, &value)?;
+        if let Some(r) = self.set_engine_var(d, &v) {
+            return r;
+        }
+        if d.name == "autocommit" && scope == VarScope::Session {
+            let on = expr_truth(&v);
+            if on && !self.autocommit() {
+                // Turning autocommit on commits the open transaction.
+                self.commit_txn()?;
+            }
+            self.in_explicit = false;
+        }
+        if d.name == "last_insert_id" || d.name == "insert_id" || d.name == "identity" {
+            self.last_insert_id = crate::expr::to_i64(&v).max(0) as u64;
+            return Ok(());
+        }
+        self.store_var(scope, d, v);
+        Ok(())
+    }
+
+    /// Refuses read-only variables, the wrong scope, and SET GLOBAL without SUPER.
+    fn check_settable(&self, scope: VarScope, d: &vars::VarDef) -> Result<(), SqlError> {
         if d.read_only {
             return Err(sql_err(
                 code::ER_INCORRECT_GLOBAL_LOCAL_VAR,
@@ -216,34 +246,68 @@ impl Session {
                 "Access denied; you need (at least one of) the SUPER privilege(s) for this operation",
             ));
         }
-        if d.name == "event_scheduler" {
-            let is_default =
-                matches!(&value, Value::Bytes(b) if b.eq_ignore_ascii_case(b"DEFAULT"));
-            return crate::events::set_global(self, (!is_default).then_some(&value));
-        }
-        if d.name == "gtid_seq_no" {
-            if !self.internal && !self.account().has_global(Priv::SUPER) {
-                return Err(sql_err(
-                    code::ER_SPECIFIC_ACCESS_DENIED_ERROR,
-                    "Access denied; you need (at least one of) the SUPER, BINLOG REPLAY \
-                     privilege(s) for this operation",
-                ));
+        Ok(())
+    }
+
+    /// Variables that are state of the server or session rather than stored values
+    /// (`event_scheduler`, `gtid_seq_no`, `timestamp`), set from the raw value. None: not
+    /// such a variable.
+    fn set_session_state_var(
+        &mut self,
+        d: &vars::VarDef,
+        value: &Value,
+    ) -> Option<Result<(), SqlError>> {
+        match d.name {
+            "event_scheduler" => {
+                let is_default =
+                    matches!(value, Value::Bytes(b) if b.eq_ignore_ascii_case(b"DEFAULT"));
+                Some(crate::events::set_global(
+                    self,
+                    (!is_default).then_some(value),
+                ))
             }
-            let seq = crate::expr::to_i64(&vars::check_value(d, &value)?).max(0) as u64;
-            self.check_strict_gtid_seq(seq)?;
-            self.gtid_seq_no = seq;
-            return Ok(());
+            "gtid_seq_no" => Some(self.set_gtid_seq_no(d, value)),
+            "timestamp" => {
+                // SET TIMESTAMP = unix seconds fixes NOW() for the session; 0 or DEFAULT
+                // frees it.
+                let secs = crate::expr::to_f64(value);
+                self.fixed_now = (secs > 0.0).then(|| {
+                    onelog_types::DateTime::from_unix(
+                        secs.trunc() as i64,
+                        (secs.fract() * 1e6) as u32,
+                    )
+                });
+                Some(Ok(()))
+            }
+            _ => None,
         }
-        if d.name == "timestamp" {
-            // SET TIMESTAMP = unix seconds fixes NOW() for the session; 0 or DEFAULT frees it.
-            let secs = crate::expr::to_f64(&value);
-            self.fixed_now = (secs > 0.0).then(|| {
-                onelog_types::DateTime::from_unix(secs.trunc() as i64, (secs.fract() * 1e6) as u32)
-            });
-            return Ok(());
+    }
+
+    /// `SET gtid_seq_no`: the sequence number of the next GTID this session logs.
+    fn set_gtid_seq_no(&mut self, d: &vars::VarDef, value: &Value) -> Result<(), SqlError> {
+        if !self.internal && !self.account().has_global(Priv::SUPER) {
+            return Err(sql_err(
+                code::ER_SPECIFIC_ACCESS_DENIED_ERROR,
+                "Access denied; you need (at least one of) the SUPER, BINLOG REPLAY \
+                 privilege(s) for this operation",
+            ));
         }
-        // DEFAULT
-        let is_default = matches!(&value, Value::Bytes(b) if b.eq_ignore_ascii_case(b"DEFAULT"))
+        let seq = crate::expr::to_i64(&vars::check_value(d, value)?).max(0) as u64;
+        self.check_strict_gtid_seq(seq)?;
+        self.gtid_seq_no = seq;
+        Ok(())
+    }
+
+    /// The value to store: DEFAULT resolved (the global value for a session, the startup
+    /// value for a global), checked against the variable's kind, `sql_mode` normalized,
+    /// ranged numbers clamped with a warning.
+    fn checked_value(
+        &mut self,
+        scope: VarScope,
+        d: &vars::VarDef,
+        value: &Value,
+    ) -> Result<Value, SqlError> {
+        let is_default = matches!(value, Value::Bytes(b) if b.eq_ignore_ascii_case(b"DEFAULT"))
             && !matches!(d.kind, vars::Kind::Str);
         let mut v = if is_default {
             match scope {
@@ -257,7 +321,7 @@ impl Session {
                 VarScope::Global => self.startup_value(d),
             }
         } else {
-            vars::check_value(d, &value)?
+            vars::check_value(d, value)?
         };
         if d.name == "sql_mode" {
             let s = crate::expr::to_string(&v);
@@ -295,91 +359,85 @@ impl Session {
             }
             v = Value::UInt(n.clamp(lo, hi) as u64);
         }
-        if d.name == "binlog_row_metadata" {
-            // NO_LOG is refused: recovery reads each column's signedness from the binlog.
-            let name = crate::expr::to_string(&v);
-            let meta = onelog_engine::RowMetadata::parse(&name).ok_or_else(|| {
-                sql_err(
-                    code::ER_WRONG_VALUE_FOR_VAR,
-                    format!(
-                        "Variable '{}' can't be set to the value of '{name}'",
-                        d.name
-                    ),
-                )
-            })?;
-            self.db.engine.set_binlog_row_metadata(meta);
-            return Ok(());
-        }
-        if d.name.starts_with("slave_parallel_") && self.db.replicas().replica_running() {
-            // Taken at START SLAVE, as MariaDB takes them.
-            return Err(sql_err(
+        Ok(v)
+    }
+
+    /// Variables the engine or the replication state holds (`binlog_row_metadata`,
+    /// `gtid_slave_pos`, `rpl_semi_sync_*`, `sync_binlog`), and the `slave_parallel_*`
+    /// ones a running replica has taken. None: stored like any other variable.
+    fn set_engine_var(&mut self, d: &vars::VarDef, v: &Value) -> Option<Result<(), SqlError>> {
+        let slave_must_stop = || {
+            Err(sql_err(
                 code::ER_SLAVE_MUST_STOP,
                 "This operation cannot be performed as you have a running slave ''; run STOP \
                  SLAVE '' first",
-            ));
-        }
-        if d.name == "gtid_slave_pos" {
-            if self.db.replicas().replica_running() {
-                return Err(sql_err(
-                    code::ER_SLAVE_MUST_STOP,
-                    "This operation cannot be performed as you have a running slave ''; run \
-                     STOP SLAVE '' first",
-                ));
+            ))
+        };
+        match d.name {
+            "binlog_row_metadata" => {
+                // NO_LOG is refused: recovery reads each column's signedness from the binlog.
+                let name = crate::expr::to_string(v);
+                let Some(meta) = onelog_engine::RowMetadata::parse(&name) else {
+                    return Some(Err(sql_err(
+                        code::ER_WRONG_VALUE_FOR_VAR,
+                        format!(
+                            "Variable '{}' can't be set to the value of '{name}'",
+                            d.name
+                        ),
+                    )));
+                };
+                self.db.engine.set_binlog_row_metadata(meta);
+                Some(Ok(()))
             }
-            return self
-                .db
-                .engine
-                .set_gtid_slave_pos(&crate::expr::to_string(&v))
-                .map_err(crate::executor::engine_err);
-        }
-        if d.name.starts_with("rpl_semi_sync_") {
-            let ss = self.db.engine.semisync();
-            match d.name {
-                "rpl_semi_sync_master_enabled" => ss.set_enabled(expr_truth(&v)),
-                "rpl_semi_sync_master_timeout" => {
-                    let ms = crate::expr::to_i64(&v).clamp(0, u32::MAX as i64) as u64;
-                    ss.set_timeout(std::time::Duration::from_millis(ms))
-                }
-                "rpl_semi_sync_master_wait_no_slave" => ss.set_wait_no_slave(expr_truth(&v)),
-                "rpl_semi_sync_master_wait_point" => {
-                    if let Some(p) = onelog_engine::WaitPoint::parse(&crate::expr::to_string(&v)) {
-                        ss.set_wait_point(p)
+            // Taken at START SLAVE, as MariaDB takes them.
+            n if n.starts_with("slave_parallel_") && self.db.replicas().replica_running() => {
+                Some(slave_must_stop())
+            }
+            "gtid_slave_pos" => Some(if self.db.replicas().replica_running() {
+                slave_must_stop()
+            } else {
+                self.db
+                    .engine
+                    .set_gtid_slave_pos(&crate::expr::to_string(v))
+                    .map_err(crate::executor::engine_err)
+            }),
+            n if n.starts_with("rpl_semi_sync_") => {
+                let ss = self.db.engine.semisync();
+                match n {
+                    "rpl_semi_sync_master_enabled" => ss.set_enabled(expr_truth(v)),
+                    "rpl_semi_sync_master_timeout" => {
+                        let ms = crate::expr::to_i64(v).clamp(0, u32::MAX as i64) as u64;
+                        ss.set_timeout(std::time::Duration::from_millis(ms))
                     }
+                    "rpl_semi_sync_master_wait_no_slave" => ss.set_wait_no_slave(expr_truth(v)),
+                    "rpl_semi_sync_master_wait_point" => {
+                        if let Some(p) = onelog_engine::WaitPoint::parse(&crate::expr::to_string(v))
+                        {
+                            ss.set_wait_point(p)
+                        }
+                    }
+                    _ => ss
+                        .slave_enabled
+                        .store(expr_truth(v), std::sync::atomic::Ordering::Relaxed),
                 }
-                _ => ss
-                    .slave_enabled
-                    .store(expr_truth(&v), std::sync::atomic::Ordering::Relaxed),
+                Some(Ok(()))
             }
-            return Ok(());
+            "sync_binlog" => {
+                let n = crate::expr::to_i64(v).clamp(0, u32::MAX as i64) as u32;
+                self.db.engine.set_sync_binlog(n);
+                Some(Ok(()))
+            }
+            _ => None,
         }
-        if d.name == "sync_binlog" {
-            let n = crate::expr::to_i64(&v).clamp(0, u32::MAX as i64) as u32;
-            self.db.engine.set_sync_binlog(n);
-            return Ok(());
-        }
-        if d.name == "autocommit" && scope == VarScope::Session {
-            let on = expr_truth(&v);
-            if on && !self.autocommit() {
-                // Turning autocommit on commits the open transaction.
-                self.commit_txn()?;
-            }
-            self.in_explicit = false;
-        }
-        if d.name == "last_insert_id" || d.name == "insert_id" || d.name == "identity" {
-            self.last_insert_id = crate::expr::to_i64(&v).max(0) as u64;
-            return Ok(());
-        }
-        let names: Vec<&str> = match d.name {
-            "tx_isolation" | "transaction_isolation" => {
-                vec!["tx_isolation", "transaction_isolation"]
-            }
-            "tx_read_only" | "transaction_read_only" => {
-                vec!["tx_read_only", "transaction_read_only"]
-            }
-            "character_set_client" | "character_set_results" | "character_set_connection" => {
-                vec![d.name]
-            }
-            n => vec![n],
+    }
+
+    /// Stores a checked value in the session or the globals (both names of the
+    /// isolation and read-only aliases), calling the server's hook for globals.
+    fn store_var(&mut self, scope: VarScope, d: &vars::VarDef, v: Value) {
+        let names: &[&str] = match d.name {
+            "tx_isolation" | "transaction_isolation" => &["tx_isolation", "transaction_isolation"],
+            "tx_read_only" | "transaction_read_only" => &["tx_read_only", "transaction_read_only"],
+            _ => std::slice::from_ref(&d.name),
         };
         for n in names {
             match scope {
@@ -394,7 +452,6 @@ impl Session {
                 }
             }
         }
-        Ok(())
     }
 
     /// What `mariadb-binlog` output sets that other clients do not: the session's
@@ -554,6 +611,46 @@ impl Session {
         self.vars.insert("character_set_connection".into(), db_cs);
         self.vars.insert("collation_connection".into(), db_coll);
         Ok(())
+    }
+
+    /// `SET target = value [, ...]`: user variables, system variables (a bare word is a
+    /// value: `= ON`, `= utf8mb4`; `= DEFAULT` resets), `NAMES` and `CHARACTER SET`.
+    pub(super) fn run_set(
+        &mut self,
+        items: &[(SetTarget, sq::Expr)],
+    ) -> Result<QueryResult, SqlError> {
+        for (target, e) in items {
+            let default = matches!(e, sq::Expr::Identifier(id)
+                if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("DEFAULT"));
+            if default {
+                if let SetTarget::System(scope, name) = target {
+                    self.set_var_default(*scope, name)?;
+                    continue;
+                }
+            }
+            // A system variable takes a bare word as its value (`= FULL`, `= ON`).
+            let v = match (target, e) {
+                (_, sq::Expr::Identifier(id))
+                    if id.quote_style.is_none()
+                        && !id.value.starts_with('@')
+                        && !matches!(target, SetTarget::User(_)) =>
+                {
+                    Value::str(&id.value)
+                }
+                _ => self.eval_const(e)?,
+            };
+            match target {
+                SetTarget::User(n) => {
+                    self.user_vars.insert(n.clone(), v);
+                }
+                SetTarget::System(scope, name) => self.set_var(*scope, name, v)?,
+                SetTarget::Names(coll) => {
+                    self.set_names(&crate::expr::to_string(&v), coll.as_deref())?
+                }
+                SetTarget::CharacterSet => self.set_character_set(&crate::expr::to_string(&v))?,
+            }
+        }
+        Ok(ok(0, 0, self.warnings.len(), String::new()))
     }
 }
 

@@ -181,6 +181,61 @@ fn progress(label: &str, done: &AtomicU64, total: Option<u64>, start: Instant, l
 
 /// Runs every step on a fresh set of tables.
 pub fn run(server: &mut Server, o: &IbOpts) -> Result<Vec<StepResult>, String> {
+    let states = create_tables(server, o)?;
+    let mut out = Vec::new();
+    let mut record = |server: &Server, step: &str, ops: u64, delta: Delta, target, bg| {
+        let r = StepResult {
+            system: server.kind,
+            delay_us: server.delay_us,
+            clients: o.clients,
+            step: step.to_string(),
+            ops,
+            secs: delta.secs,
+            target_rate: target,
+            bg_insert_rate: bg,
+            delta,
+        };
+        say(&r);
+        out.push(r);
+    };
+    let (ops, delta) = step_i0(server, o, &states)?;
+    record(server, "l.i0", ops, delta, None, None);
+    for (t, st) in states.iter().enumerate() {
+        let mut c = server.conn()?;
+        let min: Option<u64> = c
+            .query_first(format!("SELECT MIN(transactionid) FROM ib{t}"))
+            .map_err(|e| e.to_string())?
+            .flatten();
+        st.min_id.store(min.unwrap_or(1), Ordering::Relaxed);
+    }
+    let delta = step_create_indexes(server, o)?;
+    record(
+        server,
+        "l.x",
+        o.rows_i0 * o.clients as u64,
+        delta,
+        None,
+        None,
+    );
+    for (step, rows, per) in [("l.i1", o.rows_i1, 50u64), ("l.i2", o.rows_i2, 5u64)] {
+        let (ops, delta) = step_insert_delete(server, o, &states, step, rows, per)?;
+        record(server, step, ops, delta, None, None);
+    }
+    if !o.rates.is_empty() {
+        settle(server, o.settle_secs());
+    }
+    for &rate in &o.rates {
+        for kindq in ["qr", "qp"] {
+            let step = format!("{kindq}{rate}");
+            let (ops, delta, bg) = step_query(server, o, &states, &step, rate, kindq == "qp")?;
+            record(server, &step, ops, delta, Some(rate), Some(bg));
+        }
+    }
+    Ok(out)
+}
+
+/// Creates one table per client (dropping an old one) and the state its workers share.
+fn create_tables(server: &mut Server, o: &IbOpts) -> Result<Vec<Arc<TableState>>, String> {
     for t in 0..o.clients {
         server.exec(&format!("DROP TABLE IF EXISTS bench.ib{t}"))?;
         server.exec(&format!(
@@ -189,7 +244,7 @@ pub fn run(server: &mut Server, o: &IbOpts) -> Result<Vec<StepResult>, String> {
              data VARCHAR(4000))"
         ))?;
     }
-    let states: Vec<Arc<TableState>> = (0..o.clients)
+    Ok((0..o.clients)
         .map(|_| {
             Arc::new(TableState {
                 max_id: AtomicU64::new(0),
@@ -200,266 +255,231 @@ pub fn run(server: &mut Server, o: &IbOpts) -> Result<Vec<StepResult>, String> {
                 wake: Default::default(),
             })
         })
-        .collect();
-    let mut out = Vec::new();
-    let kind = server.kind;
-    let delay = server.delay_us;
-    let mk =
-        |step: &str, ops: u64, delta: Delta, target: Option<u64>, bg: Option<f64>| StepResult {
-            system: kind,
-            delay_us: delay,
-            clients: o.clients,
-            step: step.to_string(),
-            ops,
-            secs: delta.secs,
-            target_rate: target,
-            bg_insert_rate: bg,
-            delta,
-        };
-    let say = |r: &StepResult| {
-        let extra = match (r.bg_insert_rate, r.sla_met()) {
-            (Some(b), Some(ok)) => format!(
-                " bg inserts {b:.0}/s/client (SLA {})",
-                if ok { "met" } else { "FAILED" }
-            ),
-            _ => String::new(),
-        };
-        eprintln!(
-            "  insert-bench {:<16} delay={}us clients={} {:<7} {:>9.0}/s fsync/op={:.3} cpu_us/op={:.0} KB/op={:.2}{extra}",
-            kind.name(),
-            delay,
-            r.clients,
-            r.step,
-            r.rate(),
-            r.fsyncs_per_op(),
-            r.cpu_us_per_op(),
-            r.kb_written_per_op()
-        );
+        .collect())
+}
+
+/// Prints a step's line of results.
+fn say(r: &StepResult) {
+    let extra = match (r.bg_insert_rate, r.sla_met()) {
+        (Some(b), Some(ok)) => format!(
+            " bg inserts {b:.0}/s/client (SLA {})",
+            if ok { "met" } else { "FAILED" }
+        ),
+        _ => String::new(),
     };
+    eprintln!(
+        "  insert-bench {:<16} delay={}us clients={} {:<7} {:>9.0}/s fsync/op={:.3} cpu_us/op={:.0} KB/op={:.2}{extra}",
+        r.system.name(),
+        r.delay_us,
+        r.clients,
+        r.step,
+        r.rate(),
+        r.fsyncs_per_op(),
+        r.cpu_us_per_op(),
+        r.kb_written_per_op()
+    );
+}
 
-    // l.i0
-    {
-        let done = Arc::new(AtomicU64::new(0));
-        let (before, after) = parallel(
-            server,
-            o.clients,
-            |t, mut c, _| {
-                let st = states[t].clone();
-                let done = done.clone();
-                let rows = o.rows_i0;
-                move || -> Result<(), String> {
-                    let mut rng = StdRng::seed_from_u64(t as u64);
-                    let mut n = 0;
-                    while n < rows {
-                        let b = (rows - n).min(100);
-                        let max = insert_batch(&mut c, t, &mut rng, b)?;
-                        st.max_id.store(max, Ordering::Relaxed);
-                        n += b;
-                        done.fetch_add(b, Ordering::Relaxed);
-                    }
-                    Ok(())
+/// l.i0: each client loads its table in batches of 100 rows, in primary-key order.
+fn step_i0(
+    server: &mut Server,
+    o: &IbOpts,
+    states: &[Arc<TableState>],
+) -> Result<(u64, Delta), String> {
+    let done = Arc::new(AtomicU64::new(0));
+    let (before, after) = parallel(
+        server,
+        o.clients,
+        |t, mut c, _| {
+            let st = states[t].clone();
+            let done = done.clone();
+            let rows = o.rows_i0;
+            move || -> Result<(), String> {
+                let mut rng = StdRng::seed_from_u64(t as u64);
+                let mut n = 0;
+                while n < rows {
+                    let b = (rows - n).min(100);
+                    let max = insert_batch(&mut c, t, &mut rng, b)?;
+                    st.max_id.store(max, Ordering::Relaxed);
+                    n += b;
+                    done.fetch_add(b, Ordering::Relaxed);
                 }
-            },
-            Some((&*done, o.rows_i0 * o.clients as u64, "l.i0")),
-        )?;
-        let r = mk(
-            "l.i0",
-            done.load(Ordering::Relaxed),
-            Delta::between(&before, &after),
-            None,
-            None,
-        );
-        say(&r);
-        out.push(r);
-    }
-    for (t, st) in states.iter().enumerate() {
-        let mut c = server.conn()?;
-        let min: Option<u64> = c
-            .query_first(format!("SELECT MIN(transactionid) FROM ib{t}"))
-            .map_err(|e| e.to_string())?
-            .flatten();
-        st.min_id.store(min.unwrap_or(1), Ordering::Relaxed);
-    }
+                Ok(())
+            }
+        },
+        Some((&*done, o.rows_i0 * o.clients as u64, "l.i0")),
+    )?;
+    Ok((
+        done.load(Ordering::Relaxed),
+        Delta::between(&before, &after),
+    ))
+}
 
-    // l.x
-    {
-        let (before, after) = parallel(
-            server,
-            o.clients,
-            |t, mut c, _| {
-                move || -> Result<(), String> {
-                    for sql in [
+/// l.x: each client creates three secondary indexes on its table.
+fn step_create_indexes(server: &mut Server, o: &IbOpts) -> Result<Delta, String> {
+    let (before, after) = parallel(
+        server,
+        o.clients,
+        |t, mut c, _| {
+            move || -> Result<(), String> {
+                for sql in [
                     format!("CREATE INDEX marketsegment ON ib{t} (productid, customerid, price)"),
-                    format!("CREATE INDEX registersegment ON ib{t} (cashregisterid, customerid, price)"),
+                    format!(
+                        "CREATE INDEX registersegment ON ib{t} (cashregisterid, customerid, price)"
+                    ),
                     format!("CREATE INDEX pdc ON ib{t} (price, dateandtime, customerid)"),
                 ] {
                     c.query_drop(&sql).map_err(|e| format!("{sql}: {e}"))?;
                 }
-                    Ok(())
-                }
-            },
-            None,
-        )?;
-        let r = mk(
-            "l.x",
-            o.rows_i0 * o.clients as u64,
-            Delta::between(&before, &after),
-            None,
-            None,
-        );
-        say(&r);
-        out.push(r);
-    }
+                Ok(())
+            }
+        },
+        None,
+    )?;
+    Ok(Delta::between(&before, &after))
+}
 
-    // l.i1, l.i2
-    for (step, rows, per) in [("l.i1", o.rows_i1, 50u64), ("l.i2", o.rows_i2, 5u64)] {
-        let done = Arc::new(AtomicU64::new(0));
-        for st in &states {
-            st.inserted_batches.store(0, Ordering::Relaxed);
-            st.inserter_done.store(false, Ordering::Relaxed);
-        }
-        let (before, after) = parallel(
-            server,
-            o.clients * 2,
-            |i, mut c, _| {
-                let t = i / 2;
-                let st = states[t].clone();
-                let done = done.clone();
-                move || -> Result<(), String> {
-                    if i % 2 == 0 {
-                        let mut rng = StdRng::seed_from_u64(1000 + i as u64);
-                        let mut n = 0;
-                        while n < rows {
+/// l.i1 / l.i2: per table, one client inserts `rows` rows `per` to a commit while another
+/// deletes as many from the old end.
+fn step_insert_delete(
+    server: &mut Server,
+    o: &IbOpts,
+    states: &[Arc<TableState>],
+    step: &str,
+    rows: u64,
+    per: u64,
+) -> Result<(u64, Delta), String> {
+    let done = Arc::new(AtomicU64::new(0));
+    for st in states {
+        st.inserted_batches.store(0, Ordering::Relaxed);
+        st.inserter_done.store(false, Ordering::Relaxed);
+    }
+    let (before, after) = parallel(
+        server,
+        o.clients * 2,
+        |i, mut c, _| {
+            let t = i / 2;
+            let st = states[t].clone();
+            let done = done.clone();
+            move || -> Result<(), String> {
+                if i % 2 == 0 {
+                    let mut rng = StdRng::seed_from_u64(1000 + i as u64);
+                    let mut n = 0;
+                    while n < rows {
+                        let max = insert_batch(&mut c, t, &mut rng, per)?;
+                        st.max_id.store(max, Ordering::Relaxed);
+                        st.batch_inserted();
+                        n += per;
+                        done.fetch_add(per, Ordering::Relaxed);
+                    }
+                    st.inserter_finished();
+                    Ok(())
+                } else {
+                    deleter(&mut c, t, &st, per, None)
+                }
+            }
+        },
+        Some((&*done, rows * o.clients as u64, step)),
+    )?;
+    Ok((
+        done.load(Ordering::Relaxed),
+        Delta::between(&before, &after),
+    ))
+}
+
+/// qr / qp at `rate`: per table, one client queries (range or point) as fast as it can
+/// for the step's time while another inserts at `rate` rows/s and a third deletes; returns
+/// the queries, the counters and the background insert rate per client.
+fn step_query(
+    server: &mut Server,
+    o: &IbOpts,
+    states: &[Arc<TableState>],
+    step: &str,
+    rate: u64,
+    point: bool,
+) -> Result<(u64, Delta, f64), String> {
+    let queries = Arc::new(AtomicU64::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    for st in states {
+        st.inserted_batches.store(0, Ordering::Relaxed);
+        st.inserted_rows.store(0, Ordering::Relaxed);
+        st.inserter_done.store(false, Ordering::Relaxed);
+    }
+    let per = o.bg_rows_per_commit.max(1);
+    let secs = o.query_secs;
+    let (before, after) = parallel(
+        server,
+        o.clients * 3,
+        |i, mut c, start| {
+            let t = i / 3;
+            let st = states[t].clone();
+            let queries = queries.clone();
+            let stop = stop.clone();
+            move || -> Result<(), String> {
+                let mut rng = StdRng::seed_from_u64(7000 + i as u64);
+                match i % 3 {
+                    0 => {
+                        // Queries as fast as possible until the time is up.
+                        let deadline = start + Duration::from_secs_f64(secs);
+                        while Instant::now() < deadline {
+                            let sql = if point {
+                                let lo = st.min_id.load(Ordering::Relaxed);
+                                let hi = st.max_id.load(Ordering::Relaxed).max(lo);
+                                format!(
+                                    "SELECT * FROM ib{t} WHERE transactionid = {}",
+                                    rng.gen_range(lo..=hi)
+                                )
+                            } else {
+                                format!(
+                                "SELECT price, dateandtime, customerid FROM ib{t} FORCE INDEX (pdc) \
+                                 WHERE price >= {} ORDER BY price, dateandtime, customerid LIMIT 10",
+                                rng.gen_range(0..500_000)
+                            )
+                            };
+                            let _rows: Vec<mysql::Row> =
+                                c.query(&sql).map_err(|e| format!("{sql}: {e}"))?;
+                            queries.fetch_add(1, Ordering::Relaxed);
+                        }
+                        stop.store(true, Ordering::Relaxed);
+                        Ok(())
+                    }
+                    1 => {
+                        // Rate-limited inserts: batch k is due at start + k*per/rate.
+                        let mut k: u64 = 0;
+                        let end = start + Duration::from_secs_f64(secs);
+                        loop {
+                            let due = start
+                                + Duration::from_secs_f64(k as f64 * per as f64 / rate as f64);
+                            if due >= end || stop.load(Ordering::Relaxed) {
+                                break;
+                            }
+                            let now = Instant::now();
+                            if due > now {
+                                std::thread::sleep(due - now);
+                            }
                             let max = insert_batch(&mut c, t, &mut rng, per)?;
                             st.max_id.store(max, Ordering::Relaxed);
                             st.batch_inserted();
-                            n += per;
-                            done.fetch_add(per, Ordering::Relaxed);
+                            st.inserted_rows.fetch_add(per, Ordering::Relaxed);
+                            k += 1;
                         }
                         st.inserter_finished();
                         Ok(())
-                    } else {
-                        deleter(&mut c, t, &st, per, None)
                     }
+                    _ => deleter(&mut c, t, &st, per, Some(&stop)),
                 }
-            },
-            Some((&*done, rows * o.clients as u64, step)),
-        )?;
-        let r = mk(
-            step,
-            done.load(Ordering::Relaxed),
-            Delta::between(&before, &after),
-            None,
-            None,
-        );
-        say(&r);
-        out.push(r);
-    }
-
-    if !o.rates.is_empty() {
-        settle(server, o.settle_secs());
-    }
-
-    // Query steps.
-    for &rate in &o.rates {
-        for kindq in ["qr", "qp"] {
-            let step = format!("{kindq}{rate}");
-            let queries = Arc::new(AtomicU64::new(0));
-            let stop = Arc::new(AtomicBool::new(false));
-            for st in &states {
-                st.inserted_batches.store(0, Ordering::Relaxed);
-                st.inserted_rows.store(0, Ordering::Relaxed);
-                st.inserter_done.store(false, Ordering::Relaxed);
             }
-            let per = o.bg_rows_per_commit.max(1);
-            let secs = o.query_secs;
-            let (before, after) = parallel(
-                server,
-                o.clients * 3,
-                |i, mut c, start| {
-                    let t = i / 3;
-                    let st = states[t].clone();
-                    let queries = queries.clone();
-                    let stop = stop.clone();
-                    let point = kindq == "qp";
-                    move || -> Result<(), String> {
-                        let mut rng = StdRng::seed_from_u64(7000 + i as u64);
-                        match i % 3 {
-                            0 => {
-                                // Queries as fast as possible until the time is up.
-                                let deadline = start + Duration::from_secs_f64(secs);
-                                while Instant::now() < deadline {
-                                    let sql = if point {
-                                        let lo = st.min_id.load(Ordering::Relaxed);
-                                        let hi = st.max_id.load(Ordering::Relaxed).max(lo);
-                                        format!(
-                                            "SELECT * FROM ib{t} WHERE transactionid = {}",
-                                            rng.gen_range(lo..=hi)
-                                        )
-                                    } else {
-                                        format!(
-                                        "SELECT price, dateandtime, customerid FROM ib{t} FORCE INDEX (pdc) \
-                                         WHERE price >= {} ORDER BY price, dateandtime, customerid LIMIT 10",
-                                        rng.gen_range(0..500_000)
-                                    )
-                                    };
-                                    let _rows: Vec<mysql::Row> =
-                                        c.query(&sql).map_err(|e| format!("{sql}: {e}"))?;
-                                    queries.fetch_add(1, Ordering::Relaxed);
-                                }
-                                stop.store(true, Ordering::Relaxed);
-                                Ok(())
-                            }
-                            1 => {
-                                // Rate-limited inserts: batch k is due at start + k*per/rate.
-                                let mut k: u64 = 0;
-                                let end = start + Duration::from_secs_f64(secs);
-                                loop {
-                                    let due = start
-                                        + Duration::from_secs_f64(
-                                            k as f64 * per as f64 / rate as f64,
-                                        );
-                                    if due >= end || stop.load(Ordering::Relaxed) {
-                                        break;
-                                    }
-                                    let now = Instant::now();
-                                    if due > now {
-                                        std::thread::sleep(due - now);
-                                    }
-                                    let max = insert_batch(&mut c, t, &mut rng, per)?;
-                                    st.max_id.store(max, Ordering::Relaxed);
-                                    st.batch_inserted();
-                                    st.inserted_rows.fetch_add(per, Ordering::Relaxed);
-                                    k += 1;
-                                }
-                                st.inserter_finished();
-                                Ok(())
-                            }
-                            _ => deleter(&mut c, t, &st, per, Some(&stop)),
-                        }
-                    }
-                },
-                Some((&*queries, 0, &step)),
-            )?;
-            let delta = Delta::between(&before, &after);
-            let ins: u64 = states
-                .iter()
-                .map(|s| s.inserted_rows.load(Ordering::Relaxed))
-                .sum();
-            // The inserters' window is the step's nominal duration.
-            let bg = ins as f64 / o.query_secs.max(1e-9) / o.clients as f64;
-            let r = mk(
-                &step,
-                queries.load(Ordering::Relaxed),
-                delta,
-                Some(rate),
-                Some(bg),
-            );
-            say(&r);
-            out.push(r);
-        }
-    }
-    Ok(out)
+        },
+        Some((&*queries, 0, step)),
+    )?;
+    let delta = Delta::between(&before, &after);
+    let ins: u64 = states
+        .iter()
+        .map(|s| s.inserted_rows.load(Ordering::Relaxed))
+        .sum();
+    // The inserters' window is the step's nominal duration.
+    let bg = ins as f64 / o.query_secs.max(1e-9) / o.clients as f64;
+    Ok((queries.load(Ordering::Relaxed), delta, bg))
 }
 
 /// Waits `secs` with no client work (between l.i2 and the query steps) and says how much CPU
