@@ -334,7 +334,8 @@ pub fn prefix_successor(prefix: &[u8]) -> Option<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rand::Rng;
+    use rand::rngs::StdRng;
+    use rand::{Rng, SeedableRng};
 
     fn enc(ty: ColumnType, v: Value) -> Vec<u8> {
         let mut out = Vec::new();
@@ -366,7 +367,7 @@ mod tests {
             bytes: 8,
             unsigned: false,
         };
-        let mut rng = rand::thread_rng();
+        let mut rng = StdRng::seed_from_u64(onelog_types::seed::test_seed("integers_order"));
         let mut vals: Vec<i64> = (0..500).map(|_| rng.gen()).collect();
         vals.extend([i64::MIN, -1, 0, 1, i64::MAX]);
         for w in vals.windows(2) {
@@ -424,7 +425,9 @@ mod tests {
         let alphabet = [
             "a", "A", "á", "b", " ", "\t", "ß", "s", "😀", "\u{fffd}", "z",
         ];
-        let mut rng = rand::thread_rng();
+        let mut rng = StdRng::seed_from_u64(onelog_types::seed::test_seed(
+            "general_ci_keys_order_as_the_collation_compares",
+        ));
         let mut words: Vec<String> = vec![String::new(), " ".into(), "a".into(), "a\t".into()];
         for _ in 0..300 {
             let n = rng.gen_range(0..12);

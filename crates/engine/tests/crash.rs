@@ -16,6 +16,9 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
 use common::*;
 use onelog_engine::*;
 use onelog_types::{ColumnType, Value};
@@ -176,6 +179,10 @@ fn spawn_child(exe: &Path, name: &str, env: &str, dir: &Path) -> std::process::C
 fn crash_rounds(mode: LogMode, rounds: usize) {
     let dir = tempfile::tempdir().unwrap();
     let exe = std::env::current_exe().unwrap();
+    let mut rng = StdRng::seed_from_u64(onelog_types::seed::test_seed(&format!(
+        "sigkill_recovery_{}_mode",
+        mode_name(mode)
+    )));
     for round in 0..rounds {
         let mut child = Command::new(&exe)
             .args(["--exact", "crash_child", "--nocapture", "--test-threads=1"])
@@ -185,7 +192,7 @@ fn crash_rounds(mode: LogMode, rounds: usize) {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let ms = 300 + rand::random::<u64>() % 700;
+        let ms = rng.gen_range(300..1000);
         std::thread::sleep(Duration::from_millis(ms));
         // SIGKILL: no clean shutdown, memtables (and in engine mode, everything not yet
         // flushed to SST files) are lost; only the log survives.
@@ -232,6 +239,8 @@ fn crash_ddl_child() {
 #[test]
 fn sigkill_during_index_build() {
     let exe = std::env::current_exe().unwrap();
+    let mut rng =
+        StdRng::seed_from_u64(onelog_types::seed::test_seed("sigkill_during_index_build"));
     for _ in 0..3 {
         let dir = tempfile::tempdir().unwrap();
         let mut child = spawn_child(
@@ -240,7 +249,7 @@ fn sigkill_during_index_build() {
             "ONELOG_CRASH_DDL_CHILD",
             dir.path(),
         );
-        std::thread::sleep(Duration::from_millis(200 + rand::random::<u64>() % 1500));
+        std::thread::sleep(Duration::from_millis(rng.gen_range(200..1700)));
         child.kill().unwrap();
         child.wait().unwrap();
         let data = dir.path().join("data");
@@ -312,6 +321,9 @@ fn crash_rewrite_child() {
 #[test]
 fn sigkill_during_table_rewrite() {
     let exe = std::env::current_exe().unwrap();
+    let mut rng = StdRng::seed_from_u64(onelog_types::seed::test_seed(
+        "sigkill_during_table_rewrite",
+    ));
     let (mut old_seen, mut new_seen) = (0, 0);
     for round in 0..6 {
         let dir = tempfile::tempdir().unwrap();
@@ -328,7 +340,7 @@ fn sigkill_during_table_rewrite() {
         while !loaded.exists() && start.elapsed() < Duration::from_secs(60) {
             std::thread::sleep(Duration::from_millis(1));
         }
-        let ms = round * 15 + rand::random::<u64>() % 15;
+        let ms = round * 15 + rng.gen_range(0..15);
         std::thread::sleep(Duration::from_millis(ms));
         child.kill().unwrap();
         child.wait().unwrap();

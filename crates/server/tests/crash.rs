@@ -7,7 +7,8 @@
 mod common;
 use common::*;
 use mysql::prelude::Queryable;
-use rand::Rng;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -48,8 +49,9 @@ fn worker(
     mut own: Vec<i64>,
     killed: Arc<AtomicBool>,
     log: Arc<Mutex<ThreadLog>>,
+    seed: u64,
 ) {
-    let mut rng = rand::thread_rng();
+    let mut rng = StdRng::seed_from_u64(seed);
     let mut c = match mysql::Conn::new(srv_opts) {
         Ok(c) => c,
         Err(e) => {
@@ -159,7 +161,8 @@ fn crash_test(args: &[&str], label: &str) {
     }
     let mut model = Model::new();
     let mut total_commits = 0;
-    let mut rng = rand::thread_rng();
+    let seed = onelog_types::seed::test_seed(&format!("crash_{label}_mode"));
+    let mut rng = StdRng::seed_from_u64(seed);
     for round in 0..ROUNDS {
         let killed = Arc::new(AtomicBool::new(false));
         let logs: Vec<Arc<Mutex<ThreadLog>>> = (0..THREADS)
@@ -181,7 +184,8 @@ fn crash_test(args: &[&str], label: &str) {
                     .collect();
                 let (opts, killed, log) =
                     (srv.opts(None), killed.clone(), logs[t as usize].clone());
-                std::thread::spawn(move || worker(opts, t, own, killed, log))
+                let seed = rng.gen();
+                std::thread::spawn(move || worker(opts, t, own, killed, log, seed))
             })
             .collect();
         std::thread::sleep(Duration::from_millis(rng.gen_range(700..1800)));

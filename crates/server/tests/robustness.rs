@@ -6,7 +6,8 @@
 mod common;
 use common::*;
 use mysql::prelude::Queryable;
-use rand::{Rng, RngCore};
+use rand::rngs::StdRng;
+use rand::{Rng, RngCore, SeedableRng};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
@@ -107,7 +108,7 @@ fn threads_connected(c: &mut mysql::Conn) -> u64 {
 fn bad_packets() {
     let mut srv = Server::start(&["--max-allowed-packet=1M"]);
     let port = srv.port;
-    let mut rng = rand::thread_rng();
+    let mut rng = StdRng::seed_from_u64(onelog_types::seed::test_seed("bad_packets"));
 
     // --- before authentication -----------------------------------------------------------
     // Connect and hang up at once, or after the greeting.
@@ -338,7 +339,9 @@ fn disconnects_and_connection_churn() {
 
     // 2000 connections opened and closed: half polite (COM_QUIT), half hang-ups at
     // random points of the handshake.
-    let mut rng = rand::thread_rng();
+    let mut rng = StdRng::seed_from_u64(onelog_types::seed::test_seed(
+        "disconnects_and_connection_churn",
+    ));
     let t = Instant::now();
     for i in 0..2000 {
         match i % 4 {

@@ -11,6 +11,7 @@ mod decimal;
 mod elements;
 mod error;
 pub mod log;
+pub mod seed;
 pub mod stack;
 mod time;
 
