@@ -1376,13 +1376,7 @@ fn bind_drop(
             for n in names {
                 tables.push(b.table_name(n)?);
             }
-            (
-                Ddl::DropTables {
-                    tables,
-                    if_exists,
-                },
-                vec![],
-            )
+            (Ddl::DropTables { tables, if_exists }, vec![])
         }
         sq::ObjectType::Database | sq::ObjectType::Schema => {
             if names.len() != 1 {

@@ -138,86 +138,7 @@ impl<'a> Binder<'a> {
                 }
             }
             E::Nested(inner) => self.bind_expr(inner, clause)?,
-            E::BinaryOp { left, op, right }
-                if matches!(left.as_ref(), E::Tuple(_))
-                    || matches!(right.as_ref(), E::Tuple(_)) =>
-            {
-                let Some(op) = comparison(op) else {
-                    return Err(err(
-                        code::ER_OPERAND_COLUMNS,
-                        "Operand should contain 1 column(s)",
-                    ));
-                };
-                self.bind_row_cmp(op, left, right, clause)?
-            }
-            // `date + INTERVAL n unit`, `INTERVAL n unit + date`, `date - INTERVAL n unit`.
-            E::BinaryOp {
-                left,
-                op: op @ (sq::BinaryOperator::Plus | sq::BinaryOperator::Minus),
-                right,
-            } if matches!(right.as_ref(), E::Interval(_))
-                || (matches!(left.as_ref(), E::Interval(_))
-                    && matches!(op, sq::BinaryOperator::Plus)) =>
-            {
-                let subtract = matches!(op, sq::BinaryOperator::Minus);
-                match (left.as_ref(), right.as_ref()) {
-                    (date, E::Interval(iv)) => {
-                        self.bind_add_interval(date, iv, subtract, clause)?
-                    }
-                    (E::Interval(iv), date) => self.bind_add_interval(date, iv, false, clause)?,
-                    _ => unreachable!("guarded above"),
-                }
-            }
-            E::BinaryOp { left, op, right } => {
-                let l = self.sub(left, clause)?;
-                let r = self.sub(right, clause)?;
-                use sq::BinaryOperator as O;
-                let o = match op {
-                    // Long chains arrive balanced (`syntax_depth`).
-                    O::And => return Ok(Expr::And(l, r)),
-                    O::Or | O::StringConcat => return Ok(Expr::Or(l, r)),
-                    O::Xor => return Ok(Expr::Xor(l, r)),
-                    O::Plus => BinOp::Add,
-                    O::Minus => BinOp::Sub,
-                    O::Multiply => BinOp::Mul,
-                    O::Divide => BinOp::Div,
-                    O::Modulo => BinOp::Mod,
-                    O::MyIntegerDivide | O::DuckIntegerDivide => BinOp::IntDiv,
-                    o if comparison(o).is_some() => comparison(o).expect("matched"),
-                    O::BitwiseAnd => BinOp::BitAnd,
-                    O::BitwiseOr => BinOp::BitOr,
-                    O::BitwiseXor => BinOp::BitXor,
-                    O::PGBitwiseShiftLeft => BinOp::Shl,
-                    O::PGBitwiseShiftRight => BinOp::Shr,
-                    O::Regexp => return Ok(Expr::Regexp(l, r, false)),
-                    other => return Err(unsupported(&format!("operator {other}"))),
-                };
-                let (l, r) = self.numeric_operands(o, l, r);
-                let coll = match cmp_symbol(o) {
-                    Some(sym) => self.agg_coll_checked(&[&l, &r], sym)?,
-                    None => self.agg_coll(&[&l, &r]),
-                };
-                Expr::Bin(o, l, r, coll)
-            }
-            E::UnaryOp { op, expr } => {
-                let a = self.sub(expr, clause)?;
-                match op {
-                    sq::UnaryOperator::Minus => match *a {
-                        Expr::Lit(v) => Expr::Lit(match v {
-                            Value::UInt(u) if u == 1u64 << 63 => Value::Int(i64::MIN),
-                            other => expr::eval(
-                                &Expr::Neg(Box::new(Expr::Lit(other))),
-                                &expr::Ctx::new(&[]),
-                            )?,
-                        }),
-                        other => Expr::Neg(Box::new(other)),
-                    },
-                    sq::UnaryOperator::Plus => *a,
-                    sq::UnaryOperator::Not | sq::UnaryOperator::BangNot => Expr::Not(a),
-                    sq::UnaryOperator::BitwiseNot => Expr::BitNot(a),
-                    other => return Err(unsupported(&format!("operator {other}"))),
-                }
-            }
+            E::BinaryOp { .. } | E::UnaryOp { .. } => self.bind_operator(e, clause)?,
             E::IsNull(a) => Expr::IsNull(self.sub(a, clause)?, false),
             E::IsNotNull(a) => Expr::IsNull(self.sub(a, clause)?, true),
             E::IsTrue(a) => Expr::IsBool(self.sub(a, clause)?, true, false),
@@ -226,192 +147,13 @@ impl<'a> Binder<'a> {
             E::IsNotFalse(a) => Expr::IsBool(self.sub(a, clause)?, false, true),
             E::IsUnknown(a) => Expr::IsNull(self.sub(a, clause)?, false),
             E::IsNotUnknown(a) => Expr::IsNull(self.sub(a, clause)?, true),
-            E::Between {
-                expr,
-                negated,
-                low,
-                high,
-            } => {
-                let (a, l, h) = (
-                    self.sub(expr, clause)?,
-                    self.sub(low, clause)?,
-                    self.sub(high, clause)?,
-                );
-                let a = self.numeric_subject(a, &[&l, &h]);
-                let coll = self.agg_coll_checked(&[&a, &l, &h], "between")?;
-                Expr::Between(a, l, h, *negated, coll)
-            }
-            E::InList {
-                expr,
-                list,
-                negated,
-            } if matches!(expr.as_ref(), E::Tuple(_)) => {
-                // (a, b) IN ((1, 2), (3, 4)): one row comparison per item.
-                let mut eqs = Vec::with_capacity(list.len());
-                for x in list {
-                    eqs.push(self.bind_row_cmp(BinOp::Eq, expr, x, clause)?);
-                }
-                let any = if eqs.is_empty() {
-                    Expr::Lit(expr::bool_val(false))
-                } else {
-                    Logic::Or.balanced(eqs)
-                };
-                if *negated {
-                    Expr::Not(Box::new(any))
-                } else {
-                    any
-                }
-            }
-            E::InSubquery {
-                expr,
-                subquery,
-                negated,
-            } if matches!(expr.as_ref(), E::Tuple(_)) => {
-                let E::Tuple(items) = expr.as_ref() else {
-                    unreachable!()
-                };
-                let mut xs = Vec::with_capacity(items.len());
-                for x in items {
-                    xs.push(self.bind_expr(x, clause)?);
-                }
-                let i = self.bind_subquery(subquery)?;
-                if self.subqueries[i].columns.len() != xs.len() {
-                    return Err(err(
-                        code::ER_OPERAND_COLUMNS,
-                        format!("Operand should contain {} column(s)", xs.len()),
-                    ));
-                }
-                let colls = xs
-                    .iter()
-                    .enumerate()
-                    .map(|(k, x)| {
-                        let sub = match self.subqueries[i].columns[k].ty.collation() {
-                            Some(c) => (c, Derivation::Implicit),
-                            None => (Collation::DEFAULT, Derivation::Numeric),
-                        };
-                        Collation::aggregate(self.coll_of(x), sub).0
-                    })
-                    .collect();
-                Expr::RowInSubquery(xs, i, *negated, colls)
-            }
-            E::InList {
-                expr,
-                list,
-                negated,
-            } => {
-                let a = self.sub(expr, clause)?;
-                let mut l = Vec::with_capacity(list.len());
-                for x in list {
-                    l.push(self.bind_expr(x, clause)?);
-                }
-                let a = self.numeric_subject(a, &l.iter().collect::<Vec<_>>());
-                let args = std::iter::once(&*a).chain(&l).collect::<Vec<_>>();
-                let op = if l.len() == 1 { "=" } else { "in" };
-                let coll = self.agg_coll_checked(&args, op)?;
-                match sorted_list(&l, coll) {
-                    Some(list) => Expr::InSorted(a, Arc::new(list), *negated),
-                    None => Expr::InList(a, l, *negated, coll),
-                }
-            }
-            E::InSubquery {
-                expr,
-                subquery,
-                negated,
-            } => {
-                let a = self.sub(expr, clause)?;
-                let i = self.bind_column_subquery(subquery, false)?;
-                let coll = self.subquery_coll(&a, i);
-                Expr::InSubquery(a, i, *negated, coll)
-            }
-            E::AnyOp {
-                left,
-                compare_op,
-                right,
-                ..
-            }
-            | E::AllOp {
-                left,
-                compare_op,
-                right,
-            } => {
-                let all = matches!(e, E::AllOp { .. });
-                let sq::Expr::Subquery(q) = right.as_ref() else {
-                    return Err(unsupported("ANY/ALL over a list"));
-                };
-                use sq::BinaryOperator as O;
-                let op = match compare_op {
-                    O::Eq => BinOp::Eq,
-                    O::NotEq => BinOp::Ne,
-                    O::Lt => BinOp::Lt,
-                    O::LtEq => BinOp::Le,
-                    O::Gt => BinOp::Gt,
-                    O::GtEq => BinOp::Ge,
-                    other => return Err(unsupported(&format!("operator {other} with ANY/ALL"))),
-                };
-                let a = self.sub(left, clause)?;
-                let i = self.bind_column_subquery(q, false)?;
-                let coll = self.subquery_coll(&a, i);
-                Expr::Quantified(a, op, i, all, coll)
-            }
-            E::Subquery(q) => {
-                let i = self.bind_column_subquery(q, true)?;
-                Expr::Subquery(i)
-            }
-            E::Exists { subquery, negated } => {
-                let i = self.bind_subquery(subquery)?;
-                Expr::Exists(i, *negated)
-            }
-            E::Like {
-                negated,
-                any,
-                expr,
-                pattern,
-                escape_char,
-            } => {
-                if *any {
-                    return Err(unsupported("LIKE ANY"));
-                }
-                let esc = match escape_char.as_deref() {
-                    Some(sq::Expr::Value(v)) => match &v.value {
-                        sq::Value::SingleQuotedString(s) if s.len() == 1 => Some(s.as_bytes()[0]),
-                        _ => {
-                            return Err(err(
-                                code::ER_WRONG_ARGUMENTS,
-                                "Incorrect arguments to ESCAPE",
-                            ))
-                        }
-                    },
-                    Some(_) => {
-                        return Err(err(
-                            code::ER_WRONG_ARGUMENTS,
-                            "Incorrect arguments to ESCAPE",
-                        ))
-                    }
-                    None => None,
-                };
-                let (a, p) = (self.sub(expr, clause)?, self.sub(pattern, clause)?);
-                let coll = self.agg_coll_checked(&[&a, &p], "like")?;
-                Expr::Like(a, p, esc, *negated, coll)
-            }
-            E::ILike {
-                negated,
-                expr,
-                pattern,
-                ..
-            } => {
-                let (a, p) = (self.sub(expr, clause)?, self.sub(pattern, clause)?);
-                Expr::Like(a, p, None, *negated, Collation::Utf8mb4GeneralCi)
-            }
-            E::RLike {
-                negated,
-                expr,
-                pattern,
-                ..
-            } => Expr::Regexp(
-                self.sub(expr, clause)?,
-                self.sub(pattern, clause)?,
-                *negated,
-            ),
+            E::Between { .. }
+            | E::InList { .. }
+            | E::InSubquery { .. }
+            | E::AnyOp { .. }
+            | E::Like { .. }
+            | E::ILike { .. }
+            | E::RLike { .. } => self.bind_predicate(e, clause)?,
             E::Case {
                 operand,
                 conditions,
@@ -443,116 +185,17 @@ impl<'a> Binder<'a> {
                 };
                 Expr::Case(op, whens, els, coll)
             }
-            E::Cast {
-                expr, data_type, ..
-            } => {
-                // `BINARY a = b` is `(BINARY a) = b` in MariaDB, not `BINARY (a = b)`.
-                if matches!(data_type, sq::DataType::Binary(None))
-                    && self.after_binary_keyword(expr)
-                {
-                    let mut fixed = (**expr).clone();
-                    if binary_onto_leftmost(&mut fixed) {
-                        return self.bind_expr(&fixed, clause);
-                    }
-                }
-                Expr::Cast(self.sub(expr, clause)?, cast_type(data_type, expr)?)
-            }
-            E::Convert {
-                expr, data_type, ..
-            } => match data_type {
-                Some(t) => Expr::Cast(self.sub(expr, clause)?, cast_type(t, expr)?),
-                None => self.bind_expr(expr, clause)?,
-            },
-            E::Collate { expr, collation } => {
-                let name = name_parts(collation).join(".");
-                let Some(c) = Collation::from_name(&name) else {
-                    return Err(err(
-                        crate::codes::ER_UNKNOWN_COLLATION,
-                        format!("Unknown collation: '{name}'"),
-                    ));
-                };
-                Expr::Collate(self.sub(expr, clause)?, c, Derivation::Explicit)
-            }
-            E::Prefixed { prefix, value } => {
-                let v = self.sub(value, clause)?;
-                // `_binary 'x'`: a binary string literal; other introducers name text
-                // charsets stored as utf8mb4.
-                if prefix.value.eq_ignore_ascii_case("_binary") {
-                    Expr::Collate(v, Collation::Binary, Derivation::Coercible)
-                } else {
-                    *v
-                }
-            }
-            E::Extract { field, expr, .. } => {
-                let unit = single_unit(field).ok_or_else(|| {
-                    crate::parser::syntax_error(&format!("{field} FROM {expr})"), 0)
-                })?;
-                let f = Func::Cal(dates::CalFn::Extract(unit));
-                Expr::Func(f, vec![self.bind_expr(expr, clause)?])
-            }
-            E::TypedString(ts) => {
-                let v = self.bind_value(&ts.value.value)?;
-                // TIME '...' and TIMESTAMP '...' have the precision their text shows.
-                let digits = match &v {
-                    Value::Bytes(b) => {
-                        let s = String::from_utf8_lossy(b);
-                        // The fraction follows the seconds (dots may separate date parts).
-                        let s = &s[s.rfind(':').unwrap_or(0)..];
-                        s.find('.').map_or(0, |dot| {
-                            s[dot + 1..]
-                                .bytes()
-                                .take_while(u8::is_ascii_digit)
-                                .count()
-                                .min(6)
-                        }) as u8
-                    }
-                    _ => 0,
-                };
-                let ty = match cast_type(&ts.data_type, e)? {
-                    CastType::DateTime(_) => CastType::DateTime(digits),
-                    CastType::Time(_) => CastType::Time(digits),
-                    other => other,
-                };
-                Expr::Cast(Box::new(Expr::Lit(v)), ty)
-            }
-            E::Substring {
-                expr,
-                substring_from,
-                substring_for,
-                ..
-            } => {
-                let mut args = vec![self.bind_expr(expr, clause)?];
-                args.push(match substring_from {
-                    Some(f) => self.bind_expr(f, clause)?,
-                    None => Expr::Lit(Value::Int(1)),
-                });
-                if let Some(f) = substring_for {
-                    args.push(self.bind_expr(f, clause)?);
-                }
-                Expr::Func(Func::Substring, args)
-            }
-            E::Trim {
-                expr,
-                trim_where,
-                trim_what,
-                ..
-            } => {
-                if trim_what.is_some() {
-                    return Err(unsupported("TRIM(... FROM ...)"));
-                }
-                let f = match trim_where {
-                    Some(sq::TrimWhereField::Leading) => Func::LTrim,
-                    Some(sq::TrimWhereField::Trailing) => Func::RTrim,
-                    _ => Func::Trim,
-                };
-                Expr::Func(f, vec![self.bind_expr(expr, clause)?])
-            }
-            E::Ceil { expr, .. } => Expr::Func(Func::Ceil, vec![self.bind_expr(expr, clause)?]),
-            E::Floor { expr, .. } => Expr::Func(Func::Floor, vec![self.bind_expr(expr, clause)?]),
-            E::Position { expr, r#in } => Expr::Func(
-                Func::Instr,
-                vec![self.bind_expr(r#in, clause)?, self.bind_expr(expr, clause)?],
-            ),
+            E::Cast { .. }
+            | E::Convert { .. }
+            | E::Collate { .. }
+            | E::Prefixed { .. }
+            | E::Extract { .. }
+            | E::TypedString(_)
+            | E::Substring { .. }
+            | E::Trim { .. }
+            | E::Ceil { .. }
+            | E::Floor { .. }
+            | E::Position { .. } => self.bind_special_form(e, clause)?,
             E::Function(f) => self.bind_function(f, clause)?,
             E::Tuple(_) => {
                 return Err(err(
@@ -1265,7 +908,7 @@ pub(super) fn interval_unit(iv: &sq::Interval) -> Result<dates::Unit, SqlError> 
 }
 
 /// The symbol MariaDB names a comparison by in its errors (None: not a comparison).
-fn cmp_symbol(op: BinOp) -> Option<&'static str> {
+pub(super) fn cmp_symbol(op: BinOp) -> Option<&'static str> {
     Some(match op {
         BinOp::Eq => "=",
         BinOp::Ne => "<>",
