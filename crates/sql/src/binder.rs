@@ -184,18 +184,22 @@ pub fn unsupported(what: &str) -> SqlError {
     )
 }
 
+mod calls;
 mod check;
 mod ddl;
 mod dml;
 pub(crate) mod joins;
 mod logic;
 mod numeric;
+mod operators;
+mod predicates;
 mod query;
 mod returning;
 mod scalar;
 mod select_template;
 mod sequence_call;
 mod setop;
+mod special_forms;
 mod template;
 mod types;
 mod views;
