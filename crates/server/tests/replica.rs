@@ -283,7 +283,7 @@ fn replica_statements_report_mariadb_errors() {
     assert!(e.contains("1198"), "{e}");
     rc.query_drop("STOP SLAVE").unwrap();
     let e = rc
-        .query_drop("CHANGE MASTER TO master_use_gtid=no")
+        .query_drop("CHANGE MASTER TO relay_log_pos=4")
         .unwrap_err()
         .to_string();
     assert!(e.contains("1235"), "{e}");

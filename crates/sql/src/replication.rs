@@ -233,14 +233,14 @@ pub const SLAVE_STATUS_COLUMNS: &[&str] = &[
 /// The replica (implemented by the server, which has the network client): what the replica
 /// statements act on.
 pub trait ReplicaControl: Send + Sync {
-    /// CHANGE MASTER TO (upper-cased option names, values as written).
-    fn change_master(&self, opts: &[(String, String)]) -> Result<(), SqlError>;
+    /// CHANGE MASTER TO (upper-cased option names, values as written); the notes it gives.
+    fn change_master(&self, opts: &[(String, String)]) -> Result<Vec<SqlError>, SqlError>;
     /// START SLAVE.
     fn start(&self) -> Result<(), SqlError>;
     /// STOP SLAVE.
     fn stop(&self) -> Result<(), SqlError>;
-    /// RESET SLAVE [ALL].
-    fn reset(&self, all: bool) -> Result<(), SqlError>;
+    /// RESET SLAVE [ALL]; the notes it gives.
+    fn reset(&self, all: bool) -> Result<Vec<SqlError>, SqlError>;
     /// SHOW SLAVE STATUS: (column, value) in MariaDB's order; None when not configured.
     fn status(&self) -> Option<Vec<(&'static str, Value)>>;
     /// Whether the replica threads run.
@@ -304,13 +304,19 @@ pub(crate) fn run_replica_stmt(
     }
     s.require_global(Priv::SUPER)?;
     match r {
-        R::ChangeMaster(opts) => c.change_master(opts)?,
+        R::ChangeMaster(opts) => {
+            let notes = c.change_master(opts)?;
+            s.warnings.extend(notes);
+        }
         R::Start => c.start()?,
         R::Stop => c.stop()?,
-        R::Reset { all } => c.reset(*all)?,
+        R::Reset { all } => {
+            let notes = c.reset(*all)?;
+            s.warnings.extend(notes);
+        }
         R::ShowStatus => unreachable!(),
     }
-    Ok(crate::QueryResult::ok())
+    Ok(crate::session::ok(0, 0, s.warnings.len(), String::new()))
 }
 
 impl Session {

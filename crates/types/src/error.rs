@@ -121,6 +121,8 @@ pub mod code {
     pub const ER_OUTOFMEMORY: u16 = 1037;
     pub const ER_GTID_STRICT_OUT_OF_ORDER: u16 = 1950;
     pub const ER_SLAVE_MUST_STOP: u16 = 1198;
+    pub const ER_WARN_OPTION_IGNORED: u16 = 1618;
+    pub const ER_CHANGE_MASTER_IMPLICIT_USE_GTID: u16 = 4190;
     pub const ER_BAD_SLAVE: u16 = 1200;
     pub const ER_SLAVE_FATAL_ERROR: u16 = 1593;
     pub const ER_WRONG_ARGUMENTS: u16 = 1210;

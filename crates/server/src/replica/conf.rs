@@ -4,8 +4,9 @@
 //! `password`, `use_gtid`, `connect_retry`, `heartbeat_period`, `ssl`, `ssl_ca`,
 //! `ssl_cert`, `ssl_key`, `ssl_verify_server_cert`), written to
 //! `master.info.tmp`, synced and renamed over the old file (then the directory synced), so a
-//! crash leaves the old or the new settings. The replication position is not in it: it is
-//! the binlog's `@@gtid_slave_pos`.
+//! crash leaves the old or the new settings. The replication position is not in it: with
+//! GTIDs it is the binlog's `@@gtid_slave_pos`; the primary's file and position (what
+//! `MASTER_USE_GTID=no` resumes from) are in `master.pos` (see `position.rs`).
 
 use std::io::Write;
 use std::path::Path;
@@ -18,6 +19,8 @@ pub enum UseGtid {
     #[default]
     SlavePos,
     CurrentPos,
+    /// The primary's binlog file and position (`MASTER_LOG_FILE`, `MASTER_LOG_POS`).
+    No,
 }
 
 impl UseGtid {
@@ -25,8 +28,22 @@ impl UseGtid {
         match self {
             UseGtid::SlavePos => "Slave_Pos",
             UseGtid::CurrentPos => "Current_Pos",
+            UseGtid::No => "No",
         }
     }
+}
+
+/// What a CHANGE MASTER TO does to the replication position in the primary's binlog.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum PositionChange {
+    /// Nothing.
+    #[default]
+    Keep,
+    /// MASTER_HOST or MASTER_PORT: another primary, whose binlog starts afresh (file '',
+    /// position 4).
+    Forget,
+    /// MASTER_LOG_FILE and/or MASTER_LOG_POS (None: the current file).
+    Set(Option<String>, u64),
 }
 
 /// The settings of CHANGE MASTER TO.
@@ -72,8 +89,16 @@ fn bad(msg: String) -> SqlError {
     SqlError::from_code(code::ER_WRONG_ARGUMENTS, msg)
 }
 
-/// CHANGE MASTER TO: the options over the current settings.
-pub fn apply_options(mut c: MasterConf, opts: &[(String, String)]) -> Result<MasterConf, SqlError> {
+/// CHANGE MASTER TO: the options over the current settings, what they do to the
+/// position, and the notes MariaDB gives (MASTER_LOG_FILE/POS beside an explicit GTID
+/// mode: ignored for now but recorded, 1618; GTID mode turned off by them, 4190).
+pub fn apply_options(
+    mut c: MasterConf,
+    opts: &[(String, String)],
+) -> Result<(MasterConf, PositionChange, Vec<SqlError>), SqlError> {
+    let was = c.use_gtid;
+    let mut gtid_given = false;
+    let (mut file, mut pos, mut new_primary) = (None, None, false);
     for (name, v) in opts {
         let num = || -> Result<f64, SqlError> {
             v.parse::<f64>()
@@ -90,22 +115,19 @@ pub fn apply_options(mut c: MasterConf, opts: &[(String, String)]) -> Result<Mas
                 c.use_gtid = match v.to_ascii_lowercase().as_str() {
                     "slave_pos" => UseGtid::SlavePos,
                     "current_pos" => UseGtid::CurrentPos,
-                    "no" => {
-                        return Err(SqlError::from_code(
-                            code::ER_NOT_SUPPORTED_YET,
-                            "This version of MariaDB doesn't yet support 'MASTER_USE_GTID=no: \
-                             onelog replicates with GTIDs (slave_pos or current_pos)'",
-                        ))
-                    }
+                    "no" => UseGtid::No,
                     _ => return Err(bad(format!("Incorrect value '{v}' for MASTER_USE_GTID"))),
-                }
+                };
+                gtid_given = c.use_gtid != UseGtid::No;
             }
-            "MASTER_LOG_FILE" | "MASTER_LOG_POS" | "RELAY_LOG_FILE" | "RELAY_LOG_POS" => {
+            "MASTER_LOG_FILE" => file = Some(v.clone()),
+            "MASTER_LOG_POS" => pos = Some(num()?.max(0.0) as u64),
+            "RELAY_LOG_FILE" | "RELAY_LOG_POS" => {
                 return Err(SqlError::from_code(
                     code::ER_NOT_SUPPORTED_YET,
                     format!(
-                        "This version of MariaDB doesn't yet support '{name}: onelog replicates \
-                         from GTID positions (set @@gtid_slave_pos on the primary's GTID)'"
+                        "This version of MariaDB doesn't yet support '{name}: onelog applies \
+                         events as they arrive and keeps no relay log'"
                     ),
                 ))
             }
@@ -130,8 +152,44 @@ pub fn apply_options(mut c: MasterConf, opts: &[(String, String)]) -> Result<Mas
                 ))
             }
         }
+        new_primary |= name == "MASTER_HOST" || name == "MASTER_PORT";
     }
-    Ok(c)
+    let mut notes = Vec::new();
+    let change = if file.is_none() && pos.is_none() {
+        if new_primary {
+            PositionChange::Forget
+        } else {
+            PositionChange::Keep
+        }
+    } else if gtid_given {
+        for (given, name) in [
+            (file.is_some(), "MASTER_LOG_FILE"),
+            (pos.is_some(), "MASTER_LOG_POS"),
+        ] {
+            if given {
+                notes.push(SqlError::note(
+                    code::ER_WARN_OPTION_IGNORED,
+                    format!("<{name}> option ignored"),
+                ));
+            }
+        }
+        // Recorded all the same: a later MASTER_USE_GTID=no starts there.
+        PositionChange::Set(file, pos.unwrap_or(4).max(4))
+    } else {
+        if was != UseGtid::No && c.use_gtid != UseGtid::No {
+            notes.push(SqlError::note(
+                code::ER_CHANGE_MASTER_IMPLICIT_USE_GTID,
+                format!(
+                    "CHANGE MASTER TO is implicitly changing the value of 'Using_Gtid' from \
+                     '{}' to 'No'",
+                    was.name()
+                ),
+            ));
+        }
+        c.use_gtid = UseGtid::No;
+        PositionChange::Set(file, pos.unwrap_or(4).max(4))
+    };
+    Ok((c, change, notes))
 }
 
 const FILE: &str = "master.info";
@@ -156,10 +214,10 @@ pub fn load(datadir: &Path) -> Result<Option<MasterConf>, String> {
             "user" => c.user = v.to_string(),
             "password" => c.password = v.to_string(),
             "use_gtid" => {
-                c.use_gtid = if v == "current_pos" {
-                    UseGtid::CurrentPos
-                } else {
-                    UseGtid::SlavePos
+                c.use_gtid = match v {
+                    "current_pos" => UseGtid::CurrentPos,
+                    "no" => UseGtid::No,
+                    _ => UseGtid::SlavePos,
                 }
             }
             "connect_retry" => c.connect_retry = v.parse().map_err(|_| bad())?,
@@ -198,6 +256,7 @@ pub fn save(datadir: &Path, c: Option<&MasterConf>) -> Result<(), String> {
                 match c.use_gtid {
                     UseGtid::SlavePos => "slave_pos",
                     UseGtid::CurrentPos => "current_pos",
+                    UseGtid::No => "no",
                 },
                 c.connect_retry,
                 c.heartbeat_period,

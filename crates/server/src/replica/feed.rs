@@ -40,6 +40,37 @@ pub enum Fed {
     Queued(u64),
 }
 
+/// The part an event after a GTID plays in its group.
+#[derive(Debug, PartialEq, Eq)]
+pub enum GroupEvent {
+    /// `BEGIN`.
+    Begin,
+    /// XID, XA_PREPARE, `COMMIT` or `ROLLBACK`: the end of a transactional group.
+    End,
+    /// Another statement: the whole of a standalone group.
+    Statement,
+    /// Table maps, rows events and the rest.
+    Other,
+}
+
+pub fn group_event(ev: &Event) -> GroupEvent {
+    match ev {
+        Event::Xid(_) | Event::XaPrepare(_) => GroupEvent::End,
+        Event::Query(q) => {
+            let text = String::from_utf8_lossy(&q.query);
+            let t = text.trim();
+            if t.eq_ignore_ascii_case("BEGIN") {
+                GroupEvent::Begin
+            } else if t.eq_ignore_ascii_case("COMMIT") || t.eq_ignore_ascii_case("ROLLBACK") {
+                GroupEvent::End
+            } else {
+                GroupEvent::Statement
+            }
+        }
+        _ => GroupEvent::Other,
+    }
+}
+
 /// A group being gathered for the pool.
 struct Gathered {
     gtid: GtidEvent,
@@ -120,21 +151,13 @@ impl Feed {
             // Outside a group: FORMAT_DESCRIPTION, ROTATE, GTID_LIST, ... (no data).
             return self.apply_here(&h, &ev);
         };
-        let ends = match &ev {
-            Event::Xid(_) | Event::XaPrepare(_) => true,
-            Event::Query(q) => {
-                let text = String::from_utf8_lossy(&q.query);
-                let t = text.trim();
-                if t.eq_ignore_ascii_case("BEGIN") {
-                    false
-                } else if t.eq_ignore_ascii_case("COMMIT") || t.eq_ignore_ascii_case("ROLLBACK") {
-                    true
-                } else {
-                    gat.statements = true;
-                    gat.gtid.is_standalone()
-                }
+        let ends = match group_event(&ev) {
+            GroupEvent::End => true,
+            GroupEvent::Statement => {
+                gat.statements = true;
+                gat.gtid.is_standalone()
             }
-            _ => false,
+            GroupEvent::Begin | GroupEvent::Other => false,
         };
         gat.events.push((h, ev));
         gat.bytes += bytes;

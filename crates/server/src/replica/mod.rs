@@ -5,7 +5,10 @@
 //! `current_pos`) and applies each event as it arrives (`apply.rs`). The position needs no
 //! file of its own: every applied group is logged in onelog's binlog under the primary's
 //! GTID, in the same group as its rows, and `@@gtid_slave_pos` is read back from there, so
-//! after a crash the replica resumes exactly after the last group it committed.
+//! after a crash the replica resumes exactly after the last group it committed. With
+//! `MASTER_USE_GTID=no` it asks for the binlog from a file and position instead (those of
+//! CHANGE MASTER TO, then those after the last committed group, kept in `master.pos`), and
+//! drops the groups its `@@gtid_slave_pos` says it has applied (`position.rs`).
 //!
 //! The connection settings live in `master.info` in the data directory (`name=value`
 //! lines, written to a temporary file, synced and renamed), so a restarted server resumes
@@ -15,6 +18,7 @@ mod apply;
 mod conf;
 mod feed;
 mod parallel;
+mod position;
 mod ssl;
 
 use std::net::TcpStream;
@@ -28,8 +32,9 @@ use onelog_sql::{Database, ReplicaControl};
 use onelog_types::{code, SqlError, Value};
 use parking_lot::Mutex;
 
-use conf::MasterConf;
+use conf::{MasterConf, PositionChange, UseGtid};
 use feed::{Fed, Feed, Settings};
+use position::{Duplicates, Filtered, PosFile};
 
 /// What SHOW SLAVE STATUS reports.
 #[derive(Default, Clone)]
@@ -52,6 +57,34 @@ struct Status {
     groups: u64,
     /// Groups rolled back and applied again after a conflict (parallel apply).
     retried: u64,
+    /// Where the executed position is kept (`master.pos`).
+    pos_file: Option<Arc<PosFile>>,
+}
+
+impl Status {
+    /// A group ending at `pos` in the primary's `file` is committed (or was applied before).
+    fn executed(&mut self, file: String, pos: u64) {
+        if let Some(p) = &self.pos_file {
+            if let Err(e) = p.record(&file, pos, false) {
+                onelog_types::warning!("replica: could not record its position: {e}");
+            }
+        }
+        self.exec_file = file;
+        self.exec_pos = pos;
+    }
+
+    /// The position CHANGE MASTER TO or RESET SLAVE set, durably.
+    fn set_position(&mut self, file: String, pos: u64) -> Result<(), SqlError> {
+        if let Some(p) = &self.pos_file {
+            p.record(&file, pos, true)
+                .map_err(|e| err(code::ER_UNKNOWN_ERROR, format!("master.pos: {e}")))?;
+        }
+        self.master_log_file = file.clone();
+        self.read_pos = pos;
+        self.exec_file = file;
+        self.exec_pos = pos;
+        Ok(())
+    }
 }
 
 struct Running {
@@ -86,12 +119,23 @@ impl Replica {
     /// The replica of `db`, with the settings `master.info` holds, if any.
     pub fn open(db: Arc<Database>, datadir: &std::path::Path) -> Result<Arc<Replica>, String> {
         let conf = conf::load(datadir)?;
+        let (pos_file, pos) = PosFile::open(datadir)?;
+        let mut status = Status {
+            pos_file: Some(Arc::new(pos_file)),
+            ..Status::default()
+        };
+        if let Some((file, pos)) = pos {
+            status.master_log_file = file.clone();
+            status.read_pos = pos;
+            status.exec_file = file;
+            status.exec_pos = pos;
+        }
         Ok(Arc::new(Replica {
             server_id: db.engine().options().server_id,
             db,
             datadir: datadir.to_path_buf(),
             conf: Mutex::new(conf),
-            status: Arc::new(Mutex::new(Status::default())),
+            status: Arc::new(Mutex::new(status)),
             running: Mutex::new(None),
         }))
     }
@@ -149,7 +193,7 @@ impl Replica {
 }
 
 impl ReplicaControl for Replica {
-    fn change_master(&self, opts: &[(String, String)]) -> Result<(), SqlError> {
+    fn change_master(&self, opts: &[(String, String)]) -> Result<Vec<SqlError>, SqlError> {
         if self.is_running() {
             return Err(err(
                 code::ER_SLAVE_MUST_STOP,
@@ -157,10 +201,23 @@ impl ReplicaControl for Replica {
             ));
         }
         let mut c = self.conf.lock();
-        let new = conf::apply_options(c.clone().unwrap_or_default(), opts)?;
+        let (new, change, notes) = conf::apply_options(c.clone().unwrap_or_default(), opts)?;
         conf::save(&self.datadir, Some(&new)).map_err(|e| err(code::ER_UNKNOWN_ERROR, e))?;
         *c = Some(new);
-        Ok(())
+        let mut st = self.status.lock();
+        match change {
+            PositionChange::Keep => {}
+            PositionChange::Forget => {
+                st.set_position(String::new(), 4)?;
+                // As MariaDB shows a primary it has not read from yet.
+                st.exec_pos = 0;
+            }
+            PositionChange::Set(file, pos) => {
+                let file = file.unwrap_or_else(|| st.exec_file.clone());
+                st.set_position(file, pos)?;
+            }
+        }
+        Ok(notes)
     }
 
     fn start(&self) -> Result<(), SqlError> {
@@ -216,19 +273,36 @@ impl ReplicaControl for Replica {
         Ok(())
     }
 
-    fn reset(&self, all: bool) -> Result<(), SqlError> {
+    fn reset(&self, all: bool) -> Result<Vec<SqlError>, SqlError> {
         if self.is_running() {
             return Err(err(
                 code::ER_SLAVE_MUST_STOP,
                 "This operation cannot be performed as you have a running slave ''; run STOP SLAVE '' first",
             ));
         }
-        *self.status.lock() = Status::default();
+        let mut st = self.status.lock();
+        *st = Status {
+            pos_file: st.pos_file.take(),
+            ..Status::default()
+        };
+        st.set_position(String::new(), 4)?;
+        st.exec_pos = 0;
+        let mut conf = self.conf.lock();
+        let mut notes = Vec::new();
         if all {
             conf::save(&self.datadir, None).map_err(|e| err(code::ER_UNKNOWN_ERROR, e))?;
-            *self.conf.lock() = None;
+            *conf = None;
+        } else if let Some(c) = conf.as_mut().filter(|c| c.use_gtid == UseGtid::No) {
+            // MariaDB goes back to GTID positioning.
+            c.use_gtid = UseGtid::SlavePos;
+            conf::save(&self.datadir, Some(c)).map_err(|e| err(code::ER_UNKNOWN_ERROR, e))?;
+            notes.push(SqlError::note(
+                code::ER_CHANGE_MASTER_IMPLICIT_USE_GTID,
+                "RESET SLAVE is implicitly changing the value of 'Using_Gtid' from 'No' to \
+                 'Slave_Pos'",
+            ));
         }
-        Ok(())
+        Ok(notes)
     }
 
     fn running(&self) -> bool {
@@ -479,6 +553,10 @@ impl Worker {
         let mut pending_ack: Option<(String, u64)> = None;
         let semi = self.db.engine().semisync().clone();
         let _status = SlaveStatus::set(&semi, client.is_semi_sync());
+        let mut duplicates = (c.use_gtid == UseGtid::No).then(|| {
+            let applied = self.db.engine().gtid_slave_pos();
+            Duplicates::new(&onelog_binlog::parse_gtid_list(&applied).unwrap_or_default())
+        });
         loop {
             if self.stopped() {
                 return End::Stopped;
@@ -537,14 +615,29 @@ impl Worker {
                 }
                 continue;
             }
+            match duplicates.as_mut().map(|d| d.filter(&ev)) {
+                None | Some(Filtered::Apply) => {}
+                Some(Filtered::Drop) => continue,
+                Some(Filtered::DropEnd) => {
+                    // The groups queued before it commit first: the position never passes
+                    // a group that is not committed.
+                    if let Err((code, msg)) = feed.drain() {
+                        return End::Sql(code, msg);
+                    }
+                    let mut st = self.status.lock();
+                    let pos = st.read_pos;
+                    st.executed(file, pos);
+                    continue;
+                }
+            }
             let (pos, ts) = (h.log_pos as u64, h.timestamp as u64);
             match feed.event(h, ev, raw.len(), (file.clone(), pos)) {
                 Ok(Fed::Event) => {}
                 Ok(Fed::Committed) => {
                     let mut st = self.status.lock();
                     st.groups += 1;
-                    st.exec_file = file;
-                    st.exec_pos = st.read_pos;
+                    let pos = st.read_pos;
+                    st.executed(file, pos);
                     st.behind = Some(now_secs().saturating_sub(ts));
                 }
                 Ok(Fed::Queued(seq)) => {
@@ -630,10 +723,13 @@ impl Worker {
         )?;
         q(client, "SET @mariadb_slave_capability = 4")?;
         let pos = match self.conf.use_gtid {
-            conf::UseGtid::CurrentPos => self.db.engine().gtid_binlog_pos(),
-            conf::UseGtid::SlavePos => self.db.engine().gtid_slave_pos(),
+            UseGtid::CurrentPos => Some(self.db.engine().gtid_binlog_pos()),
+            UseGtid::SlavePos => Some(self.db.engine().gtid_slave_pos()),
+            UseGtid::No => None,
         };
-        q(client, &format!("SET @slave_connect_state = '{pos}'"))?;
+        if let Some(pos) = &pos {
+            q(client, &format!("SET @slave_connect_state = '{pos}'"))?;
+        }
         q(client, "SET @slave_gtid_strict_mode = 0")?;
         if self
             .db
@@ -657,8 +753,17 @@ impl Worker {
         client
             .register_slave(self.server_id, "", 0)
             .map_err(io_end)?;
+        // From the file and position after the last committed group (GTID positioning
+        // ignores them).
+        let (file, at) = match pos {
+            Some(_) => (String::new(), 4),
+            None => {
+                let st = self.status.lock();
+                (st.exec_file.clone(), st.exec_pos.max(4))
+            }
+        };
         client
-            .binlog_dump(4, 0, self.server_id, "")
+            .binlog_dump(at as u32, 0, self.server_id, &file)
             .map_err(io_end)?;
         Ok(())
     }

@@ -507,8 +507,7 @@ impl Pool {
                 if let Some((_, ((file, pos), ts))) = ends.into_iter().next_back() {
                     let mut s = self.status.lock();
                     s.groups += st.committed - before;
-                    s.exec_file = file;
-                    s.exec_pos = pos;
+                    s.executed(file, pos);
                     s.behind = Some(super::now_secs().saturating_sub(ts as u64));
                 }
             }
