@@ -2,7 +2,8 @@
 //!
 //! `master.info` layout: one `name=value` line per setting (`host`, `port`, `user`,
 //! `password`, `use_gtid`, `connect_retry`, `heartbeat_period`, `ssl`, `ssl_ca`,
-//! `ssl_cert`, `ssl_key`, `ssl_verify_server_cert`), written to
+//! `ssl_cert`, `ssl_key`, `ssl_verify_server_cert`, `ssl_capath`, `ssl_cipher`, `ssl_crl`,
+//! `ssl_crlpath`), written to
 //! `master.info.tmp`, synced and renamed over the old file (then the directory synced), so a
 //! crash leaves the old or the new settings. The replication position is not in it: with
 //! GTIDs it is the binlog's `@@gtid_slave_pos`; the primary's file and position (what
@@ -58,12 +59,17 @@ pub struct MasterConf {
     /// Seconds between the primary's heartbeats when idle.
     pub heartbeat_period: f64,
     /// MASTER_SSL, MASTER_SSL_CA, MASTER_SSL_CERT, MASTER_SSL_KEY,
-    /// MASTER_SSL_VERIFY_SERVER_CERT (see `ssl.rs`).
+    /// MASTER_SSL_VERIFY_SERVER_CERT, MASTER_SSL_CAPATH, MASTER_SSL_CIPHER, MASTER_SSL_CRL,
+    /// MASTER_SSL_CRLPATH (see `ssl.rs`).
     pub ssl: bool,
     pub ssl_ca: Option<String>,
     pub ssl_cert: Option<String>,
     pub ssl_key: Option<String>,
     pub ssl_verify_server_cert: bool,
+    pub ssl_capath: Option<String>,
+    pub ssl_cipher: Option<String>,
+    pub ssl_crl: Option<String>,
+    pub ssl_crlpath: Option<String>,
 }
 
 impl Default for MasterConf {
@@ -81,6 +87,10 @@ impl Default for MasterConf {
             ssl_cert: None,
             ssl_key: None,
             ssl_verify_server_cert: false,
+            ssl_capath: None,
+            ssl_cipher: None,
+            ssl_crl: None,
+            ssl_crlpath: None,
         }
     }
 }
@@ -136,12 +146,10 @@ pub fn apply_options(
             "MASTER_SSL_CA" => c.ssl_ca = (!v.is_empty()).then(|| v.clone()),
             "MASTER_SSL_CERT" => c.ssl_cert = (!v.is_empty()).then(|| v.clone()),
             "MASTER_SSL_KEY" => c.ssl_key = (!v.is_empty()).then(|| v.clone()),
-            n if n.starts_with("MASTER_SSL") => {
-                return Err(SqlError::from_code(
-                    code::ER_NOT_SUPPORTED_YET,
-                    format!("This version of MariaDB doesn't yet support '{n} on a replica'"),
-                ))
-            }
+            "MASTER_SSL_CAPATH" => c.ssl_capath = (!v.is_empty()).then(|| v.clone()),
+            "MASTER_SSL_CIPHER" => c.ssl_cipher = (!v.is_empty()).then(|| v.clone()),
+            "MASTER_SSL_CRL" => c.ssl_crl = (!v.is_empty()).then(|| v.clone()),
+            "MASTER_SSL_CRLPATH" => c.ssl_crlpath = (!v.is_empty()).then(|| v.clone()),
             _ => {
                 return Err(SqlError::from_code(
                     1064,
@@ -227,6 +235,10 @@ pub fn load(datadir: &Path) -> Result<Option<MasterConf>, String> {
             "ssl_ca" => c.ssl_ca = (!v.is_empty()).then(|| v.to_string()),
             "ssl_cert" => c.ssl_cert = (!v.is_empty()).then(|| v.to_string()),
             "ssl_key" => c.ssl_key = (!v.is_empty()).then(|| v.to_string()),
+            "ssl_capath" => c.ssl_capath = (!v.is_empty()).then(|| v.to_string()),
+            "ssl_cipher" => c.ssl_cipher = (!v.is_empty()).then(|| v.to_string()),
+            "ssl_crl" => c.ssl_crl = (!v.is_empty()).then(|| v.to_string()),
+            "ssl_crlpath" => c.ssl_crlpath = (!v.is_empty()).then(|| v.to_string()),
             _ => {}
         }
     }
@@ -248,7 +260,8 @@ pub fn save(datadir: &Path, c: Option<&MasterConf>) -> Result<(), String> {
             let text = format!(
                 "host={}\nport={}\nuser={}\npassword={}\nuse_gtid={}\nconnect_retry={}\n\
                  heartbeat_period={}\nssl={}\nssl_ca={}\nssl_cert={}\nssl_key={}\n\
-                 ssl_verify_server_cert={}\n",
+                 ssl_verify_server_cert={}\nssl_capath={}\nssl_cipher={}\nssl_crl={}\n\
+                 ssl_crlpath={}\n",
                 c.host,
                 c.port,
                 c.user,
@@ -265,6 +278,10 @@ pub fn save(datadir: &Path, c: Option<&MasterConf>) -> Result<(), String> {
                 opt(&c.ssl_cert),
                 opt(&c.ssl_key),
                 c.ssl_verify_server_cert as u8,
+                opt(&c.ssl_capath),
+                opt(&c.ssl_cipher),
+                opt(&c.ssl_crl),
+                opt(&c.ssl_crlpath),
             );
             let tmp = datadir.join(format!("{FILE}.tmp"));
             let mut f = std::fs::File::create(&tmp).map_err(io)?;

@@ -360,9 +360,15 @@ impl ReplicaControl for Replica {
                 "Master_SSL_CA_File",
                 s(conf.ssl_ca.as_deref().unwrap_or("")),
             ),
-            ("Master_SSL_CA_Path", s("")),
+            (
+                "Master_SSL_CA_Path",
+                s(conf.ssl_capath.as_deref().unwrap_or("")),
+            ),
             ("Master_SSL_Cert", s(conf.ssl_cert.as_deref().unwrap_or(""))),
-            ("Master_SSL_Cipher", s("")),
+            (
+                "Master_SSL_Cipher",
+                s(conf.ssl_cipher.as_deref().unwrap_or("")),
+            ),
             ("Master_SSL_Key", s(conf.ssl_key.as_deref().unwrap_or(""))),
             (
                 "Seconds_Behind_Master",
@@ -381,8 +387,11 @@ impl ReplicaControl for Replica {
             ("Last_SQL_Error", s(&sql_error)),
             ("Replicate_Ignore_Server_Ids", s("")),
             ("Master_Server_Id", u(st.master_server_id as u64)),
-            ("Master_SSL_Crl", s("")),
-            ("Master_SSL_Crlpath", s("")),
+            ("Master_SSL_Crl", s(conf.ssl_crl.as_deref().unwrap_or(""))),
+            (
+                "Master_SSL_Crlpath",
+                s(conf.ssl_crlpath.as_deref().unwrap_or("")),
+            ),
             ("Using_Gtid", s(conf.use_gtid.name())),
             ("Gtid_IO_Pos", s(&st.gtid_io_pos)),
             ("Replicate_Do_Domain_Ids", s("")),

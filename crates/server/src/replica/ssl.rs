@@ -9,6 +9,15 @@
 //! certificate (`MASTER_SSL_CERT` and `MASTER_SSL_KEY`) is sent when the primary asks.
 //! The TLS handshake completes before the login continues, so a certificate that does not
 //! verify is the IO thread's error (2026), retried like any connection error.
+//!
+//! `MASTER_SSL_CAPATH` names a directory whose certificate files (every file that holds
+//! PEM certificates) are CAs too. `MASTER_SSL_CRL` (a PEM file of revocation lists) and
+//! `MASTER_SSL_CRLPATH` (a directory of them) make a revoked certificate in the primary's
+//! chain fail; they need a CA. `MASTER_SSL_CIPHER` is an OpenSSL-style list (`:` between
+//! names) of the cipher suites the replica offers, in OpenSSL's names
+//! (`ECDHE-RSA-AES256-GCM-SHA384`, `TLS_AES_128_GCM_SHA256`, ...) or rustls's
+//! (`TLS13_AES_128_GCM_SHA256`); names of suites rustls does not have are left out, and a
+//! list with none it has is an error.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -18,7 +27,9 @@ use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, Server
 use rustls::client::WebPkiServerVerifier;
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use rustls::pki_types::{
+    CertificateDer, CertificateRevocationListDer, PrivateKeyDer, ServerName, UnixTime,
+};
 use rustls::{
     CertificateError, ClientConfig, ClientConnection, DigitallySignedStruct, RootCertStore,
 };
@@ -75,6 +86,134 @@ fn certs(path: &str, what: &str) -> Result<Vec<CertificateDer<'static>>, String>
         return Err(format!("{what} '{path}': no certificate"));
     }
     Ok(certs)
+}
+
+/// The regular files of directory `dir` (`what` names the option in errors).
+fn files_in(dir: &str, what: &str) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).map_err(|e| format!("{what} '{dir}': {e}"))? {
+        let path = e.map_err(|e| format!("{what} '{dir}': {e}"))?.path();
+        if path.is_file() {
+            out.push(path.display().to_string());
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// The CAs of MASTER_SSL_CA and MASTER_SSL_CAPATH (None: neither given).
+fn roots(c: &MasterConf) -> Result<Option<RootCertStore>, String> {
+    let mut files = Vec::new();
+    if let Some(ca) = &c.ssl_ca {
+        files.push((certs(ca, "MASTER_SSL_CA")?, ca.clone()));
+    }
+    if let Some(dir) = &c.ssl_capath {
+        for f in files_in(dir, "MASTER_SSL_CAPATH")? {
+            // Files that are not certificates (an index, a CRL) are not CAs.
+            if let Ok(found) = certs(&f, "MASTER_SSL_CAPATH") {
+                files.push((found, f));
+            }
+        }
+        if files.is_empty() {
+            return Err(format!("MASTER_SSL_CAPATH '{dir}': no certificate"));
+        }
+    }
+    if files.is_empty() {
+        return Ok(None);
+    }
+    let mut roots = RootCertStore::empty();
+    for (found, f) in files {
+        for cert in found {
+            roots.add(cert).map_err(|e| format!("'{f}': {e}"))?;
+        }
+    }
+    Ok(Some(roots))
+}
+
+/// The revocation lists of MASTER_SSL_CRL and MASTER_SSL_CRLPATH.
+fn crls(c: &MasterConf) -> Result<Vec<CertificateRevocationListDer<'static>>, String> {
+    let mut files = Vec::new();
+    if let Some(f) = &c.ssl_crl {
+        files.push((f.clone(), "MASTER_SSL_CRL"));
+    }
+    if let Some(dir) = &c.ssl_crlpath {
+        for f in files_in(dir, "MASTER_SSL_CRLPATH")? {
+            files.push((f, "MASTER_SSL_CRLPATH"));
+        }
+    }
+    let mut out = Vec::new();
+    for (f, what) in files {
+        let found: Vec<_> = CertificateRevocationListDer::pem_file_iter(&f)
+            .map_err(|e| format!("{what} '{f}': {e}"))?
+            .collect::<Result<_, _>>()
+            .map_err(|e| format!("{what} '{f}': {e}"))?;
+        if found.is_empty() && what == "MASTER_SSL_CRL" {
+            return Err(format!("{what} '{f}': no revocation list"));
+        }
+        out.extend(found);
+    }
+    Ok(out)
+}
+
+/// OpenSSL's name of a cipher suite rustls (ring) has, and its rustls name.
+const CIPHER_NAMES: [(&str, &str); 9] = [
+    ("TLS_AES_256_GCM_SHA384", "TLS13_AES_256_GCM_SHA384"),
+    ("TLS_AES_128_GCM_SHA256", "TLS13_AES_128_GCM_SHA256"),
+    (
+        "TLS_CHACHA20_POLY1305_SHA256",
+        "TLS13_CHACHA20_POLY1305_SHA256",
+    ),
+    (
+        "ECDHE-ECDSA-AES256-GCM-SHA384",
+        "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384",
+    ),
+    (
+        "ECDHE-ECDSA-AES128-GCM-SHA256",
+        "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
+    ),
+    (
+        "ECDHE-ECDSA-CHACHA20-POLY1305",
+        "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256",
+    ),
+    (
+        "ECDHE-RSA-AES256-GCM-SHA384",
+        "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384",
+    ),
+    (
+        "ECDHE-RSA-AES128-GCM-SHA256",
+        "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+    ),
+    (
+        "ECDHE-RSA-CHACHA20-POLY1305",
+        "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256",
+    ),
+];
+
+/// The provider with only the suites of MASTER_SSL_CIPHER (all without it).
+fn provider(c: &MasterConf) -> Result<CryptoProvider, String> {
+    let mut p = rustls::crypto::ring::default_provider();
+    let Some(list) = &c.ssl_cipher else {
+        return Ok(p);
+    };
+    let wanted: Vec<String> = list
+        .split([':', ','])
+        .map(|n| n.trim().to_ascii_uppercase())
+        .filter(|n| !n.is_empty())
+        .map(|n| {
+            CIPHER_NAMES
+                .iter()
+                .find(|(openssl, _)| *openssl == n)
+                .map_or(n, |(_, rustls)| rustls.to_string())
+        })
+        .collect();
+    p.cipher_suites
+        .retain(|s| wanted.iter().any(|w| format!("{:?}", s.suite()) == *w));
+    if p.cipher_suites.is_empty() {
+        return Err(format!(
+            "MASTER_SSL_CIPHER '{list}': none of these cipher suites is available"
+        ));
+    }
+    Ok(p)
 }
 
 /// Verifies the primary's certificate as the module docs say.
@@ -146,25 +285,19 @@ pub fn client_config(c: &MasterConf) -> Result<Option<Arc<ClientConfig>>, String
     if !c.ssl {
         return Ok(None);
     }
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let chain = match &c.ssl_ca {
-        Some(ca) => {
-            let mut roots = RootCertStore::empty();
-            for cert in certs(ca, "MASTER_SSL_CA")? {
-                roots
-                    .add(cert)
-                    .map_err(|e| format!("MASTER_SSL_CA '{ca}': {e}"))?;
-            }
-            Some(
-                WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
-                    .build()
-                    .map_err(|e| format!("MASTER_SSL_CA '{ca}': {e}"))?,
-            )
-        }
-        None if c.ssl_verify_server_cert => {
+    let provider = Arc::new(provider(c)?);
+    let crls = crls(c)?;
+    let chain = match roots(c)? {
+        Some(roots) => Some(
+            WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
+                .with_crls(crls)
+                .build()
+                .map_err(|e| format!("MASTER_SSL_CA: {e}"))?,
+        ),
+        None if c.ssl_verify_server_cert || !crls.is_empty() => {
             return Err(
-                "MASTER_SSL_VERIFY_SERVER_CERT=1 needs MASTER_SSL_CA to verify the primary's \
-                 certificate with"
+                "MASTER_SSL_VERIFY_SERVER_CERT=1 and MASTER_SSL_CRL need MASTER_SSL_CA or \
+                 MASTER_SSL_CAPATH to verify the primary's certificate with"
                     .into(),
             )
         }
@@ -177,7 +310,7 @@ pub fn client_config(c: &MasterConf) -> Result<Option<Arc<ClientConfig>>, String
     });
     let builder = ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
-        .map_err(|e| e.to_string())?
+        .map_err(|e| format!("MASTER_SSL_CIPHER: {e}"))?
         .dangerous()
         .with_custom_certificate_verifier(verifier);
     let cfg = match (&c.ssl_cert, &c.ssl_key) {
