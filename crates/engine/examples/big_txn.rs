@@ -31,6 +31,7 @@ fn table(name: &str) -> TableDef {
         default_now: false,
         on_update_now: false,
         comment: String::new(),
+        display_width: None,
     };
     TableDef {
         id: 0,

@@ -30,6 +30,11 @@ pub struct ColumnDef {
     pub on_update_now: bool,
     #[serde(default)]
     pub comment: String,
+    /// An integer column's display width as declared (`INT(5)`; BOOLEAN is
+    /// `tinyint(1)`): SHOW CREATE TABLE, COLUMN_TYPE and the result column length show it.
+    /// None: the type's default width.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub display_width: Option<u16>,
 }
 
 /// The value a new column takes in existing rows: its DEFAULT, else NULL for a nullable

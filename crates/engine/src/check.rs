@@ -277,6 +277,7 @@ mod tests {
             default_now: false,
             on_update_now: false,
             comment: String::new(),
+            display_width: None,
         }
     }
 

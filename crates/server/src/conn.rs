@@ -188,6 +188,22 @@ struct QuerySink<'a> {
     local_files: bool,
     sent: usize,
     failed: Option<ProtocolError>,
+    /// Result sets go in the binary protocol (COM_STMT_EXECUTE).
+    binary: bool,
+}
+
+impl QuerySink<'_> {
+    fn write(&mut self, session: &Session, r: QueryResult, more: bool, status: u16) -> bool {
+        let status = session.status_flags() | status;
+        let binary = self.binary.then_some(&[][..]);
+        match write_result(self.ps, status, session.warning_count(), r, more, binary) {
+            Ok(()) => true,
+            Err(e) => {
+                self.failed = Some(e);
+                false
+            }
+        }
+    }
 }
 
 impl onelog_sql::Client for QuerySink<'_> {
@@ -198,24 +214,20 @@ impl onelog_sql::Client for QuerySink<'_> {
         more: bool,
     ) -> bool {
         self.sent += 1;
-        let w = match r {
-            Ok(r) => write_result(
-                self.ps,
-                session.status_flags(),
-                session.warning_count(),
-                r,
-                more,
-                None,
-            ),
-            Err(e) => self.ps.write_err(&e),
-        };
-        match w {
-            Ok(()) => true,
-            Err(e) => {
-                self.failed = Some(e);
-                false
-            }
+        match r {
+            Ok(r) => self.write(session, r, more, 0),
+            Err(e) => match self.ps.write_err(&e) {
+                Ok(()) => true,
+                Err(e) => {
+                    self.failed = Some(e);
+                    false
+                }
+            },
         }
+    }
+
+    fn out_params(&mut self, session: &Session, r: QueryResult) -> bool {
+        self.write(session, r, true, status::SERVER_PS_OUT_PARAMS)
     }
 
     fn local_files(&self) -> bool {
@@ -342,6 +354,7 @@ impl<'a> Conn<'a> {
         }
         let mut session = Session::new(db.clone(), resp.user.clone(), host.clone(), conn_id);
         session.set_tls(tls.clone());
+        session.set_client_found_rows(resp.capabilities & capability::CLIENT_FOUND_ROWS != 0);
         if let Some(d) = resp.database.as_deref().filter(|d| !d.is_empty()) {
             if let Err(e) = session.use_database(d) {
                 ps.write_err(&e)?;
@@ -491,6 +504,7 @@ impl<'a> Conn<'a> {
                     local_files: self.caps & capability::CLIENT_LOCAL_FILES != 0,
                     sent: 0,
                     failed: None,
+                    binary: false,
                 };
                 self.session.execute_with(&sql, &mut sink);
                 let (n, failed) = (sink.sent, sink.failed.take());
@@ -664,7 +678,21 @@ impl<'a> Conn<'a> {
         };
         let wire = p.wire.clone();
         let _ = &p.columns;
-        match self.session.execute_prepared(stmt_id, &params) {
+        // A CALL's result sets and OUT parameters go out as they come.
+        let mut sink = QuerySink {
+            ps: &mut self.ps,
+            local_files: false,
+            sent: 0,
+            failed: None,
+            binary: true,
+        };
+        let r = self
+            .session
+            .execute_prepared_to(stmt_id, &params, Some(&mut sink));
+        if let Some(e) = sink.failed.take() {
+            return Err(e);
+        }
+        match r {
             Ok(r) => self.write_result(r, false, Some(&wire)),
             Err(e) => self.ps.write_err(&e),
         }

@@ -88,6 +88,7 @@ fn zero_value(ty: &ColumnType) -> Value {
         default_now: false,
         on_update_now: false,
         comment: String::new(),
+        display_width: None,
     })
 }
 
@@ -293,6 +294,7 @@ mod tests {
             default_now: false,
             on_update_now: false,
             comment: String::new(),
+            display_width: None,
         }
     }
 

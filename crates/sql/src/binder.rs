@@ -476,6 +476,8 @@ struct ScopeCol {
     pos: usize,
     nullable: bool,
     flags: u16,
+    /// A table column's declared display width (the result column's length).
+    display_width: Option<u16>,
     /// The right-hand copy of a `USING`/`NATURAL` join column: only found qualified.
     using_hidden: bool,
 }

@@ -137,6 +137,7 @@ mod tests {
                     default_now: false,
                     on_update_now: false,
                     comment: String::new(),
+                    display_width: None,
                 })
                 .collect(),
             indexes: vec![IndexDef {

@@ -114,6 +114,7 @@ pub(crate) fn column_of(cat: &Catalog, c: &ResultColumn) -> ColumnDef {
         return col;
     }
     col.default = src.default.clone();
+    col.display_width = src.display_width;
     col.default_now = src.default_now;
     col.on_update_now = src.on_update_now;
     col.comment = src.comment.clone();

@@ -789,6 +789,8 @@ pub struct WriteResult {
     pub info: String,
     pub records: u64,
     pub duplicates: u64,
+    /// UPDATE: the rows the statement matched, changed or not.
+    pub matched: u64,
     /// The RETURNING rows (when the statement has RETURNING).
     pub returned: Option<Vec<Vec<Value>>>,
 }
@@ -1311,6 +1313,7 @@ pub fn run_update(cx: &mut ExecCtx, up: &mut Update) -> Result<WriteResult, SqlE
         affected: changed,
         last_insert_id: None,
         info: format!("Rows matched: {matched}  Changed: {changed}  Warnings: {warnings}"),
+        matched,
         ..Default::default()
     })
 }

@@ -27,6 +27,7 @@ use crate::{sql_err, status_flags, QueryResult, ResultColumn};
 
 mod bind_env;
 mod binlog_stmt;
+mod prepared_exec;
 mod txn;
 mod xa;
 use bind_env::Env;
@@ -138,6 +139,10 @@ pub struct Session {
     shapes: HashMap<String, Prepared>,
     /// The connection's TLS session (None: not TLS), for `Ssl_cipher` / `Ssl_version`.
     tls: Option<crate::PeerTls>,
+    /// The client set CLIENT_FOUND_ROWS: UPDATE reports matched rows as affected rows.
+    client_found_rows: bool,
+    /// Where the OUT values of the prepared CALL being run go (`routines::prepared_call`).
+    pub(crate) call_out: Option<crate::routines::CallOut>,
     /// LOCK TABLES and FLUSH TABLES WITH READ LOCK (`crate::locks`).
     pub(crate) locks: crate::locks::SessionLocks,
     /// Stored programs running (`crate::routines`).
@@ -221,6 +226,8 @@ impl Session {
             params: Vec::new(),
             shapes: HashMap::new(),
             tls: None,
+            client_found_rows: false,
+            call_out: None,
             locks: Default::default(),
             sp: Default::default(),
             seq_last: Default::default(),
@@ -265,6 +272,8 @@ impl Session {
             params: Vec::new(),
             shapes: HashMap::new(),
             tls: None,
+            client_found_rows: false,
+            call_out: None,
             locks: Default::default(),
             sp: Default::default(),
             seq_last: Default::default(),
@@ -288,6 +297,12 @@ impl Session {
     /// Records the connection's TLS session (the server does, after login).
     pub fn set_tls(&mut self, tls: Option<crate::PeerTls>) {
         self.tls = tls;
+    }
+
+    /// Records whether the client set CLIENT_FOUND_ROWS at login (the server does): then
+    /// UPDATE's affected rows (and ROW_COUNT()) count the rows matched, changed or not.
+    pub fn set_client_found_rows(&mut self, on: bool) {
+        self.client_found_rows = on;
     }
 
     pub(crate) fn tls(&self) -> Option<&crate::PeerTls> {
@@ -514,7 +529,7 @@ impl Session {
         };
         // What the binlog annotates and the process list shows is the statement as sent.
         kept.parsed.text = sql.trim().to_string();
-        let r = self.run_with_params(&kept.parsed, shape.literals, Some(&mut kept.kept));
+        let r = self.run_with_params(&kept.parsed, shape.literals, Some(&mut kept.kept), None);
         if self.shapes.len() >= SHAPE_CACHE {
             self.shapes.clear();
         }
@@ -622,84 +637,6 @@ impl Session {
         })
     }
 
-    /// `EXECUTE name [USING expr, ...]`
-    fn execute_named(&mut self, name: &str, args: &[sq::Expr]) -> Result<QueryResult, SqlError> {
-        let key = name.to_lowercase();
-        // Taken out while it runs (PREPARE, EXECUTE and DEALLOCATE cannot be prepared).
-        let Some(mut p) = self.named_prepared.remove(&key) else {
-            return Err(sql_err(
-                code::ER_UNKNOWN_STMT_HANDLER,
-                format!("Unknown prepared statement handler ({name}) given to EXECUTE"),
-            ));
-        };
-        let r = self.execute_kept(&mut p, args);
-        self.named_prepared.insert(key, p);
-        r
-    }
-
-    fn execute_kept(
-        &mut self,
-        p: &mut Prepared,
-        args: &[sq::Expr],
-    ) -> Result<QueryResult, SqlError> {
-        if args.len() != p.parsed.params {
-            return Err(sql_err(
-                code::ER_WRONG_ARGUMENTS,
-                "Incorrect arguments to EXECUTE",
-            ));
-        }
-        let mut values = Vec::with_capacity(args.len());
-        for a in args {
-            values.push(self.eval_const(a)?);
-        }
-        self.run_with_params(&p.parsed, values, Some(&mut p.kept))
-    }
-
-    /// Runs a prepared statement with its parameter values.
-    fn run_with_params(
-        &mut self,
-        parsed: &Parsed,
-        params: Vec<Value>,
-        kept: Option<&mut Kept>,
-    ) -> Result<QueryResult, SqlError> {
-        self.params = params;
-        let r = self.run_kept(parsed, kept);
-        self.params.clear();
-        r
-    }
-
-    /// COM_STMT_EXECUTE with bound parameter values.
-    pub fn execute_prepared(
-        &mut self,
-        stmt_id: u32,
-        params: &[Value],
-    ) -> Result<QueryResult, SqlError> {
-        // Taken out while it runs (a prepared statement cannot close itself).
-        let Some(mut p) = self.prepared.remove(&stmt_id) else {
-            return Err(sql_err(
-                code::ER_UNKNOWN_STMT_HANDLER,
-                format!(
-                    "Unknown prepared statement handler ({stmt_id}) given to mysqld_stmt_execute"
-                ),
-            ));
-        };
-        let r = if params.len() != p.parsed.params {
-            Err(sql_err(
-                code::ER_WRONG_ARGUMENTS,
-                "Incorrect arguments to mysqld_stmt_execute",
-            ))
-        } else {
-            self.db.questions.fetch_add(1, Ordering::Relaxed);
-            self.set_proc("Execute", Some(&p.parsed.text));
-            self.begin_statement();
-            let r = self.run_with_params(&p.parsed, params.to_vec(), Some(&mut p.kept));
-            self.set_proc("Sleep", None);
-            self.control.finish(r)
-        };
-        self.prepared.insert(stmt_id, p);
-        r
-    }
-
     pub fn close_prepared(&mut self, stmt_id: u32) {
         self.prepared.remove(&stmt_id);
         self.count_prepared();
@@ -712,11 +649,6 @@ impl Session {
             s.info = info.map(|i| i.chars().take(1024).collect());
             s.since = Instant::now();
         }
-    }
-
-    /// Runs a statement; `kept` is the binding kept with it, if it is kept to run again.
-    fn run_kept(&mut self, p: &Parsed, kept: Option<&mut Kept>) -> Result<QueryResult, SqlError> {
-        self.run_stmt(p, kept, None)
     }
 
     /// Runs one statement; `client`: the connection, for LOAD DATA LOCAL.
@@ -761,6 +693,7 @@ impl Session {
             Stmt::Admin(Admin::TableMaint(m)) => self.run_table_maint(m, p),
             Stmt::Admin(Admin::Routine(r)) => crate::routines::run(self, r, &p.text, client),
             Stmt::Admin(Admin::Event(e)) => crate::events::run(self, e),
+            Stmt::Admin(Admin::Execute { name, args }) => self.execute_named(name, args, client),
             Stmt::Admin(a) => self.run_admin(a, p),
             Stmt::Sql(s) => self.run_sql(s, p, kept),
         };
@@ -963,7 +896,12 @@ impl Session {
                         executor::run_update(cx, &mut plan)
                     })
                 })?;
-                Ok(ok(r.affected, 0, self.warnings.len(), r.info))
+                let affected = if self.client_found_rows {
+                    r.matched
+                } else {
+                    r.affected
+                };
+                Ok(ok(affected, 0, self.warnings.len(), r.info))
             }
             S::Delete(d) => {
                 self.db.count_com("Com_delete");
@@ -1216,7 +1154,7 @@ impl Session {
                 Ok(QueryResult::ok())
             }
             Admin::Prepare { name, source } => self.prepare_named(name, source),
-            Admin::Execute { name, args } => self.execute_named(name, args),
+            Admin::Execute { name, args } => self.execute_named(name, args, None),
             Admin::Deallocate(name) => {
                 let gone = self.named_prepared.remove(&name.to_lowercase()).is_some();
                 self.count_prepared();

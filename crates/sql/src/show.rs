@@ -78,7 +78,15 @@ pub(crate) fn result(
 }
 
 pub(crate) fn type_name(c: &ColumnDef) -> String {
-    c.ty.sql_name()
+    let name = c.ty.sql_name();
+    // An integer's declared display width replaces the type's default one.
+    match (c.display_width, &c.ty) {
+        (Some(w), ColumnType::Int { .. }) => match (name.find('('), name.find(')')) {
+            (Some(a), Some(b)) => format!("{}({w}){}", &name[..a], &name[b + 1..]),
+            _ => name,
+        },
+        _ => name,
+    }
 }
 
 fn default_text(c: &ColumnDef) -> Option<String> {

@@ -366,6 +366,7 @@ pub(crate) fn column_of_result(name: String, c: &crate::ResultColumn) -> onelog_
         default_now: false,
         on_update_now: false,
         comment: String::new(),
+        display_width: None,
     }
 }
 

@@ -83,6 +83,7 @@ pub fn col(name: &str, ty: ColumnType, nullable: bool) -> ColumnDef {
         default_now: false,
         on_update_now: false,
         comment: String::new(),
+        display_width: None,
     }
 }
 

@@ -3,6 +3,29 @@
 
 use super::*;
 
+/// The display width an integer type is declared with (`INT(5)`), or BOOLEAN's 1
+/// (MariaDB shows BOOLEAN as `tinyint(1)`); None for the default width and other types.
+pub fn display_width(t: &sq::DataType) -> Option<u16> {
+    use sq::DataType as D;
+    let w = match t {
+        D::Bool | D::Boolean => Some(1),
+        D::TinyInt(w)
+        | D::TinyIntUnsigned(w)
+        | D::SmallInt(w)
+        | D::SmallIntUnsigned(w)
+        | D::MediumInt(w)
+        | D::MediumIntUnsigned(w)
+        | D::Int(w)
+        | D::IntUnsigned(w)
+        | D::Integer(w)
+        | D::IntegerUnsigned(w)
+        | D::BigInt(w)
+        | D::BigIntUnsigned(w) => *w,
+        _ => None,
+    };
+    w.filter(|&w| w > 0 && w <= 255).map(|w| w as u16)
+}
+
 /// Maps a declared SQL type to a column type.
 pub fn column_type(t: &sq::DataType, name: &str) -> Result<ColumnType, SqlError> {
     use sq::DataType as D;
@@ -302,6 +325,7 @@ pub(super) fn bind_column(
         default_now: false,
         on_update_now: false,
         comment: String::new(),
+        display_width: display_width(&c.data_type),
     };
     let mut primary = false;
     let mut unique = false;

@@ -163,7 +163,12 @@ impl<'a> Binder<'a> {
             _ => alias.clone(),
         };
         for (i, (name, _ty, nullable, flags)) in cols.iter().enumerate() {
+            let display_width = match &kind {
+                SourceKind::Table(t) => t.columns.get(i).and_then(|c| c.display_width),
+                _ => None,
+            };
             self.scope.push(ScopeCol {
+                display_width,
                 alias: alias.clone(),
                 db: db.clone(),
                 table: table_name.clone(),
@@ -539,6 +544,9 @@ impl<'a> Binder<'a> {
                 rc.org_table = sc.table.clone();
                 rc.db = sc.db.clone();
                 rc.flags = sc.flags;
+                if let Some(w) = sc.display_width {
+                    rc.length = w as u32;
+                }
                 if sc.nullable {
                     rc.flags &= !cf::NOT_NULL;
                 }

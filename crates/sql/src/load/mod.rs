@@ -39,6 +39,13 @@ pub trait Client {
     /// connection failed (the remaining statements are not run).
     fn result(&mut self, session: &Session, r: Result<QueryResult, SqlError>, more: bool) -> bool;
 
+    /// The OUT parameters result set of a CALL run by COM_STMT_EXECUTE (see
+    /// `routines::prepared_call`); the final result of the CALL follows it. The protocol
+    /// flags it SERVER_PS_OUT_PARAMS.
+    fn out_params(&mut self, session: &Session, r: QueryResult) -> bool {
+        self.result(session, Ok(r), true)
+    }
+
     /// Whether the client accepts LOAD DATA LOCAL requests (CLIENT_LOCAL_FILES).
     fn local_files(&self) -> bool {
         false

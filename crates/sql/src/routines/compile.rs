@@ -35,6 +35,9 @@ pub enum Target {
     User(String),
     /// `NEW.col` in a BEFORE trigger.
     NewCol(String),
+    /// A `?` placeholder argument of a CALL run by COM_STMT_EXECUTE: the value goes to the
+    /// client (`prepared_call`).
+    Param,
 }
 
 /// A condition a handler catches.

@@ -10,6 +10,7 @@ use onelog_engine::{Isolation, ObjectKind, Txn};
 use onelog_types::{code, SqlError, Value};
 
 use super::compile::{Block, Cond, Instr, Program, Signal, Sql, Target, VarRef};
+use super::prepared_call::{is_placeholder, out_params_result};
 use super::trigger::RowCtx;
 use super::{convert, decode, is_out, program, FnRef, Mode, RoutineDef};
 use crate::parser::{Admin, Stmt};
@@ -205,6 +206,9 @@ impl<'s, 'p, 'c> Interp<'s, 'p, 'c> {
                 Some(r) => r.set_new(c, v),
                 None => Err(sql_err(1054, format!("Unknown column '{c}' in 'NEW'"))),
             },
+            // Only a prepared CALL's arguments are placeholders; their values are read
+            // from the parameters once the procedure returns.
+            Target::Param => Ok(()),
         }
     }
 
@@ -747,15 +751,33 @@ pub(crate) fn call_statement(
     };
     let mut values = Vec::with_capacity(args.len());
     let mut targets = Vec::with_capacity(args.len());
+    // A prepared CALL's placeholders are numbered across all its arguments: each argument
+    // is evaluated with the parameter values of its own placeholders.
+    let params = std::mem::take(&mut s.params);
+    let mut next_param = 0;
+    let out = s.call_out.take();
     for a in args {
         let t = a.trim();
         let var = t
             .strip_prefix('@')
             .filter(|v| !v.starts_with('@') && !v.is_empty())
             .map(|v| v.trim_matches('`').to_lowercase());
-        targets.push(var.map(Target::User));
         let p = crate::parser::parse_one(&format!("SELECT {a}"))?;
-        let v = match s.run_parsed(&p)? {
+        let target = match (&out, is_placeholder(t)) {
+            (Some(o), true) => o.target(next_param),
+            _ => var.map(Target::User),
+        };
+        targets.push(target);
+        s.params = params
+            .iter()
+            .skip(next_param)
+            .take(p.params)
+            .cloned()
+            .collect();
+        next_param += p.params;
+        let r = s.run_parsed(&p);
+        s.params.clear();
+        let v = match r? {
             QueryResult::Rows { rows, .. } => rows
                 .into_iter()
                 .next()
@@ -767,7 +789,18 @@ pub(crate) fn call_statement(
     }
     s.warnings.clear();
     s.row_count = 0;
-    let (outs, def) = call_procedure(s, &db, name, values, &targets, client)?;
+    let mut client = client;
+    let (outs, def) = match &mut client {
+        Some(c) => call_procedure(s, &db, name, values, &targets, Some(&mut **c))?,
+        None => call_procedure(s, &db, name, values, &targets, None)?,
+    };
+    if let Some(r) = out_params_result(&def.params, &targets, &outs)? {
+        if let Some(c) = client {
+            if !c.out_params(s, r) {
+                return Err(sql_err(1160, "Got an error writing communication packets"));
+            }
+        }
+    }
     for ((p, t), v) in def.params.iter().zip(&targets).zip(outs) {
         if let (true, Some(Target::User(n))) = (is_out(p.mode), t) {
             s.user_vars.insert(n.clone(), v);

@@ -28,6 +28,7 @@ mod compile;
 mod exec;
 pub(crate) mod lex;
 pub(crate) mod parse;
+mod prepared_call;
 mod show;
 pub(crate) mod trigger;
 
@@ -36,6 +37,7 @@ pub(crate) use exec::{call_statement, run_event};
 pub use lex::Splitter;
 pub use parse::RoutineStmt;
 use parse::{Chars, Mode, Param};
+pub(crate) use prepared_call::CallOut;
 pub(crate) use show::info_rows;
 
 /// A function or procedure as stored (the JSON of `StoredObject::definition`).
