@@ -313,10 +313,7 @@ fn drop_users(
 }
 
 /// `RENAME USER from TO to [, ...]`.
-fn rename_users(
-    s: &mut Session,
-    pairs: &[(UserHost, UserHost)],
-) -> Result<Outcome, SqlError> {
+fn rename_users(s: &mut Session, pairs: &[(UserHost, UserHost)]) -> Result<Outcome, SqlError> {
     s.require_global(Priv::CREATE_USER)?;
     let (mut changed, mut failed) = (false, Vec::new());
     for ((u, h), (to_u, to_h)) in pairs {

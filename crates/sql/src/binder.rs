@@ -217,7 +217,7 @@ pub use window::{ntile_error, FrameBound, WinCall, WinFunc};
 
 pub use returning::Returning;
 pub use select_template::{changed_params, SelectTemplate};
-pub use setop::{coerce as setop_coerce, SetNode, SetOp, SetOpKind, NULL_TYPE};
+pub use setop::{coerce as setop_coerce, union_type, SetNode, SetOp, SetOpKind, NULL_TYPE};
 pub use template::InsertTemplate;
 
 /// How a source joins the sources before it (in execution order).

@@ -239,11 +239,13 @@ impl<'a> Binder<'a> {
                 false,
             ),
             Expr::Case(_, whens, els, _) => {
-                let mut t = whens.first().map(|(_, r)| self.type_of(r).0);
-                if let (None, Some(e)) = (&t, els) {
-                    t = Some(self.type_of(e).0);
-                }
-                (t.unwrap_or(varchar(0)), true)
+                let ts: Vec<ColumnType> = whens
+                    .iter()
+                    .map(|(_, r)| r)
+                    .chain(els.as_deref())
+                    .map(|r| self.type_of(r).0)
+                    .collect();
+                (functions::result_type_of(&ts).unwrap_or(varchar(0)), true)
             }
             Expr::Func(f, args) => {
                 let ts: Vec<ColumnType> = args.iter().map(|a| self.type_of(a).0).collect();

@@ -233,8 +233,9 @@ pub fn result_type(f: Func, args: &[ColumnType]) -> ColumnType {
         Sha1 => varchar(40),
         DateFn => ColumnType::Date,
         FromUnixtime => ColumnType::DateTime { fsp: 0 },
-        Coalesce | IfNull | Greatest | Least => merged_type(args).unwrap_or(varchar(255)),
-        If => merged_type(args.get(1..).unwrap_or(&[])).unwrap_or(varchar(255)),
+        Greatest | Least => merged_type(args).unwrap_or(varchar(255)),
+        Coalesce | IfNull => result_type_of(args).unwrap_or(varchar(255)),
+        If => result_type_of(args.get(1..).unwrap_or(&[])).unwrap_or(varchar(255)),
         NullIf => args.first().copied().unwrap_or(varchar(255)),
         _ => varchar(255),
     }
@@ -274,6 +275,18 @@ fn interval_type(op: dates::AddOp, args: &[ColumnType]) -> ColumnType {
 /// The type of a function that returns one of `args` (COALESCE, IFNULL, IF's branches):
 /// NULL literals (typed `VARBINARY(0)`) don't count, and strings merge to the longest,
 /// binary only if every one is binary (`COALESCE(NULL, 'x')` is text, as in MariaDB).
+/// The type of a value that is one of `args` (IF, IFNULL, COALESCE, CASE): MariaDB's type
+/// aggregation for results, as a UNION column's, over the arguments that are not NULL
+/// literals (None without arguments).
+pub fn result_type_of(args: &[ColumnType]) -> Option<ColumnType> {
+    let null = ColumnType::varchar(0, Collation::Binary);
+    args.iter()
+        .copied()
+        .filter(|t| *t != null)
+        .reduce(crate::binder::union_type)
+        .or_else(|| args.first().copied())
+}
+
 fn merged_type(args: &[ColumnType]) -> Option<ColumnType> {
     let null = ColumnType::varchar(0, Collation::Binary);
     let typed: Vec<ColumnType> = args.iter().copied().filter(|t| *t != null).collect();
