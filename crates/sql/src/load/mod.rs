@@ -326,6 +326,7 @@ impl Session {
                     && c.default.is_none()
                     && !c.auto_increment
                     && !c.default_now
+                    && c.default_expr.is_none()
                 {
                     pre_warnings.push(sql_err(
                         code::ER_NO_DEFAULT_FOR_FIELD,
@@ -349,6 +350,12 @@ impl Session {
             null_word: !l.format.enclosed.is_empty(),
             charset,
             skip_rows: l.ignore_lines - skip_pre,
+            defaults: if t.columns.iter().any(|c| c.default_expr.is_some()) {
+                self.bind(&p.text, |b| b.defaults_of(&t))?
+            } else {
+                Vec::new()
+            },
+            written,
         };
         let input: Box<dyn Read + '_> = if l.local {
             let client = client.expect("checked above");
