@@ -30,6 +30,7 @@ fn table(name: &str) -> TableDef {
         auto_increment: false,
         default_now: false,
         on_update_now: false,
+        default_expr: None,
         comment: String::new(),
         display_width: None,
     };

@@ -35,6 +35,12 @@ pub struct ColumnDef {
     /// None: the type's default width.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub display_width: Option<u16>,
+    /// An expression DEFAULT (`DEFAULT (a * 2)`, `DEFAULT uuid()`), as MariaDB prints it in
+    /// SHOW CREATE TABLE (with the parentheses it shows, e.g. `(`a` * 2)`); it is parsed
+    /// and evaluated for each row written without a value for the column. `default` is
+    /// then None. Absent from catalogs written before expression defaults existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_expr: Option<String>,
 }
 
 /// The value a new column takes in existing rows: its DEFAULT, else NULL for a nullable

@@ -153,6 +153,19 @@ pub trait ColumnConverter: Send + Sync {
         value: Value,
         row: u64,
     ) -> Result<Value, SqlError>;
+
+    /// The value added column `col` of `new` takes in row number `n`, whose other columns
+    /// are in `row` (positions of `new`): its expression DEFAULT computed for this row.
+    /// None: the column's implicit default.
+    fn added(
+        &self,
+        _new: &TableDef,
+        _col: usize,
+        _row: &[Value],
+        _n: u64,
+    ) -> Result<Option<Value>, SqlError> {
+        Ok(None)
+    }
 }
 
 /// A shared [`ColumnConverter`].
@@ -807,6 +820,17 @@ impl RowMap<'_> {
                 Some(i) => old_row[i].clone(),
             };
             row.push(v);
+        }
+        // Added columns with an expression DEFAULT, in column order, once the others are
+        // in place (the expression may name them).
+        if let Some(cv) = self.convert {
+            for (j, c) in new.columns.iter().enumerate() {
+                if self.origin[j].is_none() && !c.auto_increment && c.default_expr.is_some() {
+                    if let Some(v) = cv.added(new, j, &row, n).map_err(EngineError::Sql)? {
+                        row[j] = v;
+                    }
+                }
+            }
         }
         Ok(row)
     }

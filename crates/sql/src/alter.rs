@@ -16,7 +16,9 @@
 //! non-strict mode: the statement succeeded, so either no warning occurred (and the values
 //! are the same) or it ran non-strict.
 
-use onelog_engine::{ColumnConverter, ColumnDef};
+use std::sync::Arc;
+
+use onelog_engine::{ColumnConverter, ColumnDef, TableDef};
 use onelog_types::{code, ColumnType, Decimal, SqlError, Value};
 use parking_lot::Mutex;
 
@@ -28,6 +30,8 @@ pub(crate) struct AlterConverter {
     db: String,
     table: String,
     warnings: Mutex<Vec<SqlError>>,
+    /// The expression defaults of the new table, bound on first use (see `added`).
+    defaults: Mutex<Option<Vec<(usize, expr::Expr)>>>,
 }
 
 /// How a string read as a number ended.
@@ -87,6 +91,7 @@ fn zero_value(ty: &ColumnType) -> Value {
         auto_increment: false,
         default_now: false,
         on_update_now: false,
+        default_expr: None,
         comment: String::new(),
         display_width: None,
     })
@@ -99,6 +104,7 @@ impl AlterConverter {
             db: db.to_string(),
             table: table.to_string(),
             warnings: Mutex::new(Vec::new()),
+            defaults: Mutex::new(None),
         }
     }
 
@@ -198,6 +204,45 @@ impl AlterConverter {
 }
 
 impl ColumnConverter for AlterConverter {
+    /// An added column's expression DEFAULT, evaluated for each existing row (as MariaDB
+    /// does, so `uuid()` gives each row its own value) and stored as ALTER stores values.
+    fn added(
+        &self,
+        new: &TableDef,
+        col: usize,
+        row: &[Value],
+        n: u64,
+    ) -> Result<Option<Value>, SqlError> {
+        let mut cache = self.defaults.lock();
+        if cache.is_none() {
+            let env = crate::database::PlainEnv {
+                db: Some(new.db.clone()),
+                catalog: Arc::new(onelog_engine::Catalog::default()),
+            };
+            *cache = Some(crate::binder::table_defaults(&env, &Arc::new(new.clone()))?);
+        }
+        let Some(e) = cache
+            .as_ref()
+            .and_then(|d| d.iter().find(|(c, _)| *c == col))
+            .map(|(_, e)| e)
+        else {
+            return Ok(None);
+        };
+        let v = expr::eval(e, &expr::Ctx::new(row))?;
+        let to = &new.columns[col];
+        if v.is_null() {
+            return self.convert(to, to, v, n).map(Some);
+        }
+        match expr::convert_for_column(&v, &to.ty) {
+            Ok(x) => Ok(Some(x)),
+            Err((issue, adjusted)) => {
+                let e = issue.error(&to.ty, &self.db, &self.table, &to.name, &v, n);
+                self.issue(e, false)?;
+                Ok(Some(adjusted))
+            }
+        }
+    }
+
     fn convert(
         &self,
         from: &ColumnDef,
@@ -293,6 +338,7 @@ mod tests {
             auto_increment: false,
             default_now: false,
             on_update_now: false,
+            default_expr: None,
             comment: String::new(),
             display_width: None,
         }

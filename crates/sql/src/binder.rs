@@ -187,6 +187,7 @@ pub fn unsupported(what: &str) -> SqlError {
 mod calls;
 mod check;
 mod ddl;
+mod default_expr;
 mod dml;
 pub(crate) mod joins;
 mod logic;
@@ -211,6 +212,7 @@ pub(crate) use views::{
 
 pub use check::*;
 pub use ddl::*;
+pub use default_expr::{now_text, table_defaults};
 pub use scalar::*;
 pub use types::*;
 pub use window::{ntile_error, FrameBound, WinCall, WinFunc};
@@ -443,6 +445,9 @@ pub struct Insert {
     pub subqueries: Vec<Select>,
     /// `RETURNING ...`, over the row written.
     pub returning: Option<Returning>,
+    /// The table's expression defaults, in column order (bound for each run, see
+    /// [`table_defaults`]).
+    pub defaults: Vec<(usize, Expr)>,
 }
 
 #[derive(Clone, Debug)]
@@ -499,6 +504,7 @@ pub(crate) enum Clause {
     Having,
     Set,
     Check,
+    Default,
 }
 
 impl Clause {
@@ -512,6 +518,7 @@ impl Clause {
             Clause::Having => "HAVING",
             Clause::Set => "SET",
             Clause::Check => "CHECK",
+            Clause::Default => "DEFAULT",
         }
     }
 }

@@ -167,6 +167,9 @@ fn function_name(name: &str) -> String {
         "substring" | "mid" => "substr",
         "character_length" => "char_length",
         "ifnull" => "ifnull",
+        "now" | "localtime" | "localtimestamp" => "current_timestamp",
+        "current_date" => "curdate",
+        "current_time" => "curtime",
         _ => return n,
     }
     .into()
@@ -375,6 +378,14 @@ fn put(out: &mut String, e: &sq::Expr) {
                 out.push(' ');
             }
             out.push_str("end");
+        }
+        E::Interval(iv) if iv.leading_precision.is_none() && iv.last_field.is_none() => {
+            out.push_str("interval ");
+            operand(out, &iv.value, Prec::Highest, false);
+            if let Some(f) = &iv.leading_field {
+                out.push(' ');
+                out.push_str(&f.to_string().to_ascii_lowercase());
+            }
         }
         other => out.push_str(&other.to_string()),
     }

@@ -136,6 +136,7 @@ mod tests {
                     auto_increment: false,
                     default_now: false,
                     on_update_now: false,
+                    default_expr: None,
                     comment: String::new(),
                     display_width: None,
                 })

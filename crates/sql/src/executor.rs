@@ -937,7 +937,8 @@ pub fn run_insert(cx: &mut ExecCtx, ins: &mut Insert) -> Result<WriteResult, Sql
                         .unwrap_or(Value::Null)
                 } else if let Some(d) = &col.default {
                     d.clone()
-                } else if col.nullable || col.auto_increment {
+                } else if col.nullable || col.auto_increment || col.default_expr.is_some() {
+                    // (An expression default is computed below.)
                     Value::Null
                 } else if let ColumnType::Enum { elems, .. } = col.ty {
                     // A NOT NULL ENUM defaults to its first value.
@@ -965,6 +966,17 @@ pub fn run_insert(cx: &mut ExecCtx, ins: &mut Insert) -> Result<WriteResult, Sql
                 row[c] = zero_value(&col.ty);
             }
         }
+        let lenient = multi || ins.ignore;
+        crate::defaults::fill(
+            cx,
+            &t,
+            &ins.defaults,
+            &mut row,
+            &explicit,
+            rowno,
+            strict,
+            lenient,
+        )?;
         if let Some(ac) = auto_col {
             let v = &row[ac];
             let generate = v.is_null() || (!cx.no_auto_value_on_zero && expr::to_f64(v) == 0.0);

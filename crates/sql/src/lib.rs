@@ -84,6 +84,7 @@ mod conn_stats;
 mod create_select;
 mod database;
 mod dates;
+mod defaults;
 mod engine_status;
 mod events;
 mod executor;

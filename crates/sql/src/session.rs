@@ -857,6 +857,9 @@ impl Session {
                     "Com_insert"
                 });
                 let mut plan = self.insert_plan(text, ins, kept.map(|k| &mut k.insert))?;
+                if plan.table.columns.iter().any(|c| c.default_expr.is_some()) {
+                    plan.defaults = self.bind(text, |b| b.defaults_of(&plan.table))?;
+                }
                 let tables = self.check_insert(&plan)?;
                 let (used, written) = crate::locks::insert_refs(&plan);
                 self.check_locked_tables(&used, &written)?;

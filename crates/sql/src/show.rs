@@ -91,14 +91,24 @@ pub(crate) fn type_name(c: &ColumnDef) -> String {
 
 fn default_text(c: &ColumnDef) -> Option<String> {
     if c.default_now {
-        return Some("current_timestamp()".into());
+        return Some(crate::binder::now_text(&c.ty));
+    }
+    if let Some(e) = &c.default_expr {
+        return Some(e.clone());
+    }
+    // A BLOB or TEXT column keeps its default as an expression in MariaDB: shown quoted.
+    if c.default.is_some() && matches!(c.ty, ColumnType::Blob { .. }) {
+        return quote_default(c);
     }
     c.default.as_ref().map(crate::expr::to_string)
 }
 
 pub(crate) fn quote_default(c: &ColumnDef) -> Option<String> {
     if c.default_now {
-        return Some("current_timestamp()".into());
+        return Some(crate::binder::now_text(&c.ty));
+    }
+    if let Some(e) = &c.default_expr {
+        return Some(e.clone());
     }
     match &c.default {
         Some(Value::Null) | None => {
@@ -143,10 +153,10 @@ pub(crate) fn key_of(t: &TableDef, c: usize) -> &'static str {
 pub(crate) fn extra_of(c: &ColumnDef) -> String {
     let mut e = Vec::new();
     if c.auto_increment {
-        e.push("auto_increment");
+        e.push("auto_increment".to_string());
     }
     if c.on_update_now {
-        e.push("on update current_timestamp()");
+        e.push(format!("on update {}", crate::binder::now_text(&c.ty)));
     }
     e.join(" ")
 }
@@ -167,6 +177,9 @@ pub fn create_table_sql(t: &TableDef, autoinc: Option<u64>) -> String {
         }
         if !c.nullable {
             l += " NOT NULL";
+        } else if matches!(c.ty, ColumnType::Timestamp { .. }) {
+            // MariaDB spells out a nullable TIMESTAMP's NULL.
+            l += " NULL";
         }
         if let Some(d) = quote_default(c) {
             if !(c.auto_increment) {
@@ -174,7 +187,7 @@ pub fn create_table_sql(t: &TableDef, autoinc: Option<u64>) -> String {
             }
         }
         if c.on_update_now {
-            l += " ON UPDATE current_timestamp()";
+            l += &format!(" ON UPDATE {}", crate::binder::now_text(&c.ty));
         }
         if c.auto_increment {
             l += " AUTO_INCREMENT";

@@ -365,6 +365,7 @@ pub(crate) fn column_of_result(name: String, c: &crate::ResultColumn) -> onelog_
         auto_increment: false,
         default_now: false,
         on_update_now: false,
+        default_expr: None,
         comment: String::new(),
         display_width: None,
     }

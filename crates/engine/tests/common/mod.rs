@@ -82,6 +82,7 @@ pub fn col(name: &str, ty: ColumnType, nullable: bool) -> ColumnDef {
         auto_increment: false,
         default_now: false,
         on_update_now: false,
+        default_expr: None,
         comment: String::new(),
         display_width: None,
     }

@@ -1,6 +1,7 @@
 //! Binding DDL: column types and options, indexes, CREATE TABLE, ALTER TABLE and the
 //! other statements that become an engine `Ddl`.
 
+use super::default_expr::apply_default;
 use super::*;
 
 /// The display width an integer type is declared with (`INT(5)`), or BOOLEAN's 1
@@ -324,6 +325,7 @@ pub(super) fn bind_column(
         auto_increment: false,
         default_now: false,
         on_update_now: false,
+        default_expr: None,
         comment: String::new(),
         display_width: display_width(&c.data_type),
     };
@@ -338,16 +340,7 @@ pub(super) fn bind_column(
                 explicit_null = true;
             }
             sq::ColumnOption::NotNull => def.nullable = false,
-            sq::ColumnOption::Default(e) => {
-                let (v, now) = default_value(e, &name, &ty)?;
-                def.default_now = now;
-                if let Some(Value::Null) = v {
-                    default_null = true;
-                    def.default = None;
-                } else {
-                    def.default = v;
-                }
-            }
+            sq::ColumnOption::Default(e) => default_null = apply_default(&mut def, e)?,
             sq::ColumnOption::PrimaryKey(_) => primary = true,
             sq::ColumnOption::Unique(_) => unique = true,
             sq::ColumnOption::DialectSpecific(toks) => {
@@ -826,6 +819,7 @@ pub(crate) fn bind_create_table_with(
     for c in &t.checks {
         bind_check(b.env, &t, c)?;
     }
+    super::default_expr::check_table_defaults(b.env, &t)?;
     let def = Arc::unwrap_or_clone(t);
     Ok((
         Ddl::CreateTable {
@@ -840,6 +834,14 @@ pub(crate) fn bind_create_table_with(
 /// Binds ALTER TABLE operations (and CREATE/DROP INDEX) against the table's current
 /// definition.
 pub fn bind_alter(t: &TableDef, ops: &[sq::AlterTableOperation]) -> Result<Vec<AlterOp>, SqlError> {
+    bind_alter_columns(t, ops).map(|(ops, _)| ops)
+}
+
+/// [`bind_alter`], and the table's columns after the operations.
+fn bind_alter_columns(
+    t: &TableDef,
+    ops: &[sq::AlterTableOperation],
+) -> Result<(Vec<AlterOp>, Vec<ColumnDef>), SqlError> {
     let mut cols: Vec<ColumnDef> = t.columns.clone();
     let mut idx: Vec<IndexDef> = t.indexes.clone();
     if t.hidden_pk {
@@ -1059,22 +1061,17 @@ pub fn bind_alter(t: &TableDef, ops: &[sq::AlterTableOperation]) -> Result<Vec<A
                 let mut def = cols[pos].clone();
                 match op {
                     sq::AlterColumnOperation::SetDefault { value } => {
-                        let (v, now) = default_value(value, &def.name, &def.ty)?;
-                        match v {
-                            Some(Value::Null) if !def.nullable => {
-                                return Err(err(
-                                    code::ER_INVALID_DEFAULT,
-                                    format!("Invalid default value for '{}'", def.name),
-                                ))
-                            }
-                            Some(Value::Null) => def.default = None,
-                            v => def.default = v,
+                        if apply_default(&mut def, value)? && !def.nullable {
+                            return Err(err(
+                                code::ER_INVALID_DEFAULT,
+                                format!("Invalid default value for '{}'", def.name),
+                            ));
                         }
-                        def.default_now = now;
                     }
                     sq::AlterColumnOperation::DropDefault => {
                         def.default = None;
                         def.default_now = false;
+                        def.default_expr = None;
                     }
                     other => return Err(unsupported(&format!("ALTER COLUMN ... {other}"))),
                 }
@@ -1093,7 +1090,7 @@ pub fn bind_alter(t: &TableDef, ops: &[sq::AlterTableOperation]) -> Result<Vec<A
         }
     }
     check_auto_key(&cols, &idx)?;
-    Ok(out)
+    Ok((out, cols))
 }
 
 /// AUTO_INCREMENT: one column at most, and it must lead a key (error 1075).
@@ -1348,7 +1345,12 @@ pub fn bind_ddl(
             if def.sequence {
                 return Err(crate::sequences::invalid_structure(&db, &tname));
             }
-            let ops = bind_alter(&def, &at.operations)?;
+            let (ops, cols) = bind_alter_columns(&def, &at.operations)?;
+            let after = Arc::new(TableDef {
+                columns: cols,
+                ..(*def).clone()
+            });
+            super::default_expr::check_table_defaults(b.env, &after)?;
             let ops = crate::foreign_keys::bind_alter_ops(b, &def, &at.operations, ops)?;
             (
                 Ddl::AlterTable {

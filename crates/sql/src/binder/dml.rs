@@ -130,6 +130,7 @@ impl<'a> Binder<'a> {
             on_dup,
             subqueries: std::mem::take(&mut self.subqueries),
             returning,
+            defaults: vec![],
         })
     }
 
@@ -224,7 +225,7 @@ impl<'a> Binder<'a> {
         let mut sets = Vec::new();
         for a in &u.assignments {
             let pos = self.set_target(&a.target)?;
-            let e = self.bind_expr(&a.value, Clause::Set)?;
+            let e = self.bind_set_value(pos, &a.value)?;
             sets.push((pos, e));
         }
         select.subqueries = std::mem::take(&mut self.subqueries);
@@ -270,7 +271,7 @@ impl<'a> Binder<'a> {
             if !targets.contains(&si) {
                 targets.push(si);
             }
-            let e = self.bind_expr(&a.value, Clause::Set)?;
+            let e = self.bind_set_value(pos, &a.value)?;
             sets.push((pos, e));
         }
         for (i, s) in sources.iter_mut().enumerate() {

@@ -424,6 +424,9 @@ impl<'a> Binder<'a> {
         if matches!(name.as_str(), "nextval" | "lastval" | "setval") {
             return self.bind_sequence_call(f, &name, clause);
         }
+        if name == "default" {
+            return self.bind_default_call(f, clause);
+        }
         // Aggregates.
         let agg = match name.as_str() {
             "count" => Some(AggKind::Count),

@@ -172,6 +172,7 @@ impl InsertTemplate {
             on_dup: vec![],
             subqueries: vec![],
             returning: None,
+            defaults: vec![],
         }
     }
 }

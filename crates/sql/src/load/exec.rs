@@ -51,6 +51,11 @@ pub struct LoadPlan {
     pub charset: FileCharset,
     /// Lines to skip after the pre-skip (IGNORE n LINES without a line terminator).
     pub skip_rows: u64,
+    /// The table's expression defaults (`binder::table_defaults`), computed for the
+    /// columns not `written` after each line is read and SET is applied.
+    pub defaults: Vec<(usize, Expr)>,
+    /// The columns the field list or SET give a value.
+    pub written: Vec<bool>,
 }
 
 #[derive(Default)]
@@ -309,6 +314,17 @@ pub fn run<R: Read>(
             }
         }
         debug_assert_eq!(row.len(), ncols);
+        let strict = ld.strict;
+        crate::defaults::fill(
+            cx,
+            &t,
+            &plan.defaults,
+            &mut row,
+            &plan.written,
+            rowno,
+            strict,
+            true,
+        )?;
         ld.out.records += 1;
         write_record(cx, &mut ld, row)?;
         ld.out.vars = vars;

@@ -247,6 +247,12 @@ impl Session {
             null_word: !l.format.enclosed.is_empty(),
             charset,
             skip_rows: l.ignore_lines - skip_pre,
+            defaults: if t.columns.iter().any(|c| c.default_expr.is_some()) {
+                self.bind(&p.text, |b| b.defaults_of(&t))?
+            } else {
+                Vec::new()
+            },
+            written,
         };
         let input = self.open_load_input(l, &db, client)?;
         let mut reader = FieldReader::new(input, &l.format, escape);
@@ -449,7 +455,12 @@ fn field_targets(
 /// statement (MariaDB checks this before strict mode applies).
 fn missing_defaults(t: &TableDef, written: &[bool], warnings: &mut Vec<SqlError>) {
     for (i, c) in t.columns.iter().enumerate() {
-        if !written[i] && !c.nullable && c.default.is_none() && !c.auto_increment && !c.default_now
+        if !written[i]
+            && !c.nullable
+            && c.default.is_none()
+            && !c.auto_increment
+            && !c.default_now
+            && c.default_expr.is_none()
         {
             warnings.push(sql_err(
                 code::ER_NO_DEFAULT_FOR_FIELD,
