@@ -184,6 +184,7 @@ pub fn unsupported(what: &str) -> SqlError {
     )
 }
 
+mod alter;
 mod calls;
 mod check;
 mod ddl;
@@ -210,6 +211,7 @@ pub(crate) use views::{
     bind_view_query, binding_view, invalid_view, tables_checked, views_read, ViewRef,
 };
 
+pub use alter::*;
 pub use check::*;
 pub use ddl::*;
 pub use default_expr::{now_text, table_defaults};
