@@ -935,93 +935,14 @@ fn plan_alter(
             AlterOp::AddForeignKey(fk) => new.foreign_keys.push(fk),
             AlterOp::DropForeignKey(name) => new.foreign_keys.retain(|f| f.name != name),
             AlterOp::DropColumn(name) => {
-                let Some(pos) = new.column_index(&name) else {
-                    return Err(EngineError::NoSuchColumn(name));
-                };
-                // The column's own constraint goes with it.
-                new.checks
-                    .retain(|c| !(c.column_level && c.name.eq_ignore_ascii_case(&name)));
-                if new.columns.len() == 1 {
-                    return Err(EngineError::Other(
-                        "You can't delete all columns with ALTER TABLE; use DROP TABLE instead"
-                            .into(),
-                    ));
-                }
-                new.columns.remove(pos);
-                origin.remove(pos);
-                // As MariaDB: the column leaves every index; an index left empty is dropped.
-                for idx in &mut new.indexes {
-                    if let Some(i) = idx.columns.iter().position(|&c| c == pos) {
-                        idx.columns.remove(i);
-                        if i < idx.prefix_lens.len() {
-                            idx.prefix_lens.remove(i);
-                        }
-                    }
-                    for c in &mut idx.columns {
-                        if *c > pos {
-                            *c -= 1;
-                        }
-                    }
-                }
-                if new.indexes[0].primary && new.indexes[0].columns.is_empty() {
-                    new.hidden_pk = true;
-                }
-                let keep: Vec<IndexDef> = new
-                    .indexes
-                    .iter()
-                    .enumerate()
-                    .filter(|(i, idx)| *i == 0 || !idx.columns.is_empty())
-                    .map(|(_, idx)| idx.clone())
-                    .collect();
-                new.indexes = keep;
+                drop_column(&mut new, &mut origin, name)?;
                 rewrite = true;
             }
             AlterOp::ChangeColumn {
                 name,
                 def,
                 position,
-            } => {
-                let Some(pos) = new.column_index(&name) else {
-                    return Err(EngineError::NoSuchColumn(name));
-                };
-                if new.column_index(&def.name).is_some_and(|o| o != pos) {
-                    return Err(EngineError::DuplicateColumn(def.name));
-                }
-                // A key prefix longer than the new column, or on a column that is no longer
-                // a string, covers the whole column; a TEXT/BLOB column gets a 768-character
-                // prefix if it had none (MariaDB).
-                let prefix = |p: Option<u32>| match (def.ty, p) {
-                    (ColumnType::Char { len, .. } | ColumnType::Varchar { len, .. }, Some(p)) => {
-                        (p < len).then_some(p)
-                    }
-                    (ColumnType::Blob { .. }, None) => Some(768),
-                    (ColumnType::Blob { .. }, p) => p,
-                    _ => None,
-                };
-                for idx in &mut new.indexes {
-                    if let Some(k) = idx.columns.iter().position(|&c| c == pos) {
-                        if idx.prefix_lens.len() <= k {
-                            idx.prefix_lens.resize(idx.columns.len(), None);
-                        }
-                        idx.prefix_lens[k] = prefix(idx.prefix_lens[k]);
-                    }
-                }
-                let from = new.columns[pos].name.clone();
-                crate::foreign_keys::rename_column(&mut new, &from, &def.name);
-                new.columns.remove(pos);
-                let o = origin.remove(pos);
-                let to = position.unwrap_or(pos).min(new.columns.len());
-                new.columns.insert(to, def);
-                origin.insert(to, o);
-                if to != pos {
-                    for idx in &mut new.indexes {
-                        for c in &mut idx.columns {
-                            *c = moved(*c, pos, to);
-                        }
-                    }
-                    rewrite = true;
-                }
-            }
+            } => rewrite |= change_column(&mut new, &mut origin, name, def, position)?,
         }
     }
     validate(&new)?;
@@ -1084,6 +1005,102 @@ fn plan_alter(
         build,
         copied,
     })
+}
+
+/// ALTER TABLE ... DROP COLUMN `name`: it leaves every index (an index left empty is
+/// dropped, as MariaDB does), and its own CHECK constraint goes with it.
+fn drop_column(new: &mut TableDef, origin: &mut Vec<Option<usize>>, name: String) -> Result<()> {
+    let Some(pos) = new.column_index(&name) else {
+        return Err(EngineError::NoSuchColumn(name));
+    };
+    // The column's own constraint goes with it.
+    new.checks
+        .retain(|c| !(c.column_level && c.name.eq_ignore_ascii_case(&name)));
+    if new.columns.len() == 1 {
+        return Err(EngineError::Other(
+            "You can't delete all columns with ALTER TABLE; use DROP TABLE instead".into(),
+        ));
+    }
+    new.columns.remove(pos);
+    origin.remove(pos);
+    // As MariaDB: the column leaves every index; an index left empty is dropped.
+    for idx in &mut new.indexes {
+        if let Some(i) = idx.columns.iter().position(|&c| c == pos) {
+            idx.columns.remove(i);
+            if i < idx.prefix_lens.len() {
+                idx.prefix_lens.remove(i);
+            }
+        }
+        for c in &mut idx.columns {
+            if *c > pos {
+                *c -= 1;
+            }
+        }
+    }
+    if new.indexes[0].primary && new.indexes[0].columns.is_empty() {
+        new.hidden_pk = true;
+    }
+    let keep: Vec<IndexDef> = new
+        .indexes
+        .iter()
+        .enumerate()
+        .filter(|(i, idx)| *i == 0 || !idx.columns.is_empty())
+        .map(|(_, idx)| idx.clone())
+        .collect();
+    new.indexes = keep;
+    Ok(())
+}
+
+/// ALTER TABLE ... CHANGE / MODIFY column `name` to `def` (moved to `position`); true when
+/// the move rewrites the table.
+fn change_column(
+    new: &mut TableDef,
+    origin: &mut Vec<Option<usize>>,
+    name: String,
+    def: ColumnDef,
+    position: Option<usize>,
+) -> Result<bool> {
+    let Some(pos) = new.column_index(&name) else {
+        return Err(EngineError::NoSuchColumn(name));
+    };
+    if new.column_index(&def.name).is_some_and(|o| o != pos) {
+        return Err(EngineError::DuplicateColumn(def.name));
+    }
+    // A key prefix longer than the new column, or on a column that is no longer
+    // a string, covers the whole column; a TEXT/BLOB column gets a 768-character
+    // prefix if it had none (MariaDB).
+    let prefix = |p: Option<u32>| match (def.ty, p) {
+        (ColumnType::Char { len, .. } | ColumnType::Varchar { len, .. }, Some(p)) => {
+            (p < len).then_some(p)
+        }
+        (ColumnType::Blob { .. }, None) => Some(768),
+        (ColumnType::Blob { .. }, p) => p,
+        _ => None,
+    };
+    for idx in &mut new.indexes {
+        if let Some(k) = idx.columns.iter().position(|&c| c == pos) {
+            if idx.prefix_lens.len() <= k {
+                idx.prefix_lens.resize(idx.columns.len(), None);
+            }
+            idx.prefix_lens[k] = prefix(idx.prefix_lens[k]);
+        }
+    }
+    let from = new.columns[pos].name.clone();
+    crate::foreign_keys::rename_column(new, &from, &def.name);
+    new.columns.remove(pos);
+    let o = origin.remove(pos);
+    let to = position.unwrap_or(pos).min(new.columns.len());
+    new.columns.insert(to, def);
+    origin.insert(to, o);
+    if to != pos {
+        for idx in &mut new.indexes {
+            for c in &mut idx.columns {
+                *c = moved(*c, pos, to);
+            }
+        }
+        return Ok(true);
+    }
+    Ok(false)
 }
 
 /// Builds the plan's indexes (directly into RocksDB; nothing names them yet). Returns the

@@ -886,28 +886,7 @@ pub fn run_insert(cx: &mut ExecCtx, ins: &mut Insert) -> Result<WriteResult, Sql
         exprs.extend(ins.on_dup.iter_mut().map(|(_, e)| e));
         resolve_subqueries(cx, &mut subs, &mut exprs)?;
     }
-    let input: Vec<Vec<Option<Value>>> = match &mut ins.source {
-        InsertSource::Values(rows) => {
-            let mut out = Vec::with_capacity(rows.len());
-            for r in rows.iter_mut() {
-                let mut o = Vec::with_capacity(r.len());
-                for e in r {
-                    o.push(match e {
-                        // The plan runs once: its constants move into the rows.
-                        Some(Expr::Lit(v)) => Some(std::mem::replace(v, Value::Null)),
-                        Some(e) => Some(eval(e, &Ctx::new(&[]))?),
-                        None => None,
-                    });
-                }
-                out.push(o);
-            }
-            out
-        }
-        InsertSource::Select(sel) => run_select(cx, sel)?
-            .into_iter()
-            .map(|r| r.into_iter().map(Some).collect())
-            .collect(),
-    };
+    let input = insert_input(cx, ins)?;
     let multi = input.len() > 1 || matches!(ins.source, InsertSource::Select(_));
     let auto_col = t.auto_increment_column();
     let checks = crate::checks::TableChecks::bind(&t, cx.check_constraints, cx.view_checks)?;
@@ -978,33 +957,7 @@ pub fn run_insert(cx: &mut ExecCtx, ins: &mut Insert) -> Result<WriteResult, Sql
             lenient,
         )?;
         if let Some(ac) = auto_col {
-            let v = &row[ac];
-            let generate = v.is_null() || (!cx.no_auto_value_on_zero && expr::to_f64(v) == 0.0);
-            if generate {
-                let id = cx.txn.next_auto_increment(&t, 1).map_err(engine_err)?;
-                row[ac] = match expr::convert_for_column(&Value::UInt(id), &t.columns[ac].ty) {
-                    Ok(v) => v,
-                    Err(_) => {
-                        return Err(sql_err(
-                            167,
-                            format!(
-                                "Out of range value for column '{}' at row {rowno}",
-                                t.columns[ac].name
-                            ),
-                        ))
-                    }
-                };
-                if res.last_insert_id.is_none() {
-                    res.last_insert_id = Some(id);
-                }
-            } else {
-                let x = expr::to_i128(v);
-                if x > 0 {
-                    cx.txn
-                        .observe_auto_increment(&t, x as u64)
-                        .map_err(engine_err)?;
-                }
-            }
+            auto_increment(cx, &t, ac, &mut row, rowno, &mut res.last_insert_id)?;
         }
         if !crate::checks::admit(cx, &checks, &row, ins.ignore)? {
             continue;
@@ -1067,33 +1020,7 @@ pub fn run_insert(cx: &mut ExecCtx, ins: &mut Insert) -> Result<WriteResult, Sql
                     res.duplicates += 1;
                 } else {
                     // IGNORE
-                    let idx_name = t
-                        .indexes
-                        .iter()
-                        .find(|i| {
-                            i.unique
-                                && !i.columns.is_empty()
-                                && i.columns.iter().all(|&c| {
-                                    let coll = t.columns[c].ty.collation();
-                                    expr::compare(
-                                        &row[c],
-                                        &old[c],
-                                        coll.unwrap_or(Collation::DEFAULT),
-                                    ) == Some(Ordering::Equal)
-                                })
-                        })
-                        .map(|i| i.name.clone())
-                        .unwrap_or_else(|| "PRIMARY".into());
-                    let vals: Vec<String> = t
-                        .indexes
-                        .iter()
-                        .find(|i| i.name == idx_name)
-                        .map(|i| i.columns.iter().map(|&c| row[c].to_string()).collect())
-                        .unwrap_or_default();
-                    cx.warn(sql_err(
-                        code::ER_DUP_ENTRY,
-                        format!("Duplicate entry '{}' for key '{idx_name}'", vals.join("-")),
-                    ));
+                    warn_duplicate(cx, &t, &row, &old);
                     res.duplicates += 1;
                 }
                 row.clear();
@@ -1123,6 +1050,103 @@ pub fn run_insert(cx: &mut ExecCtx, ins: &mut Insert) -> Result<WriteResult, Sql
         );
     }
     Ok(res)
+}
+
+/// Column `ac`'s AUTO_INCREMENT: a NULL or 0 (unless NO_AUTO_VALUE_ON_ZERO) takes the
+/// next value (the statement's first such value is its LAST_INSERT_ID), a given value moves
+/// the counter past it.
+fn auto_increment(
+    cx: &mut ExecCtx,
+    t: &Arc<TableDef>,
+    ac: usize,
+    row: &mut [Value],
+    rowno: u64,
+    last_insert_id: &mut Option<u64>,
+) -> Result<(), SqlError> {
+    let v = &row[ac];
+    let generate = v.is_null() || (!cx.no_auto_value_on_zero && expr::to_f64(v) == 0.0);
+    if generate {
+        let id = cx.txn.next_auto_increment(t, 1).map_err(engine_err)?;
+        row[ac] = match expr::convert_for_column(&Value::UInt(id), &t.columns[ac].ty) {
+            Ok(v) => v,
+            Err(_) => {
+                return Err(sql_err(
+                    167,
+                    format!(
+                        "Out of range value for column '{}' at row {rowno}",
+                        t.columns[ac].name
+                    ),
+                ))
+            }
+        };
+        if last_insert_id.is_none() {
+            *last_insert_id = Some(id);
+        }
+    } else {
+        let x = expr::to_i128(v);
+        if x > 0 {
+            cx.txn
+                .observe_auto_increment(t, x as u64)
+                .map_err(engine_err)?;
+        }
+    }
+    Ok(())
+}
+
+/// The rows an INSERT writes: its VALUES evaluated (None: a column given DEFAULT) or its
+/// SELECT run.
+fn insert_input(cx: &mut ExecCtx, ins: &mut Insert) -> Result<Vec<Vec<Option<Value>>>, SqlError> {
+    Ok(match &mut ins.source {
+        InsertSource::Values(rows) => {
+            let mut out = Vec::with_capacity(rows.len());
+            for r in rows.iter_mut() {
+                let mut o = Vec::with_capacity(r.len());
+                for e in r {
+                    o.push(match e {
+                        // The plan runs once: its constants move into the rows.
+                        Some(Expr::Lit(v)) => Some(std::mem::replace(v, Value::Null)),
+                        Some(e) => Some(eval(e, &Ctx::new(&[]))?),
+                        None => None,
+                    });
+                }
+                out.push(o);
+            }
+            out
+        }
+        InsertSource::Select(sel) => run_select(cx, sel)?
+            .into_iter()
+            .map(|r| r.into_iter().map(Some).collect())
+            .collect(),
+    })
+}
+
+/// INSERT IGNORE of a row that duplicates `old`: the 1062 warning naming the first unique
+/// key they share.
+fn warn_duplicate(cx: &mut ExecCtx, t: &TableDef, row: &[Value], old: &[Value]) {
+    let idx_name = t
+        .indexes
+        .iter()
+        .find(|i| {
+            i.unique
+                && !i.columns.is_empty()
+                && i.columns.iter().all(|&c| {
+                    let coll = t.columns[c].ty.collation();
+                    expr::compare(&row[c], &old[c], coll.unwrap_or(Collation::DEFAULT))
+                        == Some(Ordering::Equal)
+                })
+        })
+        .map(|i| i.name.clone())
+        .unwrap_or_else(|| "PRIMARY".into());
+    let vals: Vec<String> = t
+        .indexes
+        .iter()
+        .find(|i| i.name == idx_name)
+        .map(|i| i.columns.iter().map(|&c| row[c].to_string()).collect())
+        .unwrap_or_default();
+    cx.warn(sql_err(
+        code::ER_DUP_ENTRY,
+        format!("Duplicate entry '{}' for key '{idx_name}'", vals.join("-")),
+    ));
 }
 
 /// Whether the part of a joined row belonging to table `t` is a NULL-extended (missing) row.

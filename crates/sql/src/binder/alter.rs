@@ -82,82 +82,19 @@ pub(super) fn bind_alter_columns(
                 column_position,
                 if_not_exists,
                 ..
-            } => {
-                let bc = bind_column(column_def, t.collation)?;
-                if cols.iter().any(|c| ident_eq(&c.name, &bc.def.name)) {
-                    if *if_not_exists {
-                        continue;
-                    }
-                    return Err(err(
-                        code::ER_DUP_FIELDNAME,
-                        format!("Duplicate column name '{}'", bc.def.name),
-                    ));
-                }
-                // Existing rows get the DEFAULT, else NULL, else (NOT NULL without DEFAULT)
-                // the type's zero value, as in MariaDB; an AUTO_INCREMENT column numbers
-                // them 1, 2, ... in primary key order.
-                let pos = match column_position {
-                    None => None,
-                    Some(sq::MySQLColumnPosition::First) => Some(0),
-                    Some(sq::MySQLColumnPosition::After(a)) => {
-                        match cols.iter().position(|c| ident_eq(&c.name, &a.value)) {
-                            Some(p) => Some(p + 1),
-                            None => {
-                                return Err(err(
-                                    code::ER_BAD_FIELD_ERROR,
-                                    format!("Unknown column '{}' in '{}'", a.value, t.name),
-                                ))
-                            }
-                        }
-                    }
-                };
-                let p = pos.unwrap_or(cols.len());
-                cols.insert(p, bc.def.clone());
-                for i in &mut idx {
-                    for c in &mut i.columns {
-                        if *c >= p {
-                            *c += 1;
-                        }
-                    }
-                }
-                out.push(AlterOp::AddColumn {
-                    def: bc.def.clone(),
-                    position: pos,
-                });
-                for c in &bc.checks {
-                    checks.push(c.clone());
-                    out.push(AlterOp::AddCheck(c.clone()));
-                }
-                column_keys(&bc, p, &mut idx, &mut out)?;
-            }
+            } => add_column(
+                t,
+                column_def,
+                column_position.as_ref(),
+                *if_not_exists,
+                (&mut cols, &mut idx, &mut checks),
+                &mut out,
+            )?,
             A::DropColumn {
                 column_names,
                 if_exists,
                 ..
-            } => {
-                for n in column_names {
-                    let Some(p) = cols.iter().position(|c| ident_eq(&c.name, &n.value)) else {
-                        if *if_exists {
-                            continue;
-                        }
-                        return Err(err(
-                            code::ER_CANT_DROP_FIELD_OR_KEY,
-                            format!("Can't DROP COLUMN `{}`; check that it exists", n.value),
-                        ));
-                    };
-                    cols.remove(p);
-                    for i in &mut idx {
-                        i.columns.retain(|&c| c != p);
-                        for c in &mut i.columns {
-                            if *c > p {
-                                *c -= 1;
-                            }
-                        }
-                    }
-                    idx.retain(|i| !i.columns.is_empty());
-                    out.push(AlterOp::DropColumn(n.value.clone()));
-                }
-            }
+            } => drop_columns(column_names, *if_exists, &mut cols, &mut idx, &mut out)?,
             A::DropIndex { name } => {
                 if !idx.iter().any(|i| ident_eq(&i.name, &name.value)) {
                     return Err(err(
@@ -434,6 +371,104 @@ pub(super) fn column_keys(
         };
         idx.push(i.clone());
         out.push(AlterOp::AddIndex(i));
+    }
+    Ok(())
+}
+
+/// The table's columns, indexes and CHECK constraints as an ALTER TABLE changes them.
+type Shape<'a> = (
+    &'a mut Vec<ColumnDef>,
+    &'a mut Vec<IndexDef>,
+    &'a mut Vec<onelog_engine::CheckDef>,
+);
+
+/// `ADD [COLUMN] [IF NOT EXISTS] def [FIRST | AFTER c]`.
+fn add_column(
+    t: &TableDef,
+    column_def: &sq::ColumnDef,
+    column_position: Option<&sq::MySQLColumnPosition>,
+    if_not_exists: bool,
+    (cols, idx, checks): Shape,
+    out: &mut Vec<AlterOp>,
+) -> Result<(), SqlError> {
+    let bc = bind_column(column_def, t.collation)?;
+    if cols.iter().any(|c| ident_eq(&c.name, &bc.def.name)) {
+        if if_not_exists {
+            return Ok(());
+        }
+        return Err(err(
+            code::ER_DUP_FIELDNAME,
+            format!("Duplicate column name '{}'", bc.def.name),
+        ));
+    }
+    // Existing rows get the DEFAULT, else NULL, else (NOT NULL without DEFAULT)
+    // the type's zero value, as in MariaDB; an AUTO_INCREMENT column numbers
+    // them 1, 2, ... in primary key order.
+    let pos = match column_position {
+        None => None,
+        Some(sq::MySQLColumnPosition::First) => Some(0),
+        Some(sq::MySQLColumnPosition::After(a)) => {
+            match cols.iter().position(|c| ident_eq(&c.name, &a.value)) {
+                Some(p) => Some(p + 1),
+                None => {
+                    return Err(err(
+                        code::ER_BAD_FIELD_ERROR,
+                        format!("Unknown column '{}' in '{}'", a.value, t.name),
+                    ))
+                }
+            }
+        }
+    };
+    let p = pos.unwrap_or(cols.len());
+    cols.insert(p, bc.def.clone());
+    for i in idx.iter_mut() {
+        for c in &mut i.columns {
+            if *c >= p {
+                *c += 1;
+            }
+        }
+    }
+    out.push(AlterOp::AddColumn {
+        def: bc.def.clone(),
+        position: pos,
+    });
+    for c in &bc.checks {
+        checks.push(c.clone());
+        out.push(AlterOp::AddCheck(c.clone()));
+    }
+    column_keys(&bc, p, idx, out)?;
+    Ok(())
+}
+
+/// `DROP [COLUMN] [IF EXISTS] c [, ...]`: the indexes left without columns go too.
+fn drop_columns(
+    column_names: &[sq::Ident],
+    if_exists: bool,
+    cols: &mut Vec<ColumnDef>,
+    idx: &mut Vec<IndexDef>,
+    out: &mut Vec<AlterOp>,
+) -> Result<(), SqlError> {
+    for n in column_names {
+        let Some(p) = cols.iter().position(|c| ident_eq(&c.name, &n.value)) else {
+            if if_exists {
+                continue;
+            }
+            return Err(err(
+                code::ER_CANT_DROP_FIELD_OR_KEY,
+                format!("Can't DROP COLUMN `{}`; check that it exists", n.value),
+            ));
+        };
+        cols.remove(p);
+        for i in idx.iter_mut() {
+            i.columns.retain(|&c| c != p);
+            for c in &mut i.columns {
+                if *c > p {
+                    *c -= 1;
+                }
+            }
+        }
+        idx.retain(|i| !i.columns.is_empty());
+        out.push(AlterOp::DropColumn(n.value.clone()));
     }
     Ok(())
 }

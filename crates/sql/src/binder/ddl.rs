@@ -629,37 +629,7 @@ pub(crate) fn bind_create_table_with(
         ));
     }
     if let Some(like) = &ct.like {
-        let src_name = match like {
-            sq::CreateTableLikeKind::Parenthesized(l) | sq::CreateTableLikeKind::Plain(l) => {
-                &l.name
-            }
-        };
-        let (sdb, sname) = b.table_name(src_name)?;
-        let src = b.resolve_table(&sdb, &sname)?;
-        let mut def = (*src).clone();
-        def.id = 0;
-        def.db = db;
-        def.name = name;
-        if def.hidden_pk {
-            def.indexes.remove(0);
-            def.hidden_pk = false;
-        }
-        for i in &mut def.indexes {
-            i.id = 0;
-        }
-        // As in MariaDB, CREATE TABLE ... LIKE copies no foreign keys.
-        def.foreign_keys.clear();
-        if def.sequence {
-            return Ok((crate::sequences::like_ddl(def, ct.if_not_exists), vec![]));
-        }
-        return Ok((
-            Ddl::CreateTable {
-                def,
-                if_not_exists: ct.if_not_exists,
-                or_replace: ct.or_replace,
-            },
-            vec![],
-        ));
+        return create_table_like(b, ct, like, db, name);
     }
     if ct.columns.is_empty() && extra.is_empty() {
         return Err(err(
@@ -829,6 +799,46 @@ pub(crate) fn bind_create_table_with(
             or_replace: ct.or_replace,
         },
         warnings,
+    ))
+}
+
+/// `CREATE TABLE t LIKE src`: src's definition under the new name, without its foreign
+/// keys and hidden primary key (a sequence stays a sequence).
+fn create_table_like(
+    b: &Binder,
+    ct: &sq::CreateTable,
+    like: &sq::CreateTableLikeKind,
+    db: String,
+    name: String,
+) -> Result<(Ddl, Vec<SqlError>), SqlError> {
+    let src_name = match like {
+        sq::CreateTableLikeKind::Parenthesized(l) | sq::CreateTableLikeKind::Plain(l) => &l.name,
+    };
+    let (sdb, sname) = b.table_name(src_name)?;
+    let src = b.resolve_table(&sdb, &sname)?;
+    let mut def = (*src).clone();
+    def.id = 0;
+    def.db = db;
+    def.name = name;
+    if def.hidden_pk {
+        def.indexes.remove(0);
+        def.hidden_pk = false;
+    }
+    for i in &mut def.indexes {
+        i.id = 0;
+    }
+    // As in MariaDB, CREATE TABLE ... LIKE copies no foreign keys.
+    def.foreign_keys.clear();
+    if def.sequence {
+        return Ok((crate::sequences::like_ddl(def, ct.if_not_exists), vec![]));
+    }
+    Ok((
+        Ddl::CreateTable {
+            def,
+            if_not_exists: ct.if_not_exists,
+            or_replace: ct.or_replace,
+        },
+        vec![],
     ))
 }
 

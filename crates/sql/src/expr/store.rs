@@ -119,41 +119,7 @@ pub fn convert_for_column(v: &Value, ty: &ColumnType) -> Result<Value, (ConvIssu
         return Ok(Value::Null);
     }
     match *ty {
-        ColumnType::Int { .. } => {
-            let (lo, hi) = ty.int_range().unwrap();
-            let mut issue = None;
-            let n: i128 = match v {
-                Value::Bytes(b) => {
-                    let (p, whole) = numeric_prefix(b);
-                    if p.is_empty() {
-                        issue = Some(ConvIssue::BadValue);
-                        0
-                    } else {
-                        if !whole {
-                            issue = Some(ConvIssue::Truncated);
-                        }
-                        match p.parse::<i128>() {
-                            Ok(i) => i,
-                            Err(_) => {
-                                let f: f64 = p.parse().unwrap_or(0.0);
-                                round_f64(f)
-                            }
-                        }
-                    }
-                }
-                Value::Date(_) | Value::DateTime(_) | Value::Time(_) => to_f64(v).round() as i128,
-                other => to_i128(other),
-            };
-            if n < lo || n > hi {
-                let clamped = n.clamp(lo, hi);
-                return Err((ConvIssue::OutOfRange, int_value(clamped, ty)));
-            }
-            let out = int_value(n, ty);
-            match issue {
-                Some(i) => Err((i, out)),
-                None => Ok(out),
-            }
-        }
+        ColumnType::Int { .. } => to_int_column(v, ty),
         ColumnType::Float | ColumnType::Double => {
             let (f, issue) = match v {
                 Value::Bytes(b) => {
@@ -190,87 +156,9 @@ pub fn convert_for_column(v: &Value, ty: &ColumnType) -> Result<Value, (ConvIssu
                 None => Ok(Value::Double(f)),
             }
         }
-        ColumnType::Decimal { precision, scale } => {
-            let (d, issue) = match v {
-                Value::Bytes(b) => {
-                    let (p, whole) = numeric_prefix(b);
-                    if p.is_empty() {
-                        (Decimal::new(0, 0), Some(ConvIssue::BadValue))
-                    } else {
-                        match p.parse::<Decimal>() {
-                            Ok(d) => (
-                                d,
-                                if whole {
-                                    None
-                                } else {
-                                    Some(ConvIssue::Truncated)
-                                },
-                            ),
-                            Err(_) => (Decimal::new(0, 0), Some(ConvIssue::BadValue)),
-                        }
-                    }
-                }
-                other => match to_decimal(other) {
-                    Some(d) => (d, None),
-                    None => (Decimal::new(0, 0), Some(ConvIssue::OutOfRange)),
-                },
-            };
-            let max = || {
-                let m = 10i128.pow(precision as u32) - 1;
-                Decimal::new(if d.mantissa < 0 { -m } else { m }, scale)
-            };
-            match d.rescale(scale) {
-                Some(r) if r.fits(precision, scale) => match issue {
-                    Some(i) => Err((i, Value::Decimal(r))),
-                    None => Ok(Value::Decimal(r)),
-                },
-                _ => Err((ConvIssue::OutOfRange, Value::Decimal(max()))),
-            }
-        }
+        ColumnType::Decimal { precision, scale } => to_decimal_column(v, precision, scale),
         ColumnType::Char { len, binary, .. } | ColumnType::Varchar { len, binary, .. } => {
-            let mut b = to_bytes(v);
-            if let Value::Double(_) = v {
-                b = to_string(v).into_bytes();
-            }
-            if !binary && std::str::from_utf8(&b).is_err() {
-                return Err((ConvIssue::BadValue, Value::Bytes(Vec::new())));
-            }
-            let n = if binary {
-                b.len()
-            } else {
-                String::from_utf8_lossy(&b).chars().count()
-            };
-            let mut issue = None;
-            if n > len as usize {
-                // Trailing spaces beyond the length are dropped silently (with a note).
-                let keep: Vec<u8> = if binary {
-                    b[..len as usize].to_vec()
-                } else {
-                    String::from_utf8_lossy(&b)
-                        .chars()
-                        .take(len as usize)
-                        .collect::<String>()
-                        .into_bytes()
-                };
-                let rest_spaces = b[keep.len()..].iter().all(|&c| c == b' ');
-                if !rest_spaces || binary {
-                    issue = Some(ConvIssue::TooLong);
-                }
-                b = keep;
-            }
-            if matches!(ty, ColumnType::Char { .. }) {
-                if binary {
-                    b.resize(len as usize, 0);
-                } else {
-                    while b.last() == Some(&b' ') {
-                        b.pop();
-                    }
-                }
-            }
-            match issue {
-                Some(i) => Err((i, Value::Bytes(b))),
-                None => Ok(Value::Bytes(b)),
-            }
+            to_string_column(v, ty, len, binary)
         }
         ColumnType::Blob { .. } => {
             let b = to_bytes(v);
@@ -328,6 +216,137 @@ pub fn convert_for_column(v: &Value, ty: &ColumnType) -> Result<Value, (ConvIssu
         ColumnType::Enum { .. } | ColumnType::Set { .. } => coltypes::convert_enum_set(v, ty),
         ColumnType::Bit { bits } => coltypes::convert_bit(v, bits),
         ColumnType::Year => coltypes::convert_year(v),
+    }
+}
+
+/// To an integer column: clamped to its range (1264), a string's numeric prefix (1265,
+/// 1366 for none).
+fn to_int_column(v: &Value, ty: &ColumnType) -> Result<Value, (ConvIssue, Value)> {
+    let (lo, hi) = ty.int_range().unwrap();
+    let mut issue = None;
+    let n: i128 = match v {
+        Value::Bytes(b) => {
+            let (p, whole) = numeric_prefix(b);
+            if p.is_empty() {
+                issue = Some(ConvIssue::BadValue);
+                0
+            } else {
+                if !whole {
+                    issue = Some(ConvIssue::Truncated);
+                }
+                match p.parse::<i128>() {
+                    Ok(i) => i,
+                    Err(_) => {
+                        let f: f64 = p.parse().unwrap_or(0.0);
+                        round_f64(f)
+                    }
+                }
+            }
+        }
+        Value::Date(_) | Value::DateTime(_) | Value::Time(_) => to_f64(v).round() as i128,
+        other => to_i128(other),
+    };
+    if n < lo || n > hi {
+        let clamped = n.clamp(lo, hi);
+        return Err((ConvIssue::OutOfRange, int_value(clamped, ty)));
+    }
+    let out = int_value(n, ty);
+    match issue {
+        Some(i) => Err((i, out)),
+        None => Ok(out),
+    }
+}
+
+/// To a DECIMAL(precision, scale) column: rounded to the scale, the largest value of the
+/// type when it does not fit (1264).
+fn to_decimal_column(v: &Value, precision: u8, scale: u8) -> Result<Value, (ConvIssue, Value)> {
+    let (d, issue) = match v {
+        Value::Bytes(b) => {
+            let (p, whole) = numeric_prefix(b);
+            if p.is_empty() {
+                (Decimal::new(0, 0), Some(ConvIssue::BadValue))
+            } else {
+                match p.parse::<Decimal>() {
+                    Ok(d) => (
+                        d,
+                        if whole {
+                            None
+                        } else {
+                            Some(ConvIssue::Truncated)
+                        },
+                    ),
+                    Err(_) => (Decimal::new(0, 0), Some(ConvIssue::BadValue)),
+                }
+            }
+        }
+        other => match to_decimal(other) {
+            Some(d) => (d, None),
+            None => (Decimal::new(0, 0), Some(ConvIssue::OutOfRange)),
+        },
+    };
+    let max = || {
+        let m = 10i128.pow(precision as u32) - 1;
+        Decimal::new(if d.mantissa < 0 { -m } else { m }, scale)
+    };
+    match d.rescale(scale) {
+        Some(r) if r.fits(precision, scale) => match issue {
+            Some(i) => Err((i, Value::Decimal(r))),
+            None => Ok(Value::Decimal(r)),
+        },
+        _ => Err((ConvIssue::OutOfRange, Value::Decimal(max()))),
+    }
+}
+
+/// To a CHAR or VARCHAR column of `len` characters (bytes when binary): cut to the
+/// length (1406 unless only spaces go), CHAR without trailing spaces (binary: padded).
+fn to_string_column(
+    v: &Value,
+    ty: &ColumnType,
+    len: u32,
+    binary: bool,
+) -> Result<Value, (ConvIssue, Value)> {
+    let mut b = to_bytes(v);
+    if let Value::Double(_) = v {
+        b = to_string(v).into_bytes();
+    }
+    if !binary && std::str::from_utf8(&b).is_err() {
+        return Err((ConvIssue::BadValue, Value::Bytes(Vec::new())));
+    }
+    let n = if binary {
+        b.len()
+    } else {
+        String::from_utf8_lossy(&b).chars().count()
+    };
+    let mut issue = None;
+    if n > len as usize {
+        // Trailing spaces beyond the length are dropped silently (with a note).
+        let keep: Vec<u8> = if binary {
+            b[..len as usize].to_vec()
+        } else {
+            String::from_utf8_lossy(&b)
+                .chars()
+                .take(len as usize)
+                .collect::<String>()
+                .into_bytes()
+        };
+        let rest_spaces = b[keep.len()..].iter().all(|&c| c == b' ');
+        if !rest_spaces || binary {
+            issue = Some(ConvIssue::TooLong);
+        }
+        b = keep;
+    }
+    if matches!(ty, ColumnType::Char { .. }) {
+        if binary {
+            b.resize(len as usize, 0);
+        } else {
+            while b.last() == Some(&b' ') {
+                b.pop();
+            }
+        }
+    }
+    match issue {
+        Some(i) => Err((i, Value::Bytes(b))),
+        None => Ok(Value::Bytes(b)),
     }
 }
 
