@@ -182,6 +182,7 @@ pub mod code {
     pub const ER_SP_FETCH_NO_DATA: u16 = 1329;
     pub const ER_NON_UPDATABLE_TABLE: u16 = 1288;
     pub const ER_SP_ALREADY_EXISTS: u16 = 1304;
+    pub const ER_SP_NOT_VAR_ARG: u16 = 1414;
     pub const ER_WRONG_OBJECT: u16 = 1347;
     pub const ER_NONUPDATEABLE_COLUMN: u16 = 1348;
     pub const ER_VIEW_SELECT_DERIVED: u16 = 1349;
@@ -230,7 +231,7 @@ pub fn sqlstate(code: u16) -> &'static str {
         ER_TABLE_EXISTS_ERROR => "42S01",
         ER_BAD_TABLE_ERROR | ER_UNKNOWN_TABLE | ER_NO_SUCH_TABLE | ER_IT_IS_A_VIEW
         | ER_UNKNOWN_VIEW | ER_NOT_SEQUENCE | ER_NOT_SEQUENCE2 | ER_UNKNOWN_SEQUENCES => "42S02",
-        ER_SP_ALREADY_EXISTS => "42000",
+        ER_SP_ALREADY_EXISTS | ER_SP_NOT_VAR_ARG => "42000",
         ER_VIEW_CHECK_FAILED => "44000",
         ER_NON_UNIQ_ERROR => "23000",
         ER_BAD_FIELD_ERROR => "42S22",

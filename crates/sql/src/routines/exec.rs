@@ -686,7 +686,7 @@ pub(crate) fn call_procedure(
     for (i, p) in def.params.iter().enumerate() {
         if is_out(p.mode) && targets.get(i).is_none_or(|t| t.is_none()) {
             return Err(sql_err(
-                1414,
+                code::ER_SP_NOT_VAR_ARG,
                 format!(
                     "OUT or INOUT argument {} for routine {db}.{name} is not a variable or NEW pseudo-variable in BEFORE trigger",
                     i + 1
