@@ -789,7 +789,8 @@ pub struct WriteResult {
     pub info: String,
     pub records: u64,
     pub duplicates: u64,
-    /// UPDATE: the rows the statement matched, changed or not.
+    /// UPDATE: the rows the statement matched, changed or not. INSERT ... ON DUPLICATE KEY
+    /// UPDATE: the duplicates it left unchanged (1 each with CLIENT_FOUND_ROWS).
     pub matched: u64,
     /// The RETURNING rows (when the statement has RETURNING).
     pub returned: Option<Vec<Vec<Value>>>,
@@ -1016,6 +1017,9 @@ pub fn run_insert(cx: &mut ExecCtx, ins: &mut Insert) -> Result<WriteResult, Sql
                     if !rows_equal(&new[..t.columns.len()], &old[..t.columns.len()]) {
                         crate::foreign_keys::update_parent(cx, &t, &old, new)?;
                         res.affected += 2;
+                    } else {
+                        // Counted only for a client that asks for found rows.
+                        res.matched += 1;
                     }
                     res.duplicates += 1;
                 } else {

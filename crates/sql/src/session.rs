@@ -879,8 +879,9 @@ impl Session {
                         rows,
                     });
                 }
+                let unchanged = if self.client_found_rows { r.matched } else { 0 };
                 Ok(ok(
-                    r.affected,
+                    r.affected + unchanged,
                     r.last_insert_id.unwrap_or(0),
                     self.warnings.len(),
                     r.info,
