@@ -64,8 +64,14 @@ impl Decimal {
         }
     }
 
+    /// The nearest double (correctly rounded, as strtod gives it: a DECIMAL literal
+    /// converted to DOUBLE reads back as the same text).
     pub fn to_f64(&self) -> f64 {
-        self.mantissa as f64 / 10f64.powi(self.scale as i32)
+        // Both operands exact: one IEEE division rounds correctly.
+        if self.mantissa.unsigned_abs() < 1 << 53 && self.scale <= 22 {
+            return self.mantissa as f64 / 10f64.powi(self.scale as i32);
+        }
+        self.to_string().parse().unwrap_or(f64::NAN)
     }
 
     pub fn is_zero(&self) -> bool {
@@ -201,6 +207,20 @@ mod tests {
             assert_eq!(s.parse::<Decimal>().unwrap().to_string(), out);
         }
         assert!("abc".parse::<Decimal>().is_err());
+    }
+
+    #[test]
+    fn to_f64_is_correctly_rounded() {
+        for s in [
+            "0.9868781887887996",
+            "0.1",
+            "-123456789012345678.25",
+            "0.30000000000000004",
+            "9007199254740993",
+        ] {
+            let d: Decimal = s.parse().unwrap();
+            assert_eq!(d.to_f64(), s.parse::<f64>().unwrap(), "{s}");
+        }
     }
 
     #[test]

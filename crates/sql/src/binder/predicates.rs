@@ -139,14 +139,6 @@ impl<'a> Binder<'a> {
                 let coll = self.subquery_coll(&a, i);
                 Expr::Quantified(a, op, i, all, coll)
             }
-            E::Subquery(q) => {
-                let i = self.bind_column_subquery(q, true)?;
-                Expr::Subquery(i)
-            }
-            E::Exists { subquery, negated } => {
-                let i = self.bind_subquery(subquery)?;
-                Expr::Exists(i, *negated)
-            }
             E::Like {
                 negated,
                 any,

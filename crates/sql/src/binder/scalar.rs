@@ -147,6 +147,14 @@ impl<'a> Binder<'a> {
             E::IsNotFalse(a) => Expr::IsBool(self.sub(a, clause)?, false, true),
             E::IsUnknown(a) => Expr::IsNull(self.sub(a, clause)?, false),
             E::IsNotUnknown(a) => Expr::IsNull(self.sub(a, clause)?, true),
+            E::Subquery(q) => {
+                let i = self.bind_column_subquery(q, true)?;
+                Expr::Subquery(i)
+            }
+            E::Exists { subquery, negated } => {
+                let i = self.bind_subquery(subquery)?;
+                Expr::Exists(i, *negated)
+            }
             E::Between { .. }
             | E::InList { .. }
             | E::InSubquery { .. }
