@@ -159,6 +159,7 @@ impl<'a> Binder<'a> {
             | E::InList { .. }
             | E::InSubquery { .. }
             | E::AnyOp { .. }
+            | E::AllOp { .. }
             | E::Like { .. }
             | E::ILike { .. }
             | E::RLike { .. } => self.bind_predicate(e, clause)?,
