@@ -71,6 +71,7 @@ fn table(name: &str) -> TableDef {
         checks: Vec::new(),
         foreign_keys: Vec::new(),
         sequence: false,
+        create_options: Vec::new(),
     }
 }
 

@@ -102,6 +102,17 @@ pub(crate) fn peek(engine: &Engine, t: &TableDef) -> Result<u64> {
     initial(engine, t)
 }
 
+impl Engine {
+    /// The value the next AUTO_INCREMENT insert into `t` would get (what SHOW CREATE TABLE
+    /// shows as `AUTO_INCREMENT=`); None for a table without an AUTO_INCREMENT column.
+    pub fn auto_increment_next(&self, t: &TableDef) -> Result<Option<u64>> {
+        match t.auto_increment_column() {
+            Some(_) => peek(self, t).map(Some),
+            None => Ok(None),
+        }
+    }
+}
+
 /// Makes sure later values exceed `value`.
 pub(crate) fn observe(engine: &Engine, t: &TableDef, value: u64) -> Result<()> {
     let mut map = engine.autoinc.lock();

@@ -14,6 +14,10 @@
 //! 4. `onelog_backup_info` is written last, with that end, its GTID position (read back
 //!    from the copied files) and the applied position.
 //!
+//! With `--binlog-storage=file` and `--skip-log-bin` RocksDB's WAL holds every commit: the
+//! checkpoint is taken, and the binlog's end read, while no group commits (see
+//! `backup_quiesced`), and nothing is left to replay.
+//!
 //! Starting `onelogd --datadir=dir` then runs ordinary crash recovery: the groups after
 //! the applied position are replayed from the copied binlog (and `onelog_backup_info`
 //! becomes `onelog_backup_info.started`: the directory is a data directory from then on). The data directory's other
@@ -145,41 +149,42 @@ impl Engine {
     /// `BACKUP SERVER TO 'out'` (see the module docs). `out` must be an absolute path to a
     /// new or empty directory; on failure it is left as it was found.
     pub fn backup(&self, out: &Path) -> Result<BackupInfo> {
-        if self.opts.mode != LogMode::Engine {
-            return Err(sql(
-                onelog_types::code::ER_NOT_SUPPORTED_YET,
-                "This version of onelog doesn't yet support 'BACKUP SERVER without \
-                 --binlog-storage=engine'"
-                    .into(),
-            ));
-        }
         let created = prepare_dir(out)?;
-        let r = crate::wait::blocking(|| self.backup_into(out));
+        let r = crate::wait::blocking(|| match self.opts.mode {
+            LogMode::Engine => self.backup_into(out),
+            LogMode::File | LogMode::Off => self.backup_quiesced(out),
+        });
         if r.is_err() {
             clean_up(out, created);
         }
         r
     }
 
-    fn backup_into(&self, out: &Path) -> Result<BackupInfo> {
-        let b = self.wal.binlog.as_ref().expect("engine mode has a binlog");
-        let hold = b.retain_files();
-        let ckpt = out.join("rocksdb");
+    /// A RocksDB checkpoint in `dir`, without a memtable flush (its WAL, when it has one,
+    /// is copied).
+    fn checkpoint_into(&self, dir: &Path) -> Result<()> {
         rocksdb::checkpoint::Checkpoint::new(&self.db)?
-            .create_checkpoint_with_log_size(&ckpt, u64::MAX)
+            .create_checkpoint_with_log_size(dir, u64::MAX)
             .map_err(|e| {
                 sql(
                     1026,
                     format!(
                         "Error writing file '{}' (RocksDB checkpoint: {e})",
-                        ckpt.display()
+                        dir.display()
                     ),
                 )
-            })?;
+            })
+    }
+
+    fn backup_into(&self, out: &Path) -> Result<BackupInfo> {
+        let b = self.wal.binlog.as_ref().expect("engine mode has a binlog");
+        let hold = b.retain_files();
+        self.checkpoint_into(&out.join("rocksdb"))?;
         // Nothing applied yet: from the start. A position in a file PURGE removed: that
         // file's groups were all applied (see `Wal::for_each_group`), the next file's on.
         let first = crate::wal::Wal::first_pos(b);
-        let applied = checkpoint_applied(&ckpt)?.map_or(first, |p| p.to_binlog().max(first));
+        let applied =
+            checkpoint_applied(&out.join("rocksdb"))?.map_or(first, |p| p.to_binlog().max(first));
         // Everything appended is made durable, so the end reached covers every group the
         // checkpoint holds (with sync_binlog != 1 RocksDB may hold groups not synced yet).
         self.committer.barrier()?;
@@ -191,44 +196,79 @@ impl Engine {
                 "the checkpoint's applied position {applied} is beyond the binlog's end {end}"
             )));
         }
-        let sizes: std::collections::HashMap<String, u64> = b.list_files().into_iter().collect();
-        for no in applied.file_no..=end.file_no {
-            let name = b.file_name(no);
-            let len = if no == end.file_no {
-                end.offset
-            } else {
-                *sizes
-                    .get(&name)
-                    .ok_or_else(|| EngineError::Binlog(format!("binlog file {name} is gone")))?
-            };
-            b.copy_prefix(no, len, &out.join(&name))
-                .map_err(binlog_err)?;
-        }
+        copy_binlog(b, applied, end, out)?;
         hold.check().map_err(binlog_err)?;
         drop(hold);
+        self.finish_backup(out, Some((b, applied, end)))
+    }
+
+    /// The backup with `--binlog-storage=file` and `--skip-log-bin`, where RocksDB's own
+    /// WAL holds every committed transaction: the checkpoint is taken, and the binlog's end
+    /// read, while no group commits, so the two are the same point. The binlog file that
+    /// end is in is copied up to it (for the GTID position and for replicas); nothing is
+    /// left to replay. Without a binlog the checkpoint is the whole backup.
+    fn backup_quiesced(&self, out: &Path) -> Result<BackupInfo> {
+        let b = self.wal.binlog.as_ref();
+        let hold = b.map(|b| b.retain_files());
+        let end = self.committer.quiesced(|| -> Result<_> {
+            self.checkpoint_into(&out.join("rocksdb"))?;
+            self.wal.sync()?;
+            Ok(b.map(|b| b.synced_pos()))
+        })?;
+        let (Some(b), Some(end), Some(hold)) = (b, end, hold) else {
+            return self.finish_backup(out, None);
+        };
+        let start = onelog_binlog::LogPos::new(end.file_no, 0);
+        copy_binlog(b, start, end, out)?;
+        hold.check().map_err(binlog_err)?;
+        drop(hold);
+        // Applied: all of it (a backup in these modes needs no replay).
+        self.finish_backup(out, Some((b, end, end)))
+    }
+
+    /// Syncs the backup directory and writes `onelog_backup_info` last: the binlog's end,
+    /// its GTID position (read back from the copied files, which checks them too) and the
+    /// applied position; without a binlog, the replica position only.
+    fn finish_backup(
+        &self,
+        out: &Path,
+        log: Option<(
+            &onelog_binlog::Binlog,
+            onelog_binlog::LogPos,
+            onelog_binlog::LogPos,
+        )>,
+    ) -> Result<BackupInfo> {
         std::fs::File::open(out)
             .and_then(|d| d.sync_all())
             .map_err(|e| io_error(1026, "fsync", out, &e))?;
-
-        // The GTID state at the end, read back from the copy (which checks it, too).
-        let dir = LogDir::open(out).map_err(binlog_err)?;
-        let start = dir.file_start(applied.file_no).map_err(binlog_err)?;
-        let mut state = GtidState::from_list(&start.start_state);
-        let from = onelog_binlog::LogPos::new(applied.file_no, 0);
-        for g in dir.groups(from, Some(end)) {
-            state.record(g.map_err(binlog_err)?.gtid);
-        }
-        let info = BackupInfo {
-            binlog_file: b.file_name(end.file_no),
-            binlog_pos: end.offset,
-            gtid_binlog_pos: state.binlog_pos(),
-            gtid_binlog_state: state.binlog_state(),
-            applied_file: b.file_name(applied.file_no),
-            applied_pos: applied.offset,
+        let mut info = BackupInfo {
             server_id: self.opts.server_id,
             gtid_slave_pos: onelog_binlog::parse_gtid_list(&self.gtid_slave_pos())
                 .unwrap_or_default(),
+            ..BackupInfo::default()
         };
+        if let Some((b, applied, end)) = log {
+            let o = b.options();
+            let dir = LogDir::open_with(
+                std::sync::Arc::new(onelog_binlog::RealFs),
+                out,
+                &o.base_name,
+                o.naming,
+            )
+            .map_err(binlog_err)?;
+            let start = dir.file_start(applied.file_no).map_err(binlog_err)?;
+            let mut state = GtidState::from_list(&start.start_state);
+            let from = onelog_binlog::LogPos::new(applied.file_no, 0);
+            for g in dir.groups(from, Some(end)) {
+                state.record(g.map_err(binlog_err)?.gtid);
+            }
+            info.binlog_file = b.file_name(end.file_no);
+            info.binlog_pos = end.offset;
+            info.gtid_binlog_pos = state.binlog_pos();
+            info.gtid_binlog_state = state.binlog_state();
+            info.applied_file = b.file_name(applied.file_no);
+            info.applied_pos = applied.offset;
+        }
         info.write(out).map_err(binlog_err)?;
         onelog_types::note!(
             "backup written to {}: binlog {}:{}, GTID position '{}'",
@@ -239,4 +279,28 @@ impl Engine {
         );
         Ok(info)
     }
+}
+
+/// Copies the binlog files from the one holding `from` to the one holding `end`, the last
+/// one up to `end` (without its preallocated tail).
+fn copy_binlog(
+    b: &onelog_binlog::Binlog,
+    from: onelog_binlog::LogPos,
+    end: onelog_binlog::LogPos,
+    out: &Path,
+) -> Result<()> {
+    let sizes: std::collections::HashMap<String, u64> = b.list_files().into_iter().collect();
+    for no in from.file_no..=end.file_no {
+        let name = b.file_name(no);
+        let len = if no == end.file_no {
+            end.offset
+        } else {
+            *sizes
+                .get(&name)
+                .ok_or_else(|| EngineError::Binlog(format!("binlog file {name} is gone")))?
+        };
+        b.copy_prefix(no, len, &out.join(&name))
+            .map_err(binlog_err)?;
+    }
+    Ok(())
 }

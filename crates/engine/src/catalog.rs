@@ -158,6 +158,11 @@ pub struct TableDef {
     /// `sequence.rs`.
     #[serde(default)]
     pub sequence: bool,
+    /// Create options other than ENGINE, AUTO_INCREMENT, the collation and COMMENT
+    /// (`ROW_FORMAT`, `STATS_PERSISTENT`, ...: see `table_options.rs`), in the order SHOW
+    /// CREATE TABLE prints them, with their values as it prints them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub create_options: Vec<(String, String)>,
 }
 
 impl TableDef {

@@ -209,6 +209,9 @@ pub enum AlterOp {
     AddForeignKey(crate::ForeignKeyDef),
     /// Drops the FOREIGN KEY constraint of this name.
     DropForeignKey(String),
+    /// Changes table options (ENGINE=, COMMENT=, AUTO_INCREMENT=, DEFAULT CHARSET=,
+    /// ROW_FORMAT=, ...): the definition only, no row is rewritten.
+    SetOptions(crate::TableOptionSet),
 }
 
 /// What a DDL statement did, for the OK packet.
@@ -461,6 +464,7 @@ fn run_holding(
         reset: Vec::new(),
     };
     let mut ch;
+    let mut persist_before_publish = false;
     if let Ddl::AlterTable {
         db: tdb,
         table,
@@ -480,6 +484,17 @@ fn run_holding(
         };
         drop(serial);
         let affected = build_alter(engine, &plan)?;
+        // Values of added columns with an expression DEFAULT (`uuid()`, `rand()`) would
+        // come out different if recovery re-ran the statement: they are made durable
+        // before anyone can read them (below).
+        persist_before_publish = !replay
+            && plan.rewrite
+            && plan
+                .new
+                .columns
+                .iter()
+                .zip(&plan.origin)
+                .any(|(c, o)| o.is_none() && c.default_expr.is_some());
         serial = engine.ddl_lock.lock();
         ch = change(engine);
         // Its metadata lock keeps the table as planned; anything else is a bug, and the
@@ -520,6 +535,9 @@ fn run_holding(
         let group = engine.wal.ddl_group(db, sql, log)?;
         let xid = engine.wal.next_xid();
         engine.committer.submit(Some(ch.batch), group, xid)?;
+        if persist_before_publish {
+            engine.checkpoint()?;
+        }
     }
     *engine.catalog.write() = Arc::new(ch.cat);
     for id in ch.reset {
@@ -874,6 +892,9 @@ fn plan_alter(
             table: table.into(),
         })?;
     let mut new = (*old).clone();
+    // As with MariaDB's InnoDB, PAGE_CHECKSUM lasts only until the next ALTER that does
+    // not set it again.
+    new.create_options.retain(|(n, _)| n != "PAGE_CHECKSUM");
     // For each column of the new table: its position in the old one (None: added).
     let mut origin: Vec<Option<usize>> = (0..old.columns.len()).map(Some).collect();
     let mut rewrite = false;
@@ -934,6 +955,7 @@ fn plan_alter(
             AlterOp::DropCheck(name) => new.checks.retain(|c| !c.name.eq_ignore_ascii_case(&name)),
             AlterOp::AddForeignKey(fk) => new.foreign_keys.push(fk),
             AlterOp::DropForeignKey(name) => new.foreign_keys.retain(|f| f.name != name),
+            AlterOp::SetOptions(o) => o.apply(&mut new),
             AlterOp::DropColumn(name) => {
                 drop_column(&mut new, &mut origin, name)?;
                 rewrite = true;

@@ -264,6 +264,157 @@ fn backup_under_load(args: &[&str]) {
     primary.stop();
 }
 
+/// `--binlog-storage=file`: the backup is taken at a point where no group commits, so it
+/// needs no replay; started, it holds a prefix of the writer's transactions matching its
+/// GTID position, and provisions a replica that ends identical to the primary.
+#[test]
+fn file_mode_backup_starts_and_provisions_a_replica() {
+    backup_without_replay(&["--binlog-storage=file"], true);
+}
+
+/// `--skip-log-bin`: the checkpoint is the whole backup; started, it holds a prefix of the
+/// writer's transactions.
+#[test]
+fn skip_log_bin_backup_starts_with_a_prefix_of_the_commits() {
+    backup_without_replay(&["--skip-log-bin"], false);
+}
+
+fn backup_without_replay(mode: &[&str], binlog: bool) {
+    let mut args = mode.to_vec();
+    args.push("--server-id=1");
+    let mut primary = Server::start(&args);
+    let mut c = primary.conn(None);
+    for sql in [
+        "CREATE USER repl@'%' IDENTIFIED BY 'pw'",
+        "GRANT REPLICATION SLAVE ON *.* TO repl@'%'",
+        "CREATE DATABASE app",
+        "CREATE TABLE app.t (id INT PRIMARY KEY, n INT NOT NULL, note VARCHAR(40), KEY (n))",
+    ] {
+        c.query_drop(sql).unwrap();
+    }
+    for j in 0..10 {
+        c.query_drop(format!("INSERT INTO app.t VALUES ({j}, 0, 'seed')"))
+            .unwrap();
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let done = Arc::new(AtomicUsize::new(0));
+    let writer = {
+        let (stop, done) = (stop.clone(), done.clone());
+        let opts = primary.opts(None);
+        std::thread::spawn(move || {
+            let mut c = mysql::Conn::new(opts).unwrap();
+            let mut k = 0;
+            while !stop.load(Ordering::Relaxed) {
+                writer_txn(&mut c, k);
+                k += 1;
+                done.store(k, Ordering::Relaxed);
+            }
+        })
+    };
+    wait_until(60, "the writer's first commits", || {
+        done.load(Ordering::Relaxed) >= 200
+    });
+    let tmp = tempfile::tempdir().unwrap();
+    let datadir = primary.datadir.display().to_string();
+    let mut attempt = 0;
+    let (bdir, before, during) = loop {
+        attempt += 1;
+        let bdir = tmp.path().join(format!("backup{attempt}"));
+        let before = done.load(Ordering::Relaxed);
+        let o = run_tool(&[
+            "backup",
+            "--out",
+            bdir.to_str().unwrap(),
+            "-S",
+            primary.socket.to_str().unwrap(),
+            "-u",
+            "root",
+            "--datadir",
+            &datadir,
+        ]);
+        let (out, err) = text(&o);
+        assert!(o.status.success(), "onelog backup failed:\n{out}\n{err}");
+        let during = done.load(Ordering::Relaxed) - before;
+        if during > 0 || attempt == 5 {
+            break (bdir, before, during);
+        }
+    };
+    wait_until(60, "commits after the backup", || {
+        done.load(Ordering::Relaxed) >= before + during + 100
+    });
+    stop.store(true, Ordering::Relaxed);
+    writer.join().unwrap();
+    assert!(during > 0, "no commit ran while the backup was taken");
+
+    let info = backup_info(&bdir);
+    assert!(bdir.join("rocksdb").join("CURRENT").exists());
+    if binlog {
+        assert!(bdir.join(&info["binlog_file"]).exists(), "{info:?}");
+        assert_eq!(
+            (&info["applied_file"], &info["applied_pos"]),
+            (&info["binlog_file"], &info["binlog_pos"]),
+            "a backup without replay applies all of its binlog"
+        );
+    } else {
+        assert_eq!(info["binlog_file"], "", "{info:?}");
+        assert_eq!(info["gtid_binlog_pos"], "", "{info:?}");
+    }
+
+    // Started in the same mode, it holds the writer's transactions 0..n, whole.
+    let rdir = tempfile::tempdir().unwrap();
+    let mut rargs = mode.to_vec();
+    rargs.push("--server-id=2");
+    let mut replica = Server::start_in(rdir.path(), &bdir, &rargs);
+    let mut rc = replica.conn(None);
+    let ids: Vec<i64> = rc
+        .query("SELECT id FROM app.t WHERE id >= 1000 ORDER BY id")
+        .unwrap();
+    let n = ids.len();
+    assert!(
+        n >= before,
+        "the backup lacks commits made before it: {n} < {before}"
+    );
+    assert!(n <= before + during, "the backup has commits made after it");
+    assert_eq!(ids, (0..n as i64).map(|k| 1000 + k).collect::<Vec<_>>());
+    let counts: Vec<(i64, i64)> = rc
+        .query("SELECT id, n FROM app.t WHERE id < 10 ORDER BY id")
+        .unwrap();
+    let want: Vec<(i64, i64)> = (0..10)
+        .map(|j| (j, (0..n).filter(|k| k % 10 == j as usize).count() as i64))
+        .collect();
+    assert_eq!(counts, want, "a transaction is half in the backup");
+    if binlog {
+        // Its binlog position is the backup's, and a replica from it ends identical.
+        let gtid = info["gtid_binlog_pos"].clone();
+        let pos: String = rc.query_first("SELECT @@gtid_binlog_pos").unwrap().unwrap();
+        assert_eq!(pos, gtid);
+        // The seed and setup statements, then one GTID per writer transaction.
+        let setup = seq_of(&gtid) as usize - n;
+        let primary_seq: String = c.query_first("SELECT @@gtid_binlog_pos").unwrap().unwrap();
+        assert_eq!(
+            seq_of(&primary_seq) as usize - done.load(Ordering::Relaxed),
+            setup
+        );
+        rc.query_drop(format!("SET GLOBAL gtid_slave_pos = '{gtid}'"))
+            .unwrap();
+        rc.query_drop(format!(
+            "CHANGE MASTER TO master_host='127.0.0.1', master_port={}, master_user='repl', \
+             master_password='pw', master_use_gtid=slave_pos, master_connect_retry=1",
+            primary.port
+        ))
+        .unwrap();
+        rc.query_drop("START SLAVE").unwrap();
+        wait_until(60, "the replica to catch up", || {
+            let at: String = rc.query_first("SELECT @@gtid_slave_pos").unwrap().unwrap();
+            at == primary_seq
+        });
+        assert_eq!(dump_tables(&mut c), dump_tables(&mut rc));
+        rc.query_drop("STOP SLAVE").unwrap();
+    }
+    replica.stop();
+    primary.stop();
+}
+
 #[test]
 fn backup_refuses_bad_input_and_leaves_no_backup() {
     let mut srv = Server::start(&[]);

@@ -202,6 +202,7 @@ mod select_template;
 mod sequence_call;
 mod setop;
 mod special_forms;
+mod table_options;
 mod template;
 mod types;
 mod views;

@@ -157,6 +157,7 @@ mod tests {
             checks: Vec::new(),
             foreign_keys: Vec::new(),
             sequence: false,
+            create_options: Vec::new(),
         }
     }
 

@@ -18,6 +18,7 @@ use sqlparser::tokenizer::{Location, Token, TokenWithSpan, Tokenizer};
 use crate::syntax_depth;
 
 mod accounts;
+mod alter_table;
 mod load;
 mod locks;
 mod replica;
@@ -516,7 +517,10 @@ fn parse_tokens(
         .with_tokens_with_locations(toks);
     let mut stmt = match parse_admin(&mut p) {
         Ok(Some(a)) => Stmt::Admin(a),
-        Ok(None) => Stmt::Sql(Box::new(p.parse_statement().map_err(err_at)?)),
+        Ok(None) => match alter_table::parse(&mut p).map_err(err_at)? {
+            Some(s) => Stmt::Sql(Box::new(s)),
+            None => Stmt::Sql(Box::new(p.parse_statement().map_err(err_at)?)),
+        },
         Err(e) => return Err(err_at(e)),
     };
     if let Some((into, after_from)) = into {

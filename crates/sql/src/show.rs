@@ -248,6 +248,7 @@ pub fn create_table_sql(t: &TableDef, autoinc: Option<u64>) -> String {
         t.collation.charset(),
         t.collation.name()
     );
+    out += &t.create_options_sql();
     if !t.comment.is_empty() {
         out += &format!(" COMMENT='{}'", t.comment.replace('\'', "''"));
     }
@@ -865,7 +866,7 @@ pub(crate) fn table_status_cells(
             &t.engine_name
         }),
         u(10),
-        s("Dynamic"),
+        s(&t.row_format()),
         u(st.rows),
         u(st.data_length.checked_div(st.rows).unwrap_or(0)),
         u(st.data_length),
@@ -878,7 +879,7 @@ pub(crate) fn table_status_cells(
         Value::Null,
         s(t.collation.name()),
         Value::Null,
-        s(""),
+        s(&t.create_options_text()),
         s(&t.comment),
     ]
 }

@@ -346,6 +346,7 @@ pub(crate) fn view_table_def(
         checks: Vec::new(),
         foreign_keys: Vec::new(),
         sequence: false,
+        create_options: Vec::new(),
     }))
 }
 

@@ -208,6 +208,8 @@ pub mod code {
     pub const ER_LOAD_FROM_FIXED_SIZE_ROWS_TO_VAR: u16 = 1409;
     pub const WARN_NON_ASCII_SEPARATOR_NOT_IMPLEMENTED: u16 = 1638;
     pub const ER_LOAD_INFILE_CAPABILITY_DISABLED: u16 = 4166;
+    pub const ER_UNKNOWN_STORAGE_ENGINE: u16 = 1286;
+    pub const ER_ILLEGAL_HA_CREATE_OPTION: u16 = 1478;
 }
 
 /// The SQLSTATE MariaDB sends with an error number.
@@ -269,6 +271,7 @@ pub fn sqlstate(code: u16) -> &'static str {
         | ER_WRONG_PARAMCOUNT_TO_NATIVE_FCT
         | ER_TOO_BIG_PRECISION
         | ER_KEY_DOES_NOT_EXISTS
+        | ER_UNKNOWN_STORAGE_ENGINE
         | ER_UNKNOWN_CHARACTER_SET => "42000",
         ER_UNKNOWN_SYSTEM_VARIABLE
         | ER_VAR_CANT_BE_READ

@@ -58,6 +58,7 @@ pub fn accounts_table() -> TableDef {
         checks: Vec::new(),
         foreign_keys: Vec::new(),
         sequence: false,
+        create_options: Vec::new(),
     }
 }
 

@@ -194,6 +194,27 @@ pub(super) fn bind_alter_columns(
                     position: None,
                 });
             }
+            A::SetOptionsParens { options } => {
+                let engine = if t.engine_name.is_empty() {
+                    "InnoDB"
+                } else {
+                    &t.engine_name
+                };
+                let bound = super::table_options::bind_table_options(options, engine)?;
+                if let Some(c) = bound.convert {
+                    convert_columns(&mut cols, c, &mut out);
+                }
+                out.push(AlterOp::SetOptions(bound.set));
+            }
+            A::AutoIncrement { value, .. } => {
+                let v = value.to_string();
+                out.push(AlterOp::SetOptions(onelog_engine::TableOptionSet {
+                    auto_increment: Some(
+                        v.parse().map_err(|_| crate::parser::syntax_error(&v, 0))?,
+                    ),
+                    ..Default::default()
+                }));
+            }
             // onelog picks its own algorithm and always holds an exclusive metadata lock.
             A::Algorithm { .. } | A::Lock { .. } => {}
             // Bound by `foreign_keys::bind_alter_ops`.
@@ -203,6 +224,24 @@ pub(super) fn bind_alter_columns(
     }
     check_auto_key(&cols, &idx)?;
     Ok((out, cols))
+}
+
+/// CONVERT TO CHARACTER SET: every text column whose collation differs takes `c`.
+fn convert_columns(cols: &mut [ColumnDef], c: Collation, out: &mut Vec<AlterOp>) {
+    for col in cols.iter_mut() {
+        let Some(ty) = super::table_options::converted_type(&col.ty, c) else {
+            continue;
+        };
+        if ty == col.ty {
+            continue;
+        }
+        col.ty = ty;
+        out.push(AlterOp::ChangeColumn {
+            name: col.name.clone(),
+            def: col.clone(),
+            position: None,
+        });
+    }
 }
 
 /// AUTO_INCREMENT: one column at most, and it must lead a key (error 1075).

@@ -535,16 +535,11 @@ pub(super) fn constraint_index(
     }))
 }
 
-/// ENGINE, AUTO_INCREMENT, COMMENT and the default collation (DEFAULT CHARSET / COLLATE)
-/// of a table's options.
-pub(super) struct TableOptions {
-    engine: String,
-    auto_increment: Option<u64>,
-    comment: String,
-    collation: Collation,
-}
-
-pub(super) fn table_options(opts: &sq::CreateTableOptions) -> Result<TableOptions, SqlError> {
+/// A table's options (see `table_options.rs`), and the default collation of its text
+/// columns.
+pub(super) fn table_options(
+    opts: &sq::CreateTableOptions,
+) -> Result<(onelog_engine::TableOptionSet, Collation), SqlError> {
     let list: &[sq::SqlOption] = match opts {
         sq::CreateTableOptions::None => &[],
         sq::CreateTableOptions::With(v)
@@ -552,52 +547,9 @@ pub(super) fn table_options(opts: &sq::CreateTableOptions) -> Result<TableOption
         | sq::CreateTableOptions::Plain(v)
         | sq::CreateTableOptions::TableProperties(v) => v,
     };
-    let mut engine = "InnoDB".to_string();
-    let mut autoinc = None;
-    let mut comment = String::new();
-    let mut charset = None;
-    let mut collation = None;
-    for o in list {
-        match o {
-            sq::SqlOption::KeyValue { key, value } => {
-                let k = key.value.to_uppercase();
-                let v = value.to_string().trim_matches(['\'', '"']).to_string();
-                match k.as_str() {
-                    "AUTO_INCREMENT" => autoinc = v.parse().ok(),
-                    "COMMENT" => comment = v,
-                    "DEFAULT CHARSET" | "CHARSET" | "DEFAULT CHARACTER SET" | "CHARACTER SET" => {
-                        charset = Some(v)
-                    }
-                    "DEFAULT COLLATE" | "COLLATE" => collation = Some(v),
-                    _ => {}
-                }
-            }
-            sq::SqlOption::Comment(sq::CommentDef::WithEq(c) | sq::CommentDef::WithoutEq(c)) => {
-                comment = c.clone()
-            }
-            sq::SqlOption::NamedParenthesizedList(l) => {
-                if l.key.value.eq_ignore_ascii_case("ENGINE") {
-                    if let Some(n) = &l.name {
-                        engine = n.value.clone();
-                    }
-                }
-            }
-            other => {
-                let s = other.to_string();
-                if let Some(rest) = s.strip_prefix("ENGINE") {
-                    engine = rest.trim_start_matches([' ', '=']).to_string();
-                }
-            }
-        }
-    }
-    let collation =
-        charset_collation(charset.as_deref(), collation.as_deref())?.unwrap_or(Collation::DEFAULT);
-    Ok(TableOptions {
-        engine,
-        auto_increment: autoinc,
-        comment,
-        collation,
-    })
+    let set = super::table_options::bind_table_options(list, "InnoDB")?.set;
+    let collation = set.collation.unwrap_or(Collation::DEFAULT);
+    Ok((set, collation))
 }
 
 /// Binds CREATE TABLE into the engine's table definition.
@@ -637,13 +589,13 @@ pub(crate) fn bind_create_table_with(
             "A table must have at least 1 column",
         ));
     }
-    let opts = table_options(&ct.table_options)?;
+    let (opts, collation) = table_options(&ct.table_options)?;
     let mut columns = Vec::new();
     let mut inline_pk = Vec::new();
     let mut inline_unique = Vec::new();
     let mut checks = Vec::new();
     for c in &ct.columns {
-        let mut bc = bind_column(c, opts.collation)?;
+        let mut bc = bind_column(c, collation)?;
         checks.append(&mut bc.checks);
         if columns
             .iter()
@@ -770,21 +722,23 @@ pub(crate) fn bind_create_table_with(
         &checks,
         &fk_specs,
     )?;
-    let def = TableDef {
+    let mut def = TableDef {
         id: 0,
         db,
         name,
         columns,
         indexes,
         hidden_pk: false,
-        comment: opts.comment,
-        engine_name: opts.engine,
-        auto_increment_start: opts.auto_increment,
-        collation: opts.collation,
+        comment: String::new(),
+        engine_name: "InnoDB".into(),
+        auto_increment_start: None,
+        collation,
         checks,
         foreign_keys,
         sequence: false,
+        create_options: Vec::new(),
     };
+    opts.apply(&mut def);
     // Conditions must bind against the table (1054 for an unknown column).
     let t = Arc::new(def);
     for c in &t.checks {

@@ -119,7 +119,12 @@ pub(super) fn show_create_table(
     }
     let t = table_def(sess, db, table)?;
     sess.check_locked_tables(&[crate::locks::plain_ref(&t.db, &t.name)], &[])?;
-    let mut sql = create_table_sql(&t, t.auto_increment_start);
+    let next = sess
+        .db
+        .engine
+        .auto_increment_next(&t)
+        .map_err(crate::executor::engine_err)?;
+    let mut sql = create_table_sql(&t, next);
     if onelog_engine::is_temp_table(&t) {
         sql.replace_range(.."CREATE TABLE".len(), "CREATE TEMPORARY TABLE");
     }
