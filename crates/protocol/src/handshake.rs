@@ -63,8 +63,9 @@ pub const NATIVE_PASSWORD_PLUGIN: &str = "mysql_native_password";
 pub const SCRAMBLE_LEN: usize = 20;
 
 /// The capabilities onelog's server announces. Not announced: CLIENT_MYSQL (we are
-/// MariaDB), COMPRESS, DEPRECATE_EOF (classic EOF packets are used), SESSION_TRACK;
-/// MariaDB extended capabilities are all zero. LOCAL_FILES: LOAD DATA LOCAL INFILE works
+/// MariaDB), COMPRESS, DEPRECATE_EOF (classic EOF packets are used); MariaDB extended
+/// capabilities are all zero. SESSION_TRACK: OK packets carry the session state changes
+/// (`sql/session/track.rs`) to clients that set it. LOCAL_FILES: LOAD DATA LOCAL INFILE works
 /// with clients that announce it too.
 ///
 /// CLIENT_FOUND_ROWS is announced: when a client sets it, UPDATE must report matched rows
@@ -87,7 +88,8 @@ pub fn server_capabilities(ssl: bool) -> u64 {
         | CLIENT_PS_MULTI_RESULTS
         | CLIENT_PLUGIN_AUTH
         | CLIENT_CONNECT_ATTRS
-        | CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA;
+        | CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA
+        | CLIENT_SESSION_TRACK;
     if ssl {
         c |= CLIENT_SSL;
     }

@@ -36,6 +36,9 @@ pub struct OkPacket {
     pub warnings: u16,
     /// Human-readable info, e.g. "Rows matched: 1  Changed: 1  Warnings: 0".
     pub info: String,
+    /// Session state changes for a client with CLIENT_SESSION_TRACK: the tracker entries
+    /// (`type u8 | data lenenc string`, one after the other); empty when nothing changed.
+    pub session_state: Vec<u8>,
 }
 
 impl OkPacket {
@@ -48,19 +51,30 @@ impl OkPacket {
     }
 
     /// Encodes the payload. The info string is length-encoded, as MariaDB's server writes
-    /// it (`net_store_data`) and libmariadb reads it, and omitted when empty.
+    /// it (`net_store_data`) and libmariadb reads it, and omitted when empty and no session
+    /// state changed. With session state, SERVER_SESSION_STATE_CHANGED is set and the info
+    /// is followed by the state as one length-encoded string.
     /// ```text
     /// 0x00 | affected_rows lenenc | last_insert_id lenenc | status u16 | warnings u16 |
-    /// [info lenenc string]
+    /// [info lenenc string [session_state lenenc string]]
     /// ```
     pub fn encode(&self, buf: &mut Vec<u8>) {
         buf.push(0x00);
         put_lenenc_int(buf, self.affected_rows);
         put_lenenc_int(buf, self.last_insert_id);
-        put_u16(buf, self.status);
+        let changed = !self.session_state.is_empty();
+        let status = if changed {
+            self.status | status::SERVER_SESSION_STATE_CHANGED
+        } else {
+            self.status
+        };
+        put_u16(buf, status);
         put_u16(buf, self.warnings);
-        if !self.info.is_empty() {
+        if changed || !self.info.is_empty() {
             put_lenenc_bytes(buf, self.info.as_bytes());
+        }
+        if changed {
+            put_lenenc_bytes(buf, &self.session_state);
         }
     }
 }
@@ -128,11 +142,25 @@ mod tests {
             status: 3,
             warnings: 1,
             info: "Rows matched: 1".into(),
+            session_state: Vec::new(),
         }
         .encode(&mut b);
         // The info string is length-encoded (15 bytes).
         let mut want = vec![0x00, 0xFC, 0x2C, 0x01, 0x01, 0x03, 0x00, 0x01, 0x00, 15];
         want.extend_from_slice(b"Rows matched: 1");
+        assert_eq!(b, want);
+
+        // Session state: the flag, an empty info, then the entries as one string (as
+        // MariaDB 10.11 answers `USE mysql`: schema entry `01 06 05 'mysql'`).
+        let mut b = Vec::new();
+        OkPacket {
+            status: status::SERVER_STATUS_AUTOCOMMIT,
+            session_state: b"\x01\x06\x05mysql".to_vec(),
+            ..OkPacket::default()
+        }
+        .encode(&mut b);
+        let mut want = vec![0x00, 0x00, 0x00, 0x02, 0x40, 0x00, 0x00, 0x00, 8];
+        want.extend_from_slice(b"\x01\x06\x05mysql");
         assert_eq!(b, want);
     }
 

@@ -142,8 +142,7 @@ struct Conn<'a> {
 /// carries `warnings`; `more` sets SERVER_MORE_RESULTS_EXISTS in `status`.
 fn write_result(
     ps: &mut PacketStream<Stream>,
-    mut status: u16,
-    warnings: u16,
+    (mut status, warnings, session_state): (u16, u16, Vec<u8>),
     r: QueryResult,
     more: bool,
     binary: Option<&[WireType]>,
@@ -163,6 +162,7 @@ fn write_result(
             status,
             warnings,
             info,
+            session_state,
         }),
         QueryResult::Rows { columns, rows } => {
             let cols: Vec<ColumnInfo> = columns.iter().map(column_info).collect();
@@ -196,7 +196,12 @@ impl QuerySink<'_> {
     fn write(&mut self, session: &Session, r: QueryResult, more: bool, status: u16) -> bool {
         let status = session.status_flags() | status;
         let binary = self.binary.then_some(&[][..]);
-        match write_result(self.ps, status, session.warning_count(), r, more, binary) {
+        let head = (
+            status,
+            session.warning_count(),
+            session.take_session_state(),
+        );
+        match write_result(self.ps, head, r, more, binary) {
             Ok(()) => true,
             Err(e) => {
                 self.failed = Some(e);
@@ -355,6 +360,7 @@ impl<'a> Conn<'a> {
         let mut session = Session::new(db.clone(), resp.user.clone(), host.clone(), conn_id);
         session.set_tls(tls.clone());
         session.set_client_found_rows(resp.capabilities & capability::CLIENT_FOUND_ROWS != 0);
+        session.set_session_track(resp.capabilities & capability::CLIENT_SESSION_TRACK != 0);
         if let Some(d) = resp.database.as_deref().filter(|d| !d.is_empty()) {
             if let Err(e) = session.use_database(d) {
                 ps.write_err(&e)?;
@@ -362,7 +368,11 @@ impl<'a> Conn<'a> {
                 return Err(ProtocolError::Malformed("bad database"));
             }
         }
-        ps.write_ok(&OkPacket::with_status(session.status_flags()))?;
+        ps.write_ok(&OkPacket {
+            status: session.status_flags(),
+            session_state: session.take_session_state(),
+            ..OkPacket::default()
+        })?;
         ps.flush()?;
         ps.set_skip_oversized(true);
         ps.get_ref().set_read_timeout(Some(server.cfg.wait_timeout));
@@ -463,8 +473,12 @@ impl<'a> Conn<'a> {
     }
 
     fn ok(&mut self) -> Result<()> {
-        let st = self.status();
-        self.ps.write_ok(&OkPacket::with_status(st))
+        let ok = OkPacket {
+            status: self.status(),
+            session_state: self.session.take_session_state(),
+            ..OkPacket::default()
+        };
+        self.ps.write_ok(&ok)
     }
 
     /// Writes one statement's result; `more` sets SERVER_MORE_RESULTS_EXISTS.
@@ -474,8 +488,12 @@ impl<'a> Conn<'a> {
         more: bool,
         binary: Option<&[WireType]>,
     ) -> Result<()> {
-        let (st, w) = (self.status(), self.session.warning_count());
-        write_result(&mut self.ps, st, w, r, more, binary)
+        let head = (
+            self.status(),
+            self.session.warning_count(),
+            self.session.take_session_state(),
+        );
+        write_result(&mut self.ps, head, r, more, binary)
     }
 
     /// Handles one command; Ok(false) ends the connection.

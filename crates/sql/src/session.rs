@@ -28,6 +28,7 @@ use crate::{sql_err, status_flags, QueryResult, ResultColumn};
 mod bind_env;
 mod binlog_stmt;
 mod prepared_exec;
+mod track;
 mod txn;
 mod xa;
 use bind_env::Env;
@@ -141,6 +142,8 @@ pub struct Session {
     tls: Option<crate::PeerTls>,
     /// The client set CLIENT_FOUND_ROWS: UPDATE reports matched rows as affected rows.
     client_found_rows: bool,
+    /// Session state changes to report (CLIENT_SESSION_TRACK).
+    track: track::Tracker,
     /// Where the OUT values of the prepared CALL being run go (`routines::prepared_call`).
     pub(crate) call_out: Option<crate::routines::CallOut>,
     /// LOCK TABLES and FLUSH TABLES WITH READ LOCK (`crate::locks`).
@@ -227,6 +230,7 @@ impl Session {
             shapes: HashMap::new(),
             tls: None,
             client_found_rows: false,
+            track: Default::default(),
             call_out: None,
             locks: Default::default(),
             sp: Default::default(),
@@ -273,6 +277,7 @@ impl Session {
             shapes: HashMap::new(),
             tls: None,
             client_found_rows: false,
+            track: Default::default(),
             call_out: None,
             locks: Default::default(),
             sp: Default::default(),
@@ -407,6 +412,7 @@ impl Session {
             }
         }
         self.current_db = Some(db.to_string());
+        self.track_schema();
         if let Some(p) = &self.proc {
             p.state.lock().db = Some(db.to_string());
         }

@@ -12,12 +12,18 @@ pub struct Raw {
 
 impl Raw {
     pub fn connect(port: u16, user: &str) -> Raw {
+        Raw::connect_with(port, user, 0, None).0
+    }
+
+    /// Logs in (no password) with `caps` added to CLIENT_LONG_PASSWORD | PROTOCOL_41 |
+    /// SECURE_CONNECTION | PLUGIN_AUTH, into `db` if given; also returns the login's OK.
+    pub fn connect_with(port: u16, user: &str, caps: u32, db: Option<&str>) -> (Raw, Vec<u8>) {
         let s = TcpStream::connect(("127.0.0.1", port)).unwrap();
         s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
         let mut r = Raw { s, seq: 0 };
         let _greeting = r.read();
-        // CLIENT_LONG_PASSWORD | PROTOCOL_41 | SECURE_CONNECTION | PLUGIN_AUTH, no password.
-        let caps: u32 = 0x1 | 0x200 | 0x8000 | 0x80000;
+        let with_db = if db.is_some() { 0x8 } else { 0 };
+        let caps: u32 = 0x1 | 0x200 | 0x8000 | 0x80000 | with_db | caps;
         let mut p = caps.to_le_bytes().to_vec();
         p.extend_from_slice(&(16u32 << 20).to_le_bytes());
         p.push(45);
@@ -25,11 +31,15 @@ impl Raw {
         p.extend_from_slice(user.as_bytes());
         p.push(0);
         p.push(0);
+        if let Some(d) = db {
+            p.extend_from_slice(d.as_bytes());
+            p.push(0);
+        }
         p.extend_from_slice(b"mysql_native_password\0");
         r.write(&p);
         let ok = r.read();
         assert_eq!(ok[0], 0, "login failed: {}", String::from_utf8_lossy(&ok));
-        r
+        (r, ok)
     }
 
     pub fn write(&mut self, payload: &[u8]) {

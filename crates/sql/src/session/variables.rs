@@ -169,6 +169,16 @@ impl Session {
         name: &str,
         value: Value,
     ) -> Result<(), SqlError> {
+        self.assign_var(scope, name, value)?;
+        if scope == VarScope::Session {
+            if let Some(d) = vars::find(name) {
+                self.track_var(d.name);
+            }
+        }
+        Ok(())
+    }
+
+    fn assign_var(&mut self, scope: VarScope, name: &str, value: Value) -> Result<(), SqlError> {
         let Some(d) = vars::find(name) else {
             return Err(sql_err(
                 code::ER_UNKNOWN_SYSTEM_VARIABLE,
@@ -589,9 +599,11 @@ impl Session {
             "character_set_results",
         ] {
             self.vars.insert(n.to_string(), Value::str(&cs));
+            self.track_var(n);
         }
         self.vars
             .insert("collation_connection".into(), Value::str(&coll));
+        self.track_var("collation_connection");
         Ok(())
     }
 
@@ -610,6 +622,14 @@ impl Session {
         let db_coll = self.get_var(None, "collation_database")?;
         self.vars.insert("character_set_connection".into(), db_cs);
         self.vars.insert("collation_connection".into(), db_coll);
+        for n in [
+            "character_set_client",
+            "character_set_connection",
+            "character_set_results",
+            "collation_connection",
+        ] {
+            self.track_var(n);
+        }
         Ok(())
     }
 
@@ -642,6 +662,7 @@ impl Session {
             match target {
                 SetTarget::User(n) => {
                     self.user_vars.insert(n.clone(), v);
+                    self.track_user_var();
                 }
                 SetTarget::System(scope, name) => self.set_var(*scope, name, v)?,
                 SetTarget::Names(coll) => {
