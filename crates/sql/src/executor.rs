@@ -756,7 +756,12 @@ pub(crate) fn store(
                 Err(issue.error(&col.ty, &t.db, &t.name, &col.name, &v, rowno))
             } else {
                 cx.warn(issue.warning(&col.ty, &t.db, &t.name, &col.name, &v, rowno));
-                Ok(adjusted)
+                // (A bad UUID/INET6 is NULL, or the zero value in a NOT NULL column.)
+                Ok(if adjusted.is_null() && !col.nullable {
+                    zero_value(&col.ty)
+                } else {
+                    adjusted
+                })
             }
         }
     }
@@ -778,6 +783,10 @@ pub(crate) fn zero_value(ty: &ColumnType) -> Value {
             micro: 0,
         }),
         ColumnType::Time { .. } => Value::Time(onelog_types::Time::from_micros(0)),
+        ColumnType::Uuid | ColumnType::Inet6 => {
+            let f = ty.fixed_bin().expect("matched");
+            Value::Bytes(f.format(&[0; 16]).into_bytes())
+        }
         _ => Value::Bytes(Vec::new()),
     }
 }

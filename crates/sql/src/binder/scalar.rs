@@ -674,6 +674,10 @@ pub(super) fn cast_type(t: &sq::DataType, what: &sq::Expr) -> Result<CastType, S
         D::Date => CastType::Date,
         D::Datetime(p) | D::Timestamp(p, _) => CastType::DateTime(fsp_of(*p)?),
         D::Time(p, _) => CastType::Time(fsp_of(*p)?),
+        D::Uuid => CastType::FixedBin(onelog_types::FixedBin::Uuid),
+        D::Custom(n, args) if args.is_empty() && n.to_string().eq_ignore_ascii_case("inet6") => {
+            CastType::FixedBin(onelog_types::FixedBin::Inet6)
+        }
         other => return Err(unsupported(&format!("CAST AS {other}"))),
     })
 }
