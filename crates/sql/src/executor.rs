@@ -749,6 +749,10 @@ pub(crate) fn store(
         }
         return Ok(Value::Null); // NOT NULL checked by the caller
     }
+    if let (Some(f), Some(from)) = (col.ty.fixed_bin(), expr::uncastable_value_type(&v)) {
+        // A number or temporal into UUID/INET6: an error in every mode.
+        return Err(expr::cannot_cast(from, f.name(), &t.db, &t.name, &col.name));
+    }
     match expr::convert_for_column(&v, &col.ty) {
         Ok(x) => Ok(x),
         Err((issue, adjusted)) => {

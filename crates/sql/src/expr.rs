@@ -28,6 +28,7 @@ mod store;
 
 pub use coltypes::enum_set_number;
 pub use datetime::*;
+pub use fixed_bin::{alter_fixed_bin, cannot_cast, sql_type_name, uncastable_value_type};
 pub use store::*;
 
 /// Errors raised while evaluating (for example BIGINT overflow).
@@ -80,6 +81,9 @@ pub enum CastType {
     FixedBinKey(onelog_types::FixedBin),
     /// The canonical text of a sort form (the value of MIN/MAX over sort forms).
     FixedBinFromKey(onelog_types::FixedBin),
+    /// The 16-byte memory form of a UUID/INET6 value (what HEX() and CAST(... AS BINARY)
+    /// see).
+    FixedBinMemory(onelog_types::FixedBin),
 }
 
 /// A bound expression. Column references are positions in the row being evaluated (the
@@ -1301,6 +1305,7 @@ pub fn cast(v: Value, t: CastType) -> EvalResult<Value> {
         },
         CastType::Number(ty) => enum_set_number(&v, &ty),
         CastType::FixedBinFromKey(f) => fixed_bin::from_key(v, f),
+        CastType::FixedBinMemory(f) => fixed_bin::memory(v, f),
         CastType::FixedBin(f) | CastType::FixedBinKey(f) => {
             fixed_bin::cast(v, f, matches!(t, CastType::FixedBinKey(_)), &Ctx::new(&[]))
         }

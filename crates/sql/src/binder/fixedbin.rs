@@ -85,6 +85,32 @@ impl Binder<'_> {
     }
 }
 
+impl Binder<'_> {
+    /// `x` as the argument of `CAST(x AS t)`: a UUID/INET6 value cast to a binary string
+    /// gives its 16-byte memory form, as in MariaDB.
+    pub(super) fn fixed_bin_memory_for(&self, x: Box<Expr>, t: CastType) -> Box<Expr> {
+        match self.fixed_bin_of(&x) {
+            Some(f) if t == CastType::Binary => {
+                Box::new(Expr::Cast(x, CastType::FixedBinMemory(f)))
+            }
+            _ => x,
+        }
+    }
+
+    /// The arguments of a call of `f`: HEX() of a UUID/INET6 value reads its memory form.
+    pub(super) fn fixed_bin_memory_args(&self, f: Func, mut args: Vec<Expr>) -> Vec<Expr> {
+        if f == Func::Hex {
+            if let Some(x) = args.first_mut() {
+                if let Some(fb) = self.fixed_bin_of(x) {
+                    let inner = std::mem::replace(x, Expr::Lit(Value::Null));
+                    *x = Expr::Cast(Box::new(inner), CastType::FixedBinMemory(fb));
+                }
+            }
+        }
+        args
+    }
+}
+
 /// Error 4078 for operands of types named `a` and `b`.
 pub(super) fn illegal_types(a: &str, b: &str, op: &str) -> SqlError {
     err(
@@ -120,32 +146,7 @@ pub(super) fn check_no_arith(
     Err(illegal_types(type_name(&lt), type_name(&rt), sym))
 }
 
-/// A type's name as MariaDB's error 4078 spells it.
-pub(super) fn type_name(t: &ColumnType) -> &'static str {
-    match t {
-        ColumnType::Int { bytes: 1, .. } => "tinyint",
-        ColumnType::Int { bytes: 2, .. } => "smallint",
-        ColumnType::Int { bytes: 3, .. } => "mediumint",
-        ColumnType::Int { bytes: 4, .. } => "int",
-        ColumnType::Int { .. } => "bigint",
-        ColumnType::Decimal { .. } => "decimal",
-        ColumnType::Float => "float",
-        ColumnType::Double => "double",
-        ColumnType::Date => "date",
-        ColumnType::DateTime { .. } => "datetime",
-        ColumnType::Timestamp { .. } => "timestamp",
-        ColumnType::Time { .. } => "time",
-        ColumnType::Year => "year",
-        ColumnType::Bit { .. } => "bit",
-        ColumnType::Enum { .. } => "enum",
-        ColumnType::Set { .. } => "set",
-        ColumnType::Uuid => "uuid",
-        ColumnType::Inet6 => "inet6",
-        ColumnType::Blob { .. } => "blob",
-        ColumnType::Char { .. } => "char",
-        ColumnType::Varchar { .. } => "varchar",
-    }
-}
+pub(super) use crate::expr::sql_type_name as type_name;
 
 /// Whether a comparison operator is one `fixed_bin_operands` applies to.
 pub(super) fn is_comparison(op: BinOp) -> bool {

@@ -531,6 +531,7 @@ impl<'a> Binder<'a> {
             }
             (f, _) => f,
         };
+        let args = self.fixed_bin_memory_args(func, args);
         Ok(Expr::Func(func, args))
     }
 

@@ -56,9 +56,10 @@ impl<'a> Binder<'a> {
                 .reduce(Collation::aggregate)
                 .unwrap_or(numeric),
             Expr::Cast(_, CastType::Char(_)) => (Collation::DEFAULT, Derivation::Implicit),
-            Expr::Cast(_, CastType::Binary | CastType::FixedBinKey(_)) => {
-                (Collation::Binary, Derivation::Implicit)
-            }
+            Expr::Cast(
+                _,
+                CastType::Binary | CastType::FixedBinKey(_) | CastType::FixedBinMemory(_),
+            ) => (Collation::Binary, Derivation::Implicit),
             Expr::Subquery(i) => of_type(&self.subqueries[*i].columns[0].ty),
             _ => numeric,
         }
@@ -305,7 +306,7 @@ impl<'a> Binder<'a> {
                     | CastType::FixedBinFromKey(onelog_types::FixedBin::Uuid) => ColumnType::Uuid,
                     CastType::FixedBin(onelog_types::FixedBin::Inet6)
                     | CastType::FixedBinFromKey(onelog_types::FixedBin::Inet6) => ColumnType::Inet6,
-                    CastType::FixedBinKey(_) => ColumnType::Char {
+                    CastType::FixedBinKey(_) | CastType::FixedBinMemory(_) => ColumnType::Char {
                         len: 16,
                         binary: true,
                         collation: Collation::Binary,
