@@ -97,8 +97,18 @@ impl Binder<'_> {
         }
     }
 
-    /// The arguments of a call of `f`: HEX() of a UUID/INET6 value reads its memory form.
+    /// The arguments of a call of `f`: HEX() of a UUID/INET6 value reads its memory form;
+    /// INET6_NTOA() takes binary strings only (anything else is NULL, as in MariaDB).
     pub(super) fn fixed_bin_memory_args(&self, f: Func, mut args: Vec<Expr>) -> Vec<Expr> {
+        if f == Func::Text(functions::TextFn::Inet6Ntoa) {
+            if let Some(x) = args.first_mut() {
+                let binary = self.base_type_of(x).0.is_binary()
+                    || self.coll_of(x).0 == onelog_types::Collation::Binary;
+                if !binary {
+                    *x = Expr::Lit(Value::Null);
+                }
+            }
+        }
         if f == Func::Hex {
             if let Some(x) = args.first_mut() {
                 if let Some(fb) = self.fixed_bin_of(x) {

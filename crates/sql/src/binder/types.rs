@@ -430,8 +430,10 @@ pub fn display_len(ty: &ColumnType) -> u32 {
         }
         ColumnType::Bit { bits } => bits as u32,
         ColumnType::Year => 4,
-        ColumnType::Uuid => 36,
-        ColumnType::Inet6 => 39,
+        // Characters of the text form, 4 bytes each (utf8mb4), as MariaDB reports them.
+        ColumnType::Uuid | ColumnType::Inet6 => {
+            ty.fixed_bin().map_or(0, |f| f.char_len()) * onelog_types::UTF8MB4_MAXLEN
+        }
     }
 }
 
