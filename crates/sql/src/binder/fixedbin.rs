@@ -97,9 +97,61 @@ impl Binder<'_> {
         }
     }
 
+    /// The result branches of CASE / COALESCE / IFNULL / IF (`op` names it in errors)
+    /// when one is UUID/INET6: the others (strings) converted to that type, error 4078 for
+    /// any other type.
+    pub(super) fn fixed_bin_branches(
+        &self,
+        op: &str,
+        xs: &mut [&mut Expr],
+    ) -> Result<(), SqlError> {
+        let Some((at, f)) = xs
+            .iter()
+            .enumerate()
+            .find_map(|(i, x)| self.fixed_bin_of(x).map(|f| (i, f)))
+        else {
+            return Ok(());
+        };
+        for (i, x) in xs.iter_mut().enumerate() {
+            if self.is_null_type(x) {
+                continue;
+            }
+            let t = self.type_of(x).0;
+            if t.fixed_bin() == Some(f) {
+                continue;
+            }
+            if !t.is_string() || t.is_enum_or_set() {
+                let (a, b) = if i < at {
+                    (type_name(&t), f.name())
+                } else {
+                    (f.name(), type_name(&t))
+                };
+                return Err(illegal_types(a, b, op));
+            }
+            let inner = std::mem::replace(&mut **x, Expr::Lit(Value::Null));
+            **x = Expr::Cast(Box::new(inner), CastType::FixedBin(f));
+        }
+        Ok(())
+    }
+
     /// The arguments of a call of `f`: HEX() of a UUID/INET6 value reads its memory form;
-    /// INET6_NTOA() takes binary strings only (anything else is NULL, as in MariaDB).
-    pub(super) fn fixed_bin_memory_args(&self, f: Func, mut args: Vec<Expr>) -> Vec<Expr> {
+    /// INET6_NTOA() takes binary strings only (anything else is NULL, as in MariaDB);
+    /// COALESCE / IFNULL / IF over a UUID/INET6 value give that type.
+    pub(super) fn fixed_bin_args(
+        &self,
+        f: Func,
+        mut args: Vec<Expr>,
+    ) -> Result<Vec<Expr>, SqlError> {
+        let branches = match f {
+            Func::Coalesce => Some(("coalesce", 0)),
+            Func::IfNull => Some(("ifnull", 0)),
+            Func::If => Some(("if", 1)),
+            _ => None,
+        };
+        if let Some((op, from)) = branches {
+            let mut xs: Vec<&mut Expr> = args.iter_mut().skip(from).collect();
+            self.fixed_bin_branches(op, &mut xs)?;
+        }
         if f == Func::Text(functions::TextFn::Inet6Ntoa) {
             if let Some(x) = args.first_mut() {
                 let binary = self.base_type_of(x).0.is_binary()
@@ -117,7 +169,36 @@ impl Binder<'_> {
                 }
             }
         }
-        args
+        Ok(args)
+    }
+}
+
+impl Binder<'_> {
+    /// CASE over UUID/INET6 values: a simple CASE's operand and WHEN values compare as the
+    /// type; the results are of the type (see [`Binder::fixed_bin_branches`]).
+    pub(super) fn fixed_bin_case(
+        &self,
+        op: &mut Option<Box<Expr>>,
+        whens: &mut [(Expr, Expr)],
+        els: &mut Option<Box<Expr>>,
+    ) -> Result<(), SqlError> {
+        if let Some(o) = op {
+            let mut ws: Vec<Box<Expr>> = whens
+                .iter_mut()
+                .map(|(w, _)| Box::new(std::mem::replace(w, Expr::Lit(Value::Null))))
+                .collect();
+            let mut refs: Vec<&mut Box<Expr>> = std::iter::once(o).chain(ws.iter_mut()).collect();
+            let r = self.fixed_bin_operands("case", &mut refs);
+            for ((w, _), x) in whens.iter_mut().zip(ws) {
+                *w = *x;
+            }
+            r?;
+        }
+        let mut rs: Vec<&mut Expr> = whens.iter_mut().map(|(_, r)| r).collect();
+        if let Some(e) = els {
+            rs.push(&mut **e);
+        }
+        self.fixed_bin_branches("case", &mut rs)
     }
 }
 
