@@ -90,6 +90,12 @@ pub(crate) fn put_uint_be(out: &mut Vec<u8>, v: u64, n: usize) {
     out.extend_from_slice(&v.to_be_bytes()[8 - n..]);
 }
 
+/// A string after its length in `len_bytes` bytes, little-endian.
+pub(crate) fn put_len_and_bytes(out: &mut Vec<u8>, b: &[u8], len_bytes: usize) {
+    put_uint_le(out, b.len() as u64, len_bytes);
+    out.extend_from_slice(b);
+}
+
 pub(crate) fn put_lenenc(out: &mut Vec<u8>, v: u64) {
     if v < 251 {
         out.push(v as u8);

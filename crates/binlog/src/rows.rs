@@ -118,6 +118,8 @@ pub struct ColumnSpec {
     pub unsigned: bool,
     /// An ENUM/SET column's values (from the catalog): packing maps text to the number.
     pub elems: Option<onelog_types::Elements>,
+    /// A UUID/INET6 column (from the catalog): packing logs the text's 16-byte form.
+    pub fixed: Option<onelog_types::FixedBin>,
 }
 
 impl ColumnSpec {
@@ -154,12 +156,14 @@ impl ColumnSpec {
             ),
             ColumnType::Bit { bits } => (tc::BIT, ((bits % 8) as u16) << 8 | (bits / 8) as u16),
             ColumnType::Year => (tc::YEAR, 0),
+            ColumnType::Uuid | ColumnType::Inet6 => (tc::STRING, (tc::STRING as u16) << 8 | 16),
         };
         ColumnSpec {
             type_code,
             meta,
             unsigned: ty.is_unsigned() && !matches!(ty, ColumnType::Bit { .. } | ColumnType::Year),
             elems: ty.elements(),
+            fixed: ty.fixed_bin(),
         }
     }
 
@@ -314,6 +318,7 @@ impl TableMap {
                     .and_then(|u| u.get(i).copied())
                     .unwrap_or(false),
                 elems: None,
+                fixed: None,
             })
             .collect()
     }
@@ -604,11 +609,6 @@ fn is_zero_datetime(dt: &DateTime) -> bool {
     dt.date.year == 0 && dt.date.month == 0 && dt.date.day == 0
 }
 
-fn put_len_and_bytes(out: &mut Vec<u8>, b: &[u8], len_bytes: usize) {
-    put_uint_le(out, b.len() as u64, len_bytes);
-    out.extend_from_slice(b);
-}
-
 /// Appends one non-NULL value packed for a column.
 pub fn pack_value(out: &mut Vec<u8>, spec: &ColumnSpec, v: &Value) -> Result<()> {
     if let Some(w) = int_width(spec.type_code) {
@@ -637,7 +637,9 @@ pub fn pack_value(out: &mut Vec<u8>, spec: &ColumnSpec, v: &Value) -> Result<()>
             };
             pack_decimal(out, &d, (spec.meta >> 8) as u8, spec.meta as u8)?;
         }
-        tc::STRING if v.as_bytes().is_none() => crate::rows_enum::pack_enum_set(out, spec, v)?,
+        tc::STRING if v.as_bytes().is_none() || spec.fixed.is_some() => {
+            crate::rows_enum::pack_enum_set(out, spec, v)?
+        }
         tc::STRING
         | tc::VARCHAR
         | tc::VAR_STRING
@@ -667,7 +669,7 @@ pub fn pack_value(out: &mut Vec<u8>, spec: &ColumnSpec, v: &Value) -> Result<()>
             if b.len() as u64 > max {
                 return Err(bad(spec, v, &format!("longer than {max} bytes")));
             }
-            put_len_and_bytes(out, b, len_bytes);
+            crate::codec::put_len_and_bytes(out, b, len_bytes);
         }
         tc::DATE | tc::NEWDATE => {
             let d = match v {

@@ -5,6 +5,8 @@
 //! index (1 or 2 bytes) or the SET's bitmap (1, 2, 3, 4 or 8 bytes), little-endian. BIT(n)
 //! has metadata `n % 8, n / 8` and its value is `(n + 7) / 8` bytes big-endian. Values come
 //! as the number (`UInt`) or, for ENUM/SET, as the text, mapped through the column's list.
+//! UUID and INET6 are `STRING` with metadata `0xfe, 16` (BINARY(16)): the value is the
+//! 16-byte memory form (`onelog_types::FixedBin`) without its trailing zero bytes.
 
 use onelog_types::{type_code as tc, Collation, Value};
 
@@ -13,7 +15,11 @@ use crate::error::Result;
 use crate::rows::{bad, int_of, ColumnSpec};
 
 /// Packs an ENUM or SET value of a STRING column whose real type is ENUM or SET.
+/// (A UUID/INET6 column's value goes to [`pack_fixed_bin`].)
 pub(crate) fn pack_enum_set(out: &mut Vec<u8>, spec: &ColumnSpec, v: &Value) -> Result<()> {
+    if spec.fixed.is_some() {
+        return pack_fixed_bin(out, spec, v);
+    }
     let (real, len) = spec.string_real_type();
     let n = match v {
         Value::Bytes(b) => {
@@ -48,5 +54,20 @@ pub(crate) fn pack_bit(out: &mut Vec<u8>, spec: &ColumnSpec, v: &Value) -> Resul
         return Err(bad(spec, v, "BIT value wider than the column"));
     }
     put_uint_be(out, x, n);
+    Ok(())
+}
+
+/// Packs a UUID or INET6 value (its canonical text) as MariaDB logs it: the 16-byte memory
+/// form as a BINARY(16) string, trailing zero bytes stripped, after a one-byte length.
+pub(crate) fn pack_fixed_bin(out: &mut Vec<u8>, spec: &ColumnSpec, v: &Value) -> Result<()> {
+    let (Some(f), Some(b)) = (spec.fixed, v.as_bytes()) else {
+        return Err(bad(spec, v, "not a UUID/INET6 value"));
+    };
+    let m = f
+        .parse_text(b)
+        .ok_or_else(|| bad(spec, v, "not a UUID/INET6 value"))?;
+    let len = m.iter().rposition(|&x| x != 0).map_or(0, |i| i + 1);
+    out.push(len as u8);
+    out.extend_from_slice(&m[..len]);
     Ok(())
 }

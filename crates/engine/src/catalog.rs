@@ -79,6 +79,10 @@ pub fn implicit_default(c: &ColumnDef) -> Value {
         ColumnType::Enum { elems, .. } => Value::Bytes(elems.enum_text(1)),
         ColumnType::Set { .. } => Value::Bytes(Vec::new()),
         ColumnType::Bit { .. } | ColumnType::Year => Value::UInt(0),
+        ColumnType::Uuid | ColumnType::Inet6 => {
+            let f = c.ty.fixed_bin().expect("matched");
+            Value::Bytes(f.format(&[0; 16]).into_bytes())
+        }
     }
 }
 

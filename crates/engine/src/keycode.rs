@@ -30,6 +30,8 @@
 //!   - ENUM: the 1-based index, SET: the bitmap, BIT and YEAR: the value; 8 bytes
 //!     big-endian (so an ENUM index orders as MariaDB sorts ENUMs). Decodable through the
 //!     column's value list.
+//!   - UUID and INET6: the 16 bytes of the sort form (`onelog_types::FixedBin`: a
+//!     time-based UUID with its segments reversed, as MariaDB orders UUIDs). Decodable.
 
 use onelog_types::{Collation, ColumnType, Date, DateTime, Decimal, Time, Value};
 
@@ -58,6 +60,11 @@ pub fn encode(out: &mut Vec<u8>, ty: &ColumnType, v: &Value) -> Result<()> {
         return Ok(());
     }
     match (ty, v) {
+        (ColumnType::Uuid | ColumnType::Inet6, Value::Bytes(b)) => {
+            let f = ty.fixed_bin().expect("matched");
+            let m = f.parse_text(b).ok_or_else(|| bad(ty, v))?;
+            out.extend_from_slice(&f.sort_form(&m))
+        }
         (ColumnType::Bit { .. } | ColumnType::Year, Value::UInt(u)) => {
             out.extend_from_slice(&u.to_be_bytes())
         }
@@ -218,6 +225,11 @@ pub fn decode(input: &mut &[u8], ty: &ColumnType) -> Result<Value> {
         } => Value::Int((be_u64(take(input, 8)?) ^ (1 << 63)) as i64),
         ColumnType::Int { unsigned: true, .. } | ColumnType::Bit { .. } | ColumnType::Year => {
             Value::UInt(be_u64(take(input, 8)?))
+        }
+        ColumnType::Uuid | ColumnType::Inet6 => {
+            let f = ty.fixed_bin().expect("matched");
+            let s: [u8; 16] = take(input, 16)?.try_into().unwrap();
+            Value::Bytes(f.format(&f.from_sort_form(&s)).into_bytes())
         }
         ColumnType::Enum { .. } | ColumnType::Set { .. } => {
             let n = be_u64(take(input, 8)?);

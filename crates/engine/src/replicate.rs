@@ -13,7 +13,8 @@ use crate::txn::{LockMode, Row, Txn};
 
 /// Converts logged values to the column types of the table (signedness: a binlog without
 /// optional metadata does not say which integer columns are unsigned; ENUM and SET are
-/// logged as their number, kept as their text).
+/// logged as their number, kept as their text; UUID and INET6 are logged as their 16-byte
+/// memory form without trailing zero bytes, kept as their text).
 pub(crate) fn conform(t: &TableDef, mut row: Row) -> Row {
     for (v, c) in row.iter_mut().zip(&t.columns) {
         *v = match (c.ty, std::mem::replace(v, Value::Null)) {
@@ -21,6 +22,13 @@ pub(crate) fn conform(t: &TableDef, mut row: Row) -> Row {
                 onelog_types::enum_set_text(&ty, n).unwrap_or(Value::Null)
             }
             (ColumnType::Bit { .. } | ColumnType::Year, Value::Int(i)) => Value::UInt(i as u64),
+            (ty @ (ColumnType::Uuid | ColumnType::Inet6), Value::Bytes(b)) => {
+                let f = ty.fixed_bin().expect("matched");
+                match onelog_types::FixedBin::from_logged(&b) {
+                    Some(m) => Value::Bytes(f.format(&m).into_bytes()),
+                    None => Value::Bytes(b),
+                }
+            }
             (ColumnType::Int { unsigned: true, .. }, Value::Int(i)) => Value::UInt(i as u64),
             (
                 ColumnType::Int {

@@ -211,6 +211,19 @@ pub fn wire_type(t: &ColumnType) -> WireType {
         }
         ColumnType::Bit { bits } => w(tc::BIT, bits as u32, 0, bin, UNSIGNED),
         ColumnType::Year => w(tc::YEAR, 4, 0, bin, UNSIGNED | ZEROFILL | NUM),
+        // MariaDB sends UUID/INET6 as text in the result's character set, flagged
+        // UNSIGNED BINARY.
+        ColumnType::Uuid | ColumnType::Inet6 => {
+            let (coll, _, mul) = text(false);
+            let chars = t.fixed_bin().map_or(0, |f| f.char_len());
+            w(
+                tc::STRING,
+                clamp(chars as u64 * mul),
+                0,
+                coll,
+                UNSIGNED | BINARY,
+            )
+        }
     }
 }
 

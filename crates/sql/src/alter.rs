@@ -260,6 +260,8 @@ impl ColumnConverter for AlterConverter {
         if from.ty == to.ty {
             return Ok(v);
         }
+        let at = (self.db.as_str(), self.table.as_str(), to.name.as_str());
+        let v = expr::alter_fixed_bin(&from.ty, &to.ty, v, at)?;
         let src = self.as_source(v, &to.ty)?;
         match expr::convert_for_column(&src, &to.ty) {
             Ok(out) => {

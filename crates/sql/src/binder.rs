@@ -190,6 +190,7 @@ mod check;
 mod ddl;
 mod default_expr;
 mod dml;
+mod fixedbin;
 pub(crate) mod joins;
 mod logic;
 mod numeric;

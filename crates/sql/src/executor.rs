@@ -749,6 +749,10 @@ pub(crate) fn store(
         }
         return Ok(Value::Null); // NOT NULL checked by the caller
     }
+    if let (Some(f), Some(from)) = (col.ty.fixed_bin(), expr::uncastable_value_type(&v)) {
+        // A number or temporal into UUID/INET6: an error in every mode.
+        return Err(expr::cannot_cast(from, f.name(), &t.db, &t.name, &col.name));
+    }
     match expr::convert_for_column(&v, &col.ty) {
         Ok(x) => Ok(x),
         Err((issue, adjusted)) => {
@@ -756,7 +760,12 @@ pub(crate) fn store(
                 Err(issue.error(&col.ty, &t.db, &t.name, &col.name, &v, rowno))
             } else {
                 cx.warn(issue.warning(&col.ty, &t.db, &t.name, &col.name, &v, rowno));
-                Ok(adjusted)
+                // (A bad UUID/INET6 is NULL, or the zero value in a NOT NULL column.)
+                Ok(if adjusted.is_null() && !col.nullable {
+                    zero_value(&col.ty)
+                } else {
+                    adjusted
+                })
             }
         }
     }
@@ -778,6 +787,10 @@ pub(crate) fn zero_value(ty: &ColumnType) -> Value {
             micro: 0,
         }),
         ColumnType::Time { .. } => Value::Time(onelog_types::Time::from_micros(0)),
+        ColumnType::Uuid | ColumnType::Inet6 => {
+            let f = ty.fixed_bin().expect("matched");
+            Value::Bytes(f.format(&[0; 16]).into_bytes())
+        }
         _ => Value::Bytes(Vec::new()),
     }
 }

@@ -23,10 +23,12 @@ use crate::inlist::SortedList;
 
 mod coltypes;
 mod datetime;
+mod fixed_bin;
 mod store;
 
 pub use coltypes::enum_set_number;
 pub use datetime::*;
+pub use fixed_bin::{alter_fixed_bin, cannot_cast, sql_type_name, uncastable_value_type};
 pub use store::*;
 
 /// Errors raised while evaluating (for example BIGINT overflow).
@@ -71,6 +73,17 @@ pub enum CastType {
     /// The number an ENUM or SET value of this type stands for (its index or bitmap), as
     /// numeric context reads it.
     Number(ColumnType),
+    /// CAST(x AS UUID) / CAST(x AS INET6): the canonical text, NULL with warning 1292 for
+    /// a string that is not one.
+    FixedBin(onelog_types::FixedBin),
+    /// The sort form of a UUID/INET6 value (binary, 16 bytes) that comparisons and ORDER BY
+    /// use; NULL with warning 1292 as above.
+    FixedBinKey(onelog_types::FixedBin),
+    /// The canonical text of a sort form (the value of MIN/MAX over sort forms).
+    FixedBinFromKey(onelog_types::FixedBin),
+    /// The 16-byte memory form of a UUID/INET6 value (what HEX() and CAST(... AS BINARY)
+    /// see).
+    FixedBinMemory(onelog_types::FixedBin),
 }
 
 /// A bound expression. Column references are positions in the row being evaluated (the
@@ -604,6 +617,8 @@ pub fn eval(e: &Expr, cx: &Ctx) -> EvalResult<Value> {
             }
             cx.subs()?.call_routine(f, vals)?
         }
+        Expr::Cast(a, CastType::FixedBin(f)) => fixed_bin::cast(eval(a, cx)?, *f, false, cx),
+        Expr::Cast(a, CastType::FixedBinKey(f)) => fixed_bin::cast(eval(a, cx)?, *f, true, cx),
         Expr::Cast(a, t) => cast(eval(a, cx)?, *t)?,
         Expr::Subquery(i) => cx.subs()?.scalar(*i, cx.row)?,
         Expr::Exists(i, neg) => bool_val(cx.subs()?.exists(*i, cx.row)? != *neg),
@@ -1289,6 +1304,11 @@ pub fn cast(v: Value, t: CastType) -> EvalResult<Value> {
             None => Value::Null,
         },
         CastType::Number(ty) => enum_set_number(&v, &ty),
+        CastType::FixedBinFromKey(f) => fixed_bin::from_key(v, f),
+        CastType::FixedBinMemory(f) => fixed_bin::memory(v, f),
+        CastType::FixedBin(f) | CastType::FixedBinKey(f) => {
+            fixed_bin::cast(v, f, matches!(t, CastType::FixedBinKey(_)), &Ctx::new(&[]))
+        }
     })
 }
 

@@ -144,6 +144,8 @@ fn col_conditions(
     };
     let mut out = Vec::new();
     for c in conds {
+        let stripped = strip_fixed_bin_keys(c);
+        let c = stripped.as_ref().unwrap_or(c);
         match c {
             Expr::Bin(op, a, b, coll)
                 if matches!(
@@ -220,6 +222,34 @@ fn col_conditions(
         }
     }
     out
+}
+
+/// A comparison of UUID/INET6 sort forms (`Cast(x, FixedBinKey)` on every operand) as the
+/// comparison of the values themselves, which index keys order the same way (None: `e`
+/// is not one).
+fn strip_fixed_bin_keys(e: &Expr) -> Option<Expr> {
+    use crate::expr::CastType::FixedBinKey;
+    let un = |x: &Expr| match x {
+        Expr::Cast(inner, FixedBinKey(_)) => Some((**inner).clone()),
+        _ => None,
+    };
+    Some(match e {
+        Expr::Bin(op, a, b, coll) => Expr::Bin(*op, Box::new(un(a)?), Box::new(un(b)?), *coll),
+        Expr::Between(a, l, h, neg, coll) => Expr::Between(
+            Box::new(un(a)?),
+            Box::new(un(l)?),
+            Box::new(un(h)?),
+            *neg,
+            *coll,
+        ),
+        Expr::InList(a, list, neg, coll) => Expr::InList(
+            Box::new(un(a)?),
+            list.iter().map(un).collect::<Option<Vec<_>>>()?,
+            *neg,
+            *coll,
+        ),
+        _ => return None,
+    })
 }
 
 /// Columns of `src` the statement references anywhere (for covering index decisions).
@@ -629,6 +659,7 @@ fn key_len(t: &TableDef, index: usize, parts: usize) -> u64 {
             ColumnType::DateTime { .. } => 5,
             ColumnType::Timestamp { .. } => 4,
             ColumnType::Year => 1,
+            ColumnType::Uuid | ColumnType::Inet6 => 16,
             ColumnType::Bit { bits } => (bits as u64).div_ceil(8),
             ColumnType::Enum { elems, .. } => elems.enum_pack_len() as u64,
             ColumnType::Set { elems, .. } => elems.set_pack_len() as u64,

@@ -309,6 +309,8 @@ pub(crate) fn data_type(ty: &ColumnType) -> &'static str {
         ColumnType::Set { .. } => "set",
         ColumnType::Bit { .. } => "bit",
         ColumnType::Year => "year",
+        ColumnType::Uuid => "uuid",
+        ColumnType::Inet6 => "inet6",
     }
 }
 

@@ -97,6 +97,7 @@ fn onelog_type_code(c: &onelog_sql::ResultColumn) -> u8 {
         T::Enum { .. } | T::Set { .. } => 254,
         T::Bit { .. } => 16,
         T::Year => 13,
+        T::Uuid | T::Inet6 => 254,
     }
 }
 

@@ -10,6 +10,7 @@ pub mod collation;
 mod decimal;
 mod elements;
 mod error;
+mod fixedbin;
 pub mod log;
 pub mod seed;
 pub mod stack;
@@ -19,6 +20,7 @@ pub use collation::{Collation, Derivation};
 pub use decimal::Decimal;
 pub use elements::Elements;
 pub use error::{code, sqlstate, SqlError};
+pub use fixedbin::FixedBin;
 pub use time::{civil_from_days, days_from_civil, Date, DateTime, Time};
 
 use std::fmt;
@@ -154,6 +156,12 @@ pub enum ColumnType {
     },
     /// YEAR (YEAR(4)): values are `UInt`, 0 or 1901..=2155.
     Year,
+    /// UUID: values are the canonical text (see [`FixedBin`]); rows, keys and the binlog
+    /// hold 16 bytes.
+    Uuid,
+    /// INET6: values are the canonical IPv6 text (see [`FixedBin`]); rows, keys and the
+    /// binlog hold the 16-byte address.
+    Inet6,
 }
 
 /// Bytes per character of utf8mb4, the only text character set onelog stores.
@@ -207,6 +215,15 @@ impl ColumnType {
             ColumnType::Enum { collation, .. } | ColumnType::Set { collation, .. } => {
                 Some(collation)
             }
+            _ => None,
+        }
+    }
+
+    /// UUID or INET6 (16-byte fixed binary types shown as text).
+    pub fn fixed_bin(&self) -> Option<FixedBin> {
+        match self {
+            ColumnType::Uuid => Some(FixedBin::Uuid),
+            ColumnType::Inet6 => Some(FixedBin::Inet6),
             _ => None,
         }
     }
@@ -271,6 +288,7 @@ impl ColumnType {
             ColumnType::Enum { .. } | ColumnType::Set { .. } => STRING,
             ColumnType::Bit { .. } => BIT,
             ColumnType::Year => YEAR,
+            ColumnType::Uuid | ColumnType::Inet6 => STRING,
         }
     }
 
@@ -398,6 +416,8 @@ impl ColumnType {
             ColumnType::Set { elems, .. } => format!("set({})", elems.sql_list()),
             ColumnType::Bit { bits } => format!("bit({bits})"),
             ColumnType::Year => "year(4)".into(),
+            ColumnType::Uuid => "uuid".into(),
+            ColumnType::Inet6 => "inet6".into(),
         }
     }
 }

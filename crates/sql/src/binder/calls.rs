@@ -52,6 +52,13 @@ impl<'a> Binder<'a> {
             arg = Expr::Func(Func::Json(functions::JsonFn::Element(json)), vec![arg]);
             separator = b",".to_vec();
         }
+        // MIN/MAX of UUID/INET6 compare the sort forms and give back the value.
+        let fixed = self
+            .fixed_bin_of(&arg)
+            .filter(|_| matches!(kind, AggKind::Min | AggKind::Max));
+        if let Some(f) = fixed {
+            arg = Expr::Cast(Box::new(arg), CastType::FixedBinKey(f));
+        }
         let arg_type = self.type_of(&arg).0;
         self.aggs.push(AggCall {
             kind,
@@ -61,7 +68,11 @@ impl<'a> Binder<'a> {
             order,
             separator,
         });
-        Ok(Expr::Agg(self.aggs.len() - 1))
+        let agg = Expr::Agg(self.aggs.len() - 1);
+        Ok(match fixed {
+            Some(f) => Expr::Cast(Box::new(agg), CastType::FixedBinFromKey(f)),
+            None => agg,
+        })
     }
 
     /// A call whose value is fixed when the statement is bound: the time functions (at the

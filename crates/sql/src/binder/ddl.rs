@@ -148,6 +148,12 @@ pub fn column_type(t: &sq::DataType, name: &str) -> Result<ColumnType, SqlError>
         {
             ColumnType::Year
         }
+        D::Uuid => ColumnType::Uuid,
+        D::Custom(n, args)
+            if name_parts(n).join(".").eq_ignore_ascii_case("inet6") && args.is_empty() =>
+        {
+            ColumnType::Inet6
+        }
         other => return Err(unsupported(&format!("data type {other}"))),
     };
     if let ColumnType::Varchar { len, binary, .. } | ColumnType::Char { len, binary, .. } = ty {

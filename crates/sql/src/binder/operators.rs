@@ -63,7 +63,13 @@ impl<'a> Binder<'a> {
                     O::Regexp => return Ok(Expr::Regexp(l, r, false)),
                     other => return Err(unsupported(&format!("operator {other}"))),
                 };
-                let (l, r) = self.numeric_operands(o, l, r);
+                let (mut l, mut r) = self.numeric_operands(o, l, r);
+                if fixedbin::is_comparison(o) {
+                    let sym = cmp_symbol(o).unwrap_or("<=>");
+                    self.fixed_bin_operands(sym, &mut [&mut l, &mut r])?;
+                } else {
+                    fixedbin::check_no_arith(self, o, &l, &r)?;
+                }
                 let coll = match cmp_symbol(o) {
                     Some(sym) => self.agg_coll_checked(&[&l, &r], sym)?,
                     None => self.agg_coll(&[&l, &r]),

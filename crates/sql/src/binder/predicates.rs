@@ -23,7 +23,8 @@ impl<'a> Binder<'a> {
                     self.sub(low, clause)?,
                     self.sub(high, clause)?,
                 );
-                let a = self.numeric_subject(a, &[&l, &h]);
+                let (mut a, mut l, mut h) = (self.numeric_subject(a, &[&l, &h]), l, h);
+                self.fixed_bin_operands("between", &mut [&mut a, &mut l, &mut h])?;
                 let coll = self.agg_coll_checked(&[&a, &l, &h], "between")?;
                 Expr::Between(a, l, h, *negated, coll)
             }
@@ -90,7 +91,8 @@ impl<'a> Binder<'a> {
                 for x in list {
                     l.push(self.bind_expr(x, clause)?);
                 }
-                let a = self.numeric_subject(a, &l.iter().collect::<Vec<_>>());
+                let mut a = self.numeric_subject(a, &l.iter().collect::<Vec<_>>());
+                self.fixed_bin_in_list(&mut a, &mut l)?;
                 let args = std::iter::once(&*a).chain(&l).collect::<Vec<_>>();
                 let op = if l.len() == 1 { "=" } else { "in" };
                 let coll = self.agg_coll_checked(&args, op)?;

@@ -655,7 +655,7 @@ impl<'a> Binder<'a> {
         for o in order_by {
             let desc = matches!(o.options.sort, Some(sq::OrderBySort::Desc));
             let item = self.bind_order_item(&o.expr, &items, Clause::Order)?;
-            order.push((self.as_number(item), desc));
+            order.push((self.fixed_bin_order(self.as_number(item)), desc));
         }
         self.win_ok = false;
         let aggregate = !group_by.is_empty() || !self.aggs.is_empty();

@@ -169,7 +169,7 @@ impl<'a> Binder<'a> {
                 else_result,
                 ..
             } => {
-                let op = match operand {
+                let mut op = match operand {
                     Some(o) => Some(self.sub(o, clause)?),
                     None => None,
                 };
@@ -180,10 +180,11 @@ impl<'a> Binder<'a> {
                         self.bind_expr(&c.result, clause)?,
                     ));
                 }
-                let els = match else_result {
+                let mut els = match else_result {
                     Some(e) => Some(self.sub(e, clause)?),
                     None => None,
                 };
+                self.fixed_bin_case(&mut op, &mut whens, &mut els)?;
                 let coll = match &op {
                     Some(o) => self.agg_coll(
                         &std::iter::once(&**o)
@@ -531,6 +532,7 @@ impl<'a> Binder<'a> {
             }
             (f, _) => f,
         };
+        let args = self.fixed_bin_args(func, args)?;
         Ok(Expr::Func(func, args))
     }
 
@@ -674,6 +676,10 @@ pub(super) fn cast_type(t: &sq::DataType, what: &sq::Expr) -> Result<CastType, S
         D::Date => CastType::Date,
         D::Datetime(p) | D::Timestamp(p, _) => CastType::DateTime(fsp_of(*p)?),
         D::Time(p, _) => CastType::Time(fsp_of(*p)?),
+        D::Uuid => CastType::FixedBin(onelog_types::FixedBin::Uuid),
+        D::Custom(n, args) if args.is_empty() && n.to_string().eq_ignore_ascii_case("inet6") => {
+            CastType::FixedBin(onelog_types::FixedBin::Inet6)
+        }
         other => return Err(unsupported(&format!("CAST AS {other}"))),
     })
 }

@@ -259,7 +259,9 @@ pub fn coerce(v: Value, ty: &ColumnType) -> Value {
         ColumnType::Int { .. }
         | ColumnType::Decimal { .. }
         | ColumnType::Float
-        | ColumnType::Double => match expr::convert_for_column(&v, ty) {
+        | ColumnType::Double
+        | ColumnType::Uuid
+        | ColumnType::Inet6 => match expr::convert_for_column(&v, ty) {
             Ok(x) | Err((_, x)) => x,
         },
         ColumnType::Date => expr::cast(v, expr::CastType::Date).unwrap_or(Value::Null),
@@ -353,7 +355,10 @@ impl Binder<'_> {
                 if !c.null_type {
                     ty = Some(match ty {
                         None => c.ty,
-                        Some(t) => union_type(t, c.ty),
+                        Some(t) => match super::fixedbin::union_fixed_bin(t, c.ty)? {
+                            Some(f) => f,
+                            None => union_type(t, c.ty),
+                        },
                     });
                 }
             }

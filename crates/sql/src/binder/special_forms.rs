@@ -26,7 +26,9 @@ impl<'a> Binder<'a> {
                         return self.bind_expr(&fixed, clause);
                     }
                 }
-                Expr::Cast(self.sub(expr, clause)?, cast_type(data_type, expr)?)
+                let t = cast_type(data_type, expr)?;
+                let x = self.sub(expr, clause)?;
+                Expr::Cast(self.fixed_bin_memory_for(x, t), t)
             }
             E::Convert {
                 expr, data_type, ..

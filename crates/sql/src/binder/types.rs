@@ -56,7 +56,10 @@ impl<'a> Binder<'a> {
                 .reduce(Collation::aggregate)
                 .unwrap_or(numeric),
             Expr::Cast(_, CastType::Char(_)) => (Collation::DEFAULT, Derivation::Implicit),
-            Expr::Cast(_, CastType::Binary) => (Collation::Binary, Derivation::Implicit),
+            Expr::Cast(
+                _,
+                CastType::Binary | CastType::FixedBinKey(_) | CastType::FixedBinMemory(_),
+            ) => (Collation::Binary, Derivation::Implicit),
             Expr::Subquery(i) => of_type(&self.subqueries[*i].columns[0].ty),
             _ => numeric,
         }
@@ -299,6 +302,15 @@ impl<'a> Binder<'a> {
                     CastType::Date => ColumnType::Date,
                     CastType::DateTime(fsp) => ColumnType::DateTime { fsp: *fsp },
                     CastType::Time(fsp) => ColumnType::Time { fsp: *fsp },
+                    CastType::FixedBin(onelog_types::FixedBin::Uuid)
+                    | CastType::FixedBinFromKey(onelog_types::FixedBin::Uuid) => ColumnType::Uuid,
+                    CastType::FixedBin(onelog_types::FixedBin::Inet6)
+                    | CastType::FixedBinFromKey(onelog_types::FixedBin::Inet6) => ColumnType::Inet6,
+                    CastType::FixedBinKey(_) | CastType::FixedBinMemory(_) => ColumnType::Char {
+                        len: 16,
+                        binary: true,
+                        collation: Collation::Binary,
+                    },
                     CastType::Number(t) => ColumnType::Int {
                         bytes: if matches!(t, ColumnType::Set { .. }) {
                             8
@@ -418,6 +430,10 @@ pub fn display_len(ty: &ColumnType) -> u32 {
         }
         ColumnType::Bit { bits } => bits as u32,
         ColumnType::Year => 4,
+        // Characters of the text form, 4 bytes each (utf8mb4), as MariaDB reports them.
+        ColumnType::Uuid | ColumnType::Inet6 => {
+            ty.fixed_bin().map_or(0, |f| f.char_len()) * onelog_types::UTF8MB4_MAXLEN
+        }
     }
 }
 

@@ -1,4 +1,4 @@
-//! Storing values into ENUM, SET, BIT and YEAR columns with MariaDB's conversions, and the
+//! Storing values into ENUM, SET, BIT, YEAR, UUID and INET6 columns with MariaDB's conversions, and the
 //! number an ENUM or SET value stands for in numeric context.
 
 use super::*;
@@ -169,10 +169,27 @@ pub(super) fn exact_key_coltype(v: &Value, ty: &ColumnType) -> Option<Value> {
                 _ => None,
             }
         }
+        (ColumnType::Uuid | ColumnType::Inet6, Value::Bytes(b)) => ty
+            .fixed_bin()?
+            .canonical(b)
+            .map(|t| Value::Bytes(t.into_bytes())),
         (ColumnType::Bit { .. } | ColumnType::Year, Value::UInt(u)) => Some(Value::UInt(*u)),
         (ColumnType::Bit { .. } | ColumnType::Year, Value::Int(i)) if *i >= 0 => {
             Some(Value::UInt(*i as u64))
         }
         _ => None,
+    }
+}
+
+/// To a UUID/INET6 column: the canonical text of a string (text or 16-byte memory form);
+/// anything else is a bad value (NULL outside strict mode).
+pub(super) fn convert_fixed_bin(v: &Value, ty: &ColumnType) -> Result<Value, (ConvIssue, Value)> {
+    let f = ty.fixed_bin().expect("a UUID/INET6 column");
+    match v {
+        Value::Bytes(b) => match f.canonical(b) {
+            Some(t) => Ok(Value::Bytes(t.into_bytes())),
+            None => Err((ConvIssue::BadValue, Value::Null)),
+        },
+        _ => Err((ConvIssue::BadValue, Value::Null)),
     }
 }

@@ -47,6 +47,8 @@ impl ConvIssue {
                     ColumnType::DateTime { .. } => (code::ER_TRUNCATED_WRONG_VALUE, "datetime"),
                     ColumnType::Timestamp { .. } => (code::ER_TRUNCATED_WRONG_VALUE, "datetime"),
                     ColumnType::Time { .. } => (code::ER_TRUNCATED_WRONG_VALUE, "time"),
+                    ColumnType::Uuid => (code::ER_TRUNCATED_WRONG_VALUE, "uuid"),
+                    ColumnType::Inet6 => (code::ER_TRUNCATED_WRONG_VALUE, "inet6"),
                     ColumnType::Decimal { .. } => {
                         (code::ER_TRUNCATED_WRONG_VALUE_FOR_FIELD, "decimal")
                     }
@@ -216,6 +218,7 @@ pub fn convert_for_column(v: &Value, ty: &ColumnType) -> Result<Value, (ConvIssu
         ColumnType::Enum { .. } | ColumnType::Set { .. } => coltypes::convert_enum_set(v, ty),
         ColumnType::Bit { bits } => coltypes::convert_bit(v, bits),
         ColumnType::Year => coltypes::convert_year(v),
+        ColumnType::Uuid | ColumnType::Inet6 => coltypes::convert_fixed_bin(v, ty),
     }
 }
 
@@ -380,7 +383,9 @@ pub fn exact_key(v: &Value, ty: &ColumnType) -> Option<Value> {
             ColumnType::Enum { .. }
             | ColumnType::Set { .. }
             | ColumnType::Bit { .. }
-            | ColumnType::Year,
+            | ColumnType::Year
+            | ColumnType::Uuid
+            | ColumnType::Inet6,
             _,
         ) => coltypes::exact_key_coltype(v, ty),
         (ColumnType::Int { .. }, Value::Int(_) | Value::UInt(_)) => {

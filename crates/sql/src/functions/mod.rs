@@ -13,6 +13,7 @@ use crate::expr::{
     Expr,
 };
 
+mod inet6;
 mod json;
 mod math;
 mod text;
@@ -397,6 +398,9 @@ pub fn call(f: Func, args: &[Expr], cx: &Ctx) -> EvalResult<Value> {
         }
         IsNullFn => return Ok(expr::bool_val(arg(args, 0, cx)?.is_null())),
         Text(TextFn::Quote) => return text::call_text(TextFn::Quote, &[arg(args, 0, cx)?]),
+        Text(
+            t @ (TextFn::IsIpv4 | TextFn::IsIpv6 | TextFn::IsIpv4Compat | TextFn::IsIpv4Mapped),
+        ) => return Ok(inet6::call(t, &arg(args, 0, cx)?)),
         Json(j) if j.takes_null() => {
             let vals = args
                 .iter()

@@ -1,7 +1,7 @@
 //! String functions beyond the basic ones in `mod.rs`, as MariaDB's: FIND_IN_SET,
 //! SUBSTRING_INDEX, FORMAT, ELT, STRCMP, ORD, CHAR, UNHEX, TO_BASE64, FROM_BASE64, QUOTE,
 //! BIT_LENGTH, REGEXP_REPLACE / REGEXP_SUBSTR / REGEXP_INSTR, UUID, SHA2, INET_ATON,
-//! INET_NTOA, CONV, BIN, OCT. Arguments are non-NULL here unless said otherwise.
+//! INET_NTOA, CONV, BIN, OCT, and (in `inet6.rs`) the IPv6 address functions. Arguments are non-NULL here unless said otherwise.
 
 use onelog_types::{Collation, ColumnType, Value};
 
@@ -31,6 +31,13 @@ pub enum TextFn {
     Sha2,
     InetAton,
     InetNtoa,
+    /// The IPv6 functions (`functions/inet6.rs`); the IS_ ones take NULL.
+    Inet6Aton,
+    Inet6Ntoa,
+    IsIpv4,
+    IsIpv6,
+    IsIpv4Compat,
+    IsIpv4Mapped,
     Conv,
     Bin,
     Oct,
@@ -60,6 +67,12 @@ impl TextFn {
             "sha2" => (Sha2, 2, 2),
             "inet_aton" => (InetAton, 1, 1),
             "inet_ntoa" => (InetNtoa, 1, 1),
+            "inet6_aton" => (Inet6Aton, 1, 1),
+            "inet6_ntoa" => (Inet6Ntoa, 1, 1),
+            "is_ipv4" => (IsIpv4, 1, 1),
+            "is_ipv6" => (IsIpv6, 1, 1),
+            "is_ipv4_compat" => (IsIpv4Compat, 1, 1),
+            "is_ipv4_mapped" => (IsIpv4Mapped, 1, 1),
             "conv" => (Conv, 3, 3),
             "bin" => (Bin, 1, 1),
             "oct" => (Oct, 1, 1),
@@ -84,7 +97,11 @@ pub fn text_type(f: TextFn) -> ColumnType {
         unsigned: false,
     };
     match f {
-        FindInSet | Strcmp | Ord | RegexpInstr => int,
+        FindInSet | Strcmp | Ord | RegexpInstr | IsIpv4 | IsIpv6 | IsIpv4Compat | IsIpv4Mapped => {
+            int
+        }
+        Inet6Aton => ColumnType::varchar(16, Collation::Binary),
+        Inet6Ntoa => ColumnType::varchar(39, Collation::DEFAULT),
         BitLength | InetAton => bigint,
         Char | Unhex | FromBase64 => ColumnType::varchar(255, Collation::Binary),
         Uuid => ColumnType::char(36, Collation::DEFAULT),
@@ -213,6 +230,9 @@ pub fn call_text(f: TextFn, a: &[Value]) -> EvalResult<Value> {
                 let b = (n as u32).to_be_bytes();
                 Value::str(&format!("{}.{}.{}.{}", b[0], b[1], b[2], b[3]))
             }
+        }
+        Inet6Aton | Inet6Ntoa | IsIpv4 | IsIpv6 | IsIpv4Compat | IsIpv4Mapped => {
+            super::inet6::call(f, &a[0])
         }
         Conv => conv(&s(0), int(1), int(2)),
         Bin => conv(&s(0), 10, 2),
