@@ -42,6 +42,90 @@ fn wait_until(secs: u64, what: &str, mut cond: impl FnMut() -> bool) {
     }
 }
 
+/// Once the writer (counting its commits in `done`) is under way, takes `onelog backup`s
+/// of `primary` into `dir/backupN` until one ran while the writer committed (on a busy
+/// machine the writer may not get to run for a whole backup: then another one, five at
+/// most), waits for 100 commits after it and stops the writer. Returns the backup, the
+/// tool's output, the commits before it and those during it.
+fn backup_during_writes(
+    primary: &Server,
+    dir: &Path,
+    (done, stop, writer): (&AtomicUsize, &AtomicBool, std::thread::JoinHandle<()>),
+) -> (std::path::PathBuf, String, usize, usize) {
+    wait_until(60, "the writer's first commits", || {
+        done.load(Ordering::Relaxed) >= 200
+    });
+    let datadir = primary.datadir.display().to_string();
+    let mut attempt = 0;
+    let (bdir, out, before, during) = loop {
+        attempt += 1;
+        let bdir = dir.join(format!("backup{attempt}"));
+        let before = done.load(Ordering::Relaxed);
+        let o = run_tool(&[
+            "backup",
+            "--out",
+            bdir.to_str().unwrap(),
+            "-S",
+            primary.socket.to_str().unwrap(),
+            "-u",
+            "root",
+            "--datadir",
+            &datadir,
+        ]);
+        let (out, err) = text(&o);
+        assert!(o.status.success(), "onelog backup failed:\n{out}\n{err}");
+        let during = done.load(Ordering::Relaxed) - before;
+        if during > 0 || attempt == 5 {
+            break (bdir, out, before, during);
+        }
+    };
+    assert!(during > 0, "no commit ran while the backup was taken");
+    wait_until(60, "commits after the backup", || {
+        done.load(Ordering::Relaxed) >= before + during + 100
+    });
+    stop.store(true, Ordering::Relaxed);
+    writer.join().unwrap();
+    (bdir, out, before, during)
+}
+
+/// A replication account, and table `app.t` with rows 0..10 that the writer updates.
+fn setup_app(c: &mut mysql::Conn) {
+    for sql in [
+        "CREATE USER repl@'%' IDENTIFIED BY 'pw'",
+        "GRANT REPLICATION SLAVE ON *.* TO repl@'%'",
+        "CREATE DATABASE app",
+        "CREATE TABLE app.t (id INT PRIMARY KEY, n INT NOT NULL, note VARCHAR(40), KEY (n))",
+    ] {
+        c.query_drop(sql).unwrap();
+    }
+    for j in 0..10 {
+        c.query_drop(format!("INSERT INTO app.t VALUES ({j}, 0, 'seed')"))
+            .unwrap();
+    }
+}
+
+/// Makes the server of `rc` a replica of `primary` (its connection `c`) from GTID
+/// position `gtid`, waits until it has all of the primary's binlog, checks that the tables
+/// are identical and stops it.
+fn follow_from(primary: &Server, c: &mut mysql::Conn, rc: &mut mysql::Conn, gtid: &str) {
+    rc.query_drop(format!("SET GLOBAL gtid_slave_pos = '{gtid}'"))
+        .unwrap();
+    rc.query_drop(format!(
+        "CHANGE MASTER TO master_host='127.0.0.1', master_port={}, master_user='repl', \
+         master_password='pw', master_use_gtid=slave_pos, master_connect_retry=1",
+        primary.port
+    ))
+    .unwrap();
+    rc.query_drop("START SLAVE").unwrap();
+    let want: String = c.query_first("SELECT @@gtid_binlog_pos").unwrap().unwrap();
+    wait_until(60, "the replica to catch up", || {
+        let at: String = rc.query_first("SELECT @@gtid_slave_pos").unwrap().unwrap();
+        at == want
+    });
+    assert_eq!(dump_tables(c), dump_tables(rc));
+    rc.query_drop("STOP SLAVE").unwrap();
+}
+
 fn seq_of(gtid: &str) -> u64 {
     gtid.rsplit('-').next().unwrap().parse().unwrap()
 }
@@ -82,17 +166,10 @@ fn backup_under_load(args: &[&str]) {
         // Replica settings of the primary's own, which a backup must not carry.
         "CHANGE MASTER TO master_host='127.0.0.1', master_port=1, master_use_gtid=slave_pos",
         "SET GLOBAL gtid_slave_pos = '7-9-5'",
-        "CREATE USER repl@'%' IDENTIFIED BY 'pw'",
-        "GRANT REPLICATION SLAVE ON *.* TO repl@'%'",
-        "CREATE DATABASE app",
-        "CREATE TABLE app.t (id INT PRIMARY KEY, n INT NOT NULL, note VARCHAR(40), KEY (n))",
     ] {
         c.query_drop(sql).unwrap();
     }
-    for j in 0..10 {
-        c.query_drop(format!("INSERT INTO app.t VALUES ({j}, 0, 'seed')"))
-            .unwrap();
-    }
+    setup_app(&mut c);
     // Persist the tables up to here (PURGE flushes the memtables first), so that the
     // backup's checkpoint holds a prefix and the rest comes from its binlog.
     c.query_drop("FLUSH BINARY LOGS").unwrap();
@@ -131,43 +208,8 @@ fn backup_under_load(args: &[&str]) {
             }
         })
     };
-    wait_until(60, "the writer's first commits", || {
-        done.load(Ordering::Relaxed) >= 200
-    });
-
     let tmp = tempfile::tempdir().unwrap();
-    let datadir = primary.datadir.display().to_string();
-    // A backup during which the writer committed (on a busy machine the writer may not get
-    // to run for a whole backup: then another one).
-    let mut attempt = 0;
-    let (bdir, out, before, during) = loop {
-        attempt += 1;
-        let bdir = tmp.path().join(format!("backup{attempt}"));
-        let before = done.load(Ordering::Relaxed);
-        let o = run_tool(&[
-            "backup",
-            "--out",
-            bdir.to_str().unwrap(),
-            "-S",
-            primary.socket.to_str().unwrap(),
-            "-u",
-            "root",
-            "--datadir",
-            &datadir,
-        ]);
-        let (out, err) = text(&o);
-        assert!(o.status.success(), "onelog backup failed:\n{out}\n{err}");
-        let during = done.load(Ordering::Relaxed) - before;
-        if during > 0 || attempt == 5 {
-            break (bdir, out, before, during);
-        }
-    };
-    wait_until(60, "commits after the backup", || {
-        done.load(Ordering::Relaxed) >= before + during + 100
-    });
-    stop.store(true, Ordering::Relaxed);
-    writer.join().unwrap();
-    assert!(during > 0, "no commit ran while the backup was taken");
+    let (bdir, out, before, _) = backup_during_writes(&primary, tmp.path(), (&done, &stop, writer));
 
     // The backup: a checkpoint, the binlog from its applied position, the info file.
     let info = backup_info(&bdir);
@@ -244,22 +286,7 @@ fn backup_under_load(args: &[&str]) {
     assert_eq!(rows, want, "the backup is not the state at {gtid}");
 
     // As a replica from that position it ends identical to the primary.
-    rc.query_drop(format!("SET GLOBAL gtid_slave_pos = '{gtid}'"))
-        .unwrap();
-    rc.query_drop(format!(
-        "CHANGE MASTER TO master_host='127.0.0.1', master_port={}, master_user='repl', \
-         master_password='pw', master_use_gtid=slave_pos, master_connect_retry=1",
-        primary.port
-    ))
-    .unwrap();
-    rc.query_drop("START SLAVE").unwrap();
-    let want: String = c.query_first("SELECT @@gtid_binlog_pos").unwrap().unwrap();
-    wait_until(60, "the replica to catch up", || {
-        let at: String = rc.query_first("SELECT @@gtid_slave_pos").unwrap().unwrap();
-        at == want
-    });
-    assert_eq!(dump_tables(&mut c), dump_tables(&mut rc));
-    rc.query_drop("STOP SLAVE").unwrap();
+    follow_from(&primary, &mut c, &mut rc, &gtid);
     replica.stop();
     primary.stop();
 }
@@ -284,18 +311,7 @@ fn backup_without_replay(mode: &[&str], binlog: bool) {
     args.push("--server-id=1");
     let mut primary = Server::start(&args);
     let mut c = primary.conn(None);
-    for sql in [
-        "CREATE USER repl@'%' IDENTIFIED BY 'pw'",
-        "GRANT REPLICATION SLAVE ON *.* TO repl@'%'",
-        "CREATE DATABASE app",
-        "CREATE TABLE app.t (id INT PRIMARY KEY, n INT NOT NULL, note VARCHAR(40), KEY (n))",
-    ] {
-        c.query_drop(sql).unwrap();
-    }
-    for j in 0..10 {
-        c.query_drop(format!("INSERT INTO app.t VALUES ({j}, 0, 'seed')"))
-            .unwrap();
-    }
+    setup_app(&mut c);
     let stop = Arc::new(AtomicBool::new(false));
     let done = Arc::new(AtomicUsize::new(0));
     let writer = {
@@ -311,40 +327,9 @@ fn backup_without_replay(mode: &[&str], binlog: bool) {
             }
         })
     };
-    wait_until(60, "the writer's first commits", || {
-        done.load(Ordering::Relaxed) >= 200
-    });
     let tmp = tempfile::tempdir().unwrap();
-    let datadir = primary.datadir.display().to_string();
-    let mut attempt = 0;
-    let (bdir, before, during) = loop {
-        attempt += 1;
-        let bdir = tmp.path().join(format!("backup{attempt}"));
-        let before = done.load(Ordering::Relaxed);
-        let o = run_tool(&[
-            "backup",
-            "--out",
-            bdir.to_str().unwrap(),
-            "-S",
-            primary.socket.to_str().unwrap(),
-            "-u",
-            "root",
-            "--datadir",
-            &datadir,
-        ]);
-        let (out, err) = text(&o);
-        assert!(o.status.success(), "onelog backup failed:\n{out}\n{err}");
-        let during = done.load(Ordering::Relaxed) - before;
-        if during > 0 || attempt == 5 {
-            break (bdir, before, during);
-        }
-    };
-    wait_until(60, "commits after the backup", || {
-        done.load(Ordering::Relaxed) >= before + during + 100
-    });
-    stop.store(true, Ordering::Relaxed);
-    writer.join().unwrap();
-    assert!(during > 0, "no commit ran while the backup was taken");
+    let (bdir, _, before, during) =
+        backup_during_writes(&primary, tmp.path(), (&done, &stop, writer));
 
     let info = backup_info(&bdir);
     assert!(bdir.join("rocksdb").join("CURRENT").exists());
@@ -395,21 +380,7 @@ fn backup_without_replay(mode: &[&str], binlog: bool) {
             seq_of(&primary_seq) as usize - done.load(Ordering::Relaxed),
             setup
         );
-        rc.query_drop(format!("SET GLOBAL gtid_slave_pos = '{gtid}'"))
-            .unwrap();
-        rc.query_drop(format!(
-            "CHANGE MASTER TO master_host='127.0.0.1', master_port={}, master_user='repl', \
-             master_password='pw', master_use_gtid=slave_pos, master_connect_retry=1",
-            primary.port
-        ))
-        .unwrap();
-        rc.query_drop("START SLAVE").unwrap();
-        wait_until(60, "the replica to catch up", || {
-            let at: String = rc.query_first("SELECT @@gtid_slave_pos").unwrap().unwrap();
-            at == primary_seq
-        });
-        assert_eq!(dump_tables(&mut c), dump_tables(&mut rc));
-        rc.query_drop("STOP SLAVE").unwrap();
+        follow_from(&primary, &mut c, &mut rc, &gtid);
     }
     replica.stop();
     primary.stop();

@@ -13,6 +13,12 @@ impl Binder<'_> {
         self.type_of(e).0.fixed_bin()
     }
 
+    /// The first of `xs` that is UUID/INET6: its position and type.
+    fn first_fixed_bin<'e>(&self, xs: impl Iterator<Item = &'e Expr>) -> Option<(usize, FixedBin)> {
+        xs.enumerate()
+            .find_map(|(i, x)| self.fixed_bin_of(x).map(|f| (i, f)))
+    }
+
     /// `e` as the sort key of a UUID/INET6 value (for ORDER BY); other expressions as given.
     pub(super) fn fixed_bin_order(&self, e: Expr) -> Expr {
         match self.fixed_bin_of(&e) {
@@ -29,11 +35,7 @@ impl Binder<'_> {
         op: &str,
         xs: &mut [&mut Box<Expr>],
     ) -> Result<(), SqlError> {
-        let Some((at, f)) = xs
-            .iter()
-            .enumerate()
-            .find_map(|(i, x)| self.fixed_bin_of(x).map(|f| (i, f)))
-        else {
+        let Some((at, f)) = self.first_fixed_bin(xs.iter().map(|x| &***x)) else {
             return Ok(());
         };
         for (i, x) in xs.iter().enumerate() {
@@ -44,12 +46,7 @@ impl Binder<'_> {
             if t.fixed_bin() == Some(f) || t.is_string() && !t.is_enum_or_set() {
                 continue;
             }
-            let (a, b) = if i < at {
-                (type_name(&t), f.name())
-            } else {
-                (f.name(), type_name(&t))
-            };
-            return Err(illegal_types(a, b, op));
+            return Err(mismatch(op, (i, &t), (at, f)));
         }
         for x in xs.iter_mut() {
             let inner = std::mem::replace(&mut ***x, Expr::Lit(Value::Null));
@@ -105,11 +102,7 @@ impl Binder<'_> {
         op: &str,
         xs: &mut [&mut Expr],
     ) -> Result<(), SqlError> {
-        let Some((at, f)) = xs
-            .iter()
-            .enumerate()
-            .find_map(|(i, x)| self.fixed_bin_of(x).map(|f| (i, f)))
-        else {
+        let Some((at, f)) = self.first_fixed_bin(xs.iter().map(|x| &**x)) else {
             return Ok(());
         };
         for (i, x) in xs.iter_mut().enumerate() {
@@ -121,12 +114,7 @@ impl Binder<'_> {
                 continue;
             }
             if !t.is_string() || t.is_enum_or_set() {
-                let (a, b) = if i < at {
-                    (type_name(&t), f.name())
-                } else {
-                    (f.name(), type_name(&t))
-                };
-                return Err(illegal_types(a, b, op));
+                return Err(mismatch(op, (i, &t), (at, f)));
             }
             let inner = std::mem::replace(&mut **x, Expr::Lit(Value::Null));
             **x = Expr::Cast(Box::new(inner), CastType::FixedBin(f));
@@ -264,4 +252,15 @@ pub(super) fn union_fixed_bin(
         (None, Some(_)) if textual(&a) => Ok(Some(b)),
         _ => Err(illegal_types(type_name(&a), type_name(&b), "UNION")),
     }
+}
+
+/// Error 4078 for operand `i` of type `t` of `op` against the UUID/INET6 operand at `at`
+/// (the types named in the operands' order).
+fn mismatch(op: &str, (i, t): (usize, &ColumnType), (at, f): (usize, FixedBin)) -> SqlError {
+    let (a, b) = if i < at {
+        (type_name(t), f.name())
+    } else {
+        (f.name(), type_name(t))
+    };
+    illegal_types(a, b, op)
 }
