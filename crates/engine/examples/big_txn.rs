@@ -72,6 +72,7 @@ fn table(name: &str) -> TableDef {
         foreign_keys: Vec::new(),
         sequence: false,
         create_options: Vec::new(),
+        create_time: None,
     }
 }
 

@@ -167,6 +167,9 @@ pub struct TableDef {
     /// CREATE TABLE prints them, with their values as it prints them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub create_options: Vec<(String, String)>,
+    /// When CREATE TABLE or the last ALTER TABLE wrote the definition (Unix seconds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub create_time: Option<i64>,
 }
 
 impl TableDef {

@@ -356,6 +356,7 @@ mod tests {
             foreign_keys: Vec::new(),
             sequence: false,
             create_options: Vec::new(),
+            create_time: None,
         };
         e.ddl(
             "d",

@@ -685,6 +685,8 @@ fn apply(ch: &mut Change, ddl: Ddl) -> Result<()> {
                 let mut nt = (*t).clone();
                 nt.db = td.clone();
                 nt.name = tt.clone();
+                // Its definition file renamed: MariaDB shows that as its create time.
+                nt.create_time = Some(crate::table_options::now_secs());
                 crate::foreign_keys::rename_table(&mut nt, (&fd, &ft), (&td, &tt), true);
                 ch.put_table(nt);
                 crate::foreign_keys::follow_table_rename(ch, (&fd, &ft), (&td, &tt));
@@ -895,6 +897,8 @@ fn plan_alter(
     // As with MariaDB's InnoDB, PAGE_CHECKSUM lasts only until the next ALTER that does
     // not set it again.
     new.create_options.retain(|(n, _)| n != "PAGE_CHECKSUM");
+    // MariaDB writes the table's definition anew: its create time is now.
+    new.create_time = Some(crate::table_options::now_secs());
     // For each column of the new table: its position in the old one (None: added).
     let mut origin: Vec<Option<usize>> = (0..old.columns.len()).map(Some).collect();
     let mut rewrite = false;

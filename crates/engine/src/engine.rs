@@ -183,6 +183,8 @@ pub struct Engine {
     pub(crate) autoinc: Mutex<HashMap<TableId, u64>>,
     /// Table statistics recently read (`stats.rs`).
     pub(crate) stats: Mutex<HashMap<TableId, crate::stats::Cached>>,
+    /// When committed transactions last changed each table (`stats.rs`).
+    pub(crate) update_times: Mutex<HashMap<TableId, i64>>,
     /// Next hidden row id per table without a primary key.
     pub(crate) rowids: Mutex<HashMap<TableId, u64>>,
     /// Per table: primary index id and the largest primary key the table may hold (see
@@ -403,6 +405,7 @@ impl Engine {
             committer,
             autoinc: Mutex::new(HashMap::new()),
             stats: Mutex::new(HashMap::new()),
+            update_times: Mutex::new(HashMap::new()),
             rowids: Mutex::new(HashMap::new()),
             pk_bounds: Mutex::new(HashMap::new()),
             next_txn: AtomicU64::new(1),

@@ -34,6 +34,9 @@ pub struct TableStats {
     /// Estimated distinct values of each prefix of each index's key columns (in
     /// `TableDef::indexes` and `IndexDef::columns` order).
     pub cardinality: Vec<Vec<u64>>,
+    /// When a transaction last changed the table's rows (Unix seconds), since the server
+    /// started (as InnoDB keeps it: in memory).
+    pub update_time: Option<i64>,
 }
 
 /// Statistics of one table, with when they were read.
@@ -42,14 +45,29 @@ pub(crate) type Cached = (Instant, TableStats);
 impl Engine {
     /// Statistics of table `t` (at most [`FRESH`] old).
     pub fn table_stats(&self, t: &TableDef) -> Result<TableStats> {
-        if let Some((at, s)) = self.stats.lock().get(&t.id) {
-            if at.elapsed() < FRESH {
-                return Ok(s.clone());
+        let cached = match self.stats.lock().get(&t.id) {
+            Some((at, s)) if at.elapsed() < FRESH => Some(s.clone()),
+            _ => None,
+        };
+        let mut s = match cached {
+            Some(s) => s,
+            None => {
+                let s = self.read_stats(t)?;
+                self.stats.lock().insert(t.id, (Instant::now(), s.clone()));
+                s
             }
-        }
-        let s = self.read_stats(t)?;
-        self.stats.lock().insert(t.id, (Instant::now(), s.clone()));
+        };
+        s.update_time = self.update_times.lock().get(&t.id).copied();
         Ok(s)
+    }
+
+    /// Notes that a committed transaction changed the rows of these tables now.
+    pub(crate) fn note_updated(&self, tables: impl Iterator<Item = TableId>) {
+        let now = crate::table_options::now_secs();
+        let mut m = self.update_times.lock();
+        for id in tables {
+            m.insert(id, now);
+        }
     }
 
     /// Forgets table `id`'s statistics (ANALYZE TABLE reads them again).
@@ -105,6 +123,7 @@ impl Engine {
             index_length,
             auto_increment,
             cardinality,
+            update_time: None,
         })
     }
 

@@ -74,6 +74,13 @@ impl TableOptionSet {
     }
 }
 
+/// The time now in Unix seconds (create and update times).
+pub(crate) fn now_secs() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
 impl TableDef {
     /// The create options as SHOW CREATE TABLE prints them (` ROW_FORMAT=DYNAMIC ...`, each
     /// with a leading space).

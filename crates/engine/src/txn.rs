@@ -862,6 +862,14 @@ impl Txn {
             }
         }
         self.release();
+        if result.is_ok() && !self.changes.is_empty() {
+            let mut last = None;
+            let ids = self.changes.iter().filter_map(|c| {
+                let id = c.table.id;
+                (last.replace(id) != Some(id)).then_some(id)
+            });
+            self.engine.note_updated(ids);
+        }
         if result.is_ok() {
             for id in self.sequences_written.take().unwrap_or_default() {
                 self.engine.sequence_forget(id);

@@ -856,6 +856,14 @@ pub(crate) fn view_status_cells() -> Vec<Value> {
 /// The columns SHOW TABLE STATUS and information_schema.TABLES share, from `Engine` to
 /// `Comment`: the engine, version 10, row format, the statistics (0 or NULL: not kept), the
 /// collation, the create options and the comment.
+/// A time kept as Unix seconds, as a DATETIME (NULL: not known).
+fn unix_time(secs: Option<i64>) -> Value {
+    match secs {
+        Some(s) => Value::DateTime(onelog_types::DateTime::from_unix(s, 0)),
+        None => Value::Null,
+    }
+}
+
 pub(crate) fn table_status_cells(
     t: &onelog_engine::TableDef,
     stats: Option<TableStats>,
@@ -876,8 +884,8 @@ pub(crate) fn table_status_cells(
         u(st.index_length),
         u(0),
         st.auto_increment.map(u).unwrap_or(Value::Null),
-        Value::Null,
-        Value::Null,
+        unix_time(t.create_time),
+        unix_time(st.update_time),
         Value::Null,
         s(t.collation.name()),
         Value::Null,

@@ -428,51 +428,123 @@ const SQL_MODES: &[&str] = &[
     "TIME_ROUND_FRACTIONAL",
 ];
 
-/// Normalises a sql_mode value (upper case, no spaces). A number is the flags' bit set, as
-/// MariaDB takes it (`mariadb-binlog` writes `SET @@session.sql_mode=1411383296`).
+/// The modes a combination mode sets (itself included), as MariaDB 10.11 expands them.
+fn sql_mode_combination(mode: &str) -> Option<&'static [&'static str]> {
+    const PORTABLE: [&str; 6] = [
+        "PIPES_AS_CONCAT",
+        "ANSI_QUOTES",
+        "IGNORE_SPACE",
+        "NO_KEY_OPTIONS",
+        "NO_TABLE_OPTIONS",
+        "NO_FIELD_OPTIONS",
+    ];
+    Some(match mode {
+        "ANSI" => &[
+            "REAL_AS_FLOAT",
+            "PIPES_AS_CONCAT",
+            "ANSI_QUOTES",
+            "IGNORE_SPACE",
+            "ANSI",
+        ],
+        "TRADITIONAL" => &[
+            "STRICT_TRANS_TABLES",
+            "STRICT_ALL_TABLES",
+            "NO_ZERO_IN_DATE",
+            "NO_ZERO_DATE",
+            "ERROR_FOR_DIVISION_BY_ZERO",
+            "TRADITIONAL",
+            "NO_AUTO_CREATE_USER",
+            "NO_ENGINE_SUBSTITUTION",
+        ],
+        "ORACLE" => &[
+            PORTABLE[0],
+            PORTABLE[1],
+            PORTABLE[2],
+            PORTABLE[3],
+            PORTABLE[4],
+            PORTABLE[5],
+            "ORACLE",
+            "NO_AUTO_CREATE_USER",
+            "SIMULTANEOUS_ASSIGNMENT",
+        ],
+        "MAXDB" => &[
+            PORTABLE[0],
+            PORTABLE[1],
+            PORTABLE[2],
+            PORTABLE[3],
+            PORTABLE[4],
+            PORTABLE[5],
+            "MAXDB",
+            "NO_AUTO_CREATE_USER",
+        ],
+        "MSSQL" => &[
+            PORTABLE[0],
+            PORTABLE[1],
+            PORTABLE[2],
+            PORTABLE[3],
+            PORTABLE[4],
+            PORTABLE[5],
+            "MSSQL",
+        ],
+        "DB2" => &[
+            PORTABLE[0],
+            PORTABLE[1],
+            PORTABLE[2],
+            PORTABLE[3],
+            PORTABLE[4],
+            PORTABLE[5],
+            "DB2",
+        ],
+        "POSTGRESQL" => &[
+            PORTABLE[0],
+            PORTABLE[1],
+            PORTABLE[2],
+            PORTABLE[3],
+            PORTABLE[4],
+            PORTABLE[5],
+            "POSTGRESQL",
+        ],
+        "MYSQL323" => &["MYSQL323", "HIGH_NOT_PRECEDENCE"],
+        "MYSQL40" => &["MYSQL40", "HIGH_NOT_PRECEDENCE"],
+        _ => return None,
+    })
+}
+
+/// Normalises a sql_mode value as MariaDB stores it: its flags in the order of their bits,
+/// upper case, comma-separated, with the combination modes (ANSI, TRADITIONAL, ORACLE,
+/// ...) expanded. A number is the flags' bit set, as MariaDB takes it (`mariadb-binlog`
+/// writes `SET @@session.sql_mode=1411383296`). Err: the first unknown name.
 pub fn normalize_sql_mode(s: &str) -> Result<String, String> {
-    if let Ok(bits) = s.trim().parse::<u64>() {
-        if bits >> SQL_MODES.len() != 0 {
-            return Err(s.to_string());
-        }
-        let names: Vec<&str> = (0..SQL_MODES.len())
-            .filter(|i| bits >> i & 1 == 1)
-            .map(|i| SQL_MODES[i])
-            .collect();
-        return normalize_sql_mode(&names.join(","));
-    }
-    const KNOWN: &[&str] = SQL_MODES;
-    let mut out: Vec<String> = Vec::new();
-    for part in s.split(',') {
-        let p = part.trim().to_uppercase();
-        if p.is_empty() {
-            continue;
-        }
-        if !KNOWN.contains(&p.as_str()) {
-            return Err(p);
-        }
-        if p == "TRADITIONAL" {
-            for x in [
-                "STRICT_TRANS_TABLES",
-                "STRICT_ALL_TABLES",
-                "NO_ZERO_IN_DATE",
-                "NO_ZERO_DATE",
-                "ERROR_FOR_DIVISION_BY_ZERO",
-                "TRADITIONAL",
-                "NO_AUTO_CREATE_USER",
-                "NO_ENGINE_SUBSTITUTION",
-            ] {
-                if !out.iter().any(|o| o == x) {
-                    out.push(x.to_string());
+    let bit = |name: &str| SQL_MODES.iter().position(|m| *m == name);
+    let mut bits: u64 = match s.trim().parse::<u64>() {
+        Ok(b) if b >> SQL_MODES.len() != 0 => return Err(s.to_string()),
+        Ok(b) => b,
+        Err(_) => {
+            // Names as written: only trailing spaces of the whole value are dropped (` A`
+            // is refused, as in MariaDB).
+            let mut b = 0u64;
+            for part in s.trim_end_matches(' ').split(',') {
+                if part.is_empty() {
+                    continue;
                 }
+                let i = bit(&part.to_uppercase()).ok_or_else(|| part.to_string())?;
+                b |= 1 << i;
             }
-            continue;
+            b
         }
-        if !out.contains(&p) {
-            out.push(p);
+    };
+    for (i, m) in SQL_MODES.iter().enumerate() {
+        if bits >> i & 1 == 1 {
+            for x in sql_mode_combination(m).unwrap_or(&[]) {
+                bits |= 1 << bit(x).expect("a known mode");
+            }
         }
     }
-    Ok(out.join(","))
+    let names: Vec<&str> = (0..SQL_MODES.len())
+        .filter(|i| bits >> i & 1 == 1)
+        .map(|i| SQL_MODES[i])
+        .collect();
+    Ok(names.join(","))
 }
 
 /// SHOW VARIABLES prints booleans as ON/OFF.

@@ -347,6 +347,7 @@ pub(crate) fn view_table_def(
         foreign_keys: Vec::new(),
         sequence: false,
         create_options: Vec::new(),
+        create_time: None,
     }))
 }
 

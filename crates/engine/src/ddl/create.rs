@@ -40,6 +40,7 @@ pub(super) fn create_table(
     validate(&def)?;
     def.id = ch.cat.next_table_id;
     ch.cat.next_table_id += 1;
+    def.create_time = Some(crate::table_options::now_secs());
     for idx in &mut def.indexes {
         idx.id = ch.cat.next_index_id;
         ch.cat.next_index_id += 1;

@@ -59,6 +59,7 @@ pub fn accounts_table() -> TableDef {
         foreign_keys: Vec::new(),
         sequence: false,
         create_options: Vec::new(),
+        create_time: None,
     }
 }
 

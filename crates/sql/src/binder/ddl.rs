@@ -743,6 +743,7 @@ pub(crate) fn bind_create_table_with(
         foreign_keys,
         sequence: false,
         create_options: Vec::new(),
+        create_time: None,
     };
     opts.apply(&mut def);
     // Conditions must bind against the table (1054 for an unknown column).
