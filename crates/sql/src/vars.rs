@@ -428,87 +428,57 @@ const SQL_MODES: &[&str] = &[
     "TIME_ROUND_FRACTIONAL",
 ];
 
-/// The modes a combination mode sets (itself included), as MariaDB 10.11 expands them.
-fn sql_mode_combination(mode: &str) -> Option<&'static [&'static str]> {
-    const PORTABLE: [&str; 6] = [
-        "PIPES_AS_CONCAT",
-        "ANSI_QUOTES",
-        "IGNORE_SPACE",
-        "NO_KEY_OPTIONS",
-        "NO_TABLE_OPTIONS",
-        "NO_FIELD_OPTIONS",
-    ];
+/// The modes a combination mode sets (itself included), as MariaDB 10.11 expands them:
+/// whether it sets the portable-SQL flags (`||` concatenation, "quoted" names, no engine
+/// options in SHOW CREATE), and its other flags.
+fn sql_mode_combination(mode: &str) -> Option<(bool, &'static [&'static str])> {
     Some(match mode {
-        "ANSI" => &[
-            "REAL_AS_FLOAT",
-            "PIPES_AS_CONCAT",
-            "ANSI_QUOTES",
-            "IGNORE_SPACE",
-            "ANSI",
-        ],
-        "TRADITIONAL" => &[
-            "STRICT_TRANS_TABLES",
-            "STRICT_ALL_TABLES",
-            "NO_ZERO_IN_DATE",
-            "NO_ZERO_DATE",
-            "ERROR_FOR_DIVISION_BY_ZERO",
-            "TRADITIONAL",
-            "NO_AUTO_CREATE_USER",
-            "NO_ENGINE_SUBSTITUTION",
-        ],
-        "ORACLE" => &[
-            PORTABLE[0],
-            PORTABLE[1],
-            PORTABLE[2],
-            PORTABLE[3],
-            PORTABLE[4],
-            PORTABLE[5],
-            "ORACLE",
-            "NO_AUTO_CREATE_USER",
-            "SIMULTANEOUS_ASSIGNMENT",
-        ],
-        "MAXDB" => &[
-            PORTABLE[0],
-            PORTABLE[1],
-            PORTABLE[2],
-            PORTABLE[3],
-            PORTABLE[4],
-            PORTABLE[5],
-            "MAXDB",
-            "NO_AUTO_CREATE_USER",
-        ],
-        "MSSQL" => &[
-            PORTABLE[0],
-            PORTABLE[1],
-            PORTABLE[2],
-            PORTABLE[3],
-            PORTABLE[4],
-            PORTABLE[5],
-            "MSSQL",
-        ],
-        "DB2" => &[
-            PORTABLE[0],
-            PORTABLE[1],
-            PORTABLE[2],
-            PORTABLE[3],
-            PORTABLE[4],
-            PORTABLE[5],
-            "DB2",
-        ],
-        "POSTGRESQL" => &[
-            PORTABLE[0],
-            PORTABLE[1],
-            PORTABLE[2],
-            PORTABLE[3],
-            PORTABLE[4],
-            PORTABLE[5],
-            "POSTGRESQL",
-        ],
-        "MYSQL323" => &["MYSQL323", "HIGH_NOT_PRECEDENCE"],
-        "MYSQL40" => &["MYSQL40", "HIGH_NOT_PRECEDENCE"],
+        "ANSI" => (
+            false,
+            &[
+                "REAL_AS_FLOAT",
+                "PIPES_AS_CONCAT",
+                "ANSI_QUOTES",
+                "IGNORE_SPACE",
+                "ANSI",
+            ],
+        ),
+        "TRADITIONAL" => (
+            false,
+            &[
+                "STRICT_TRANS_TABLES",
+                "STRICT_ALL_TABLES",
+                "NO_ZERO_IN_DATE",
+                "NO_ZERO_DATE",
+                "ERROR_FOR_DIVISION_BY_ZERO",
+                "TRADITIONAL",
+                "NO_AUTO_CREATE_USER",
+                "NO_ENGINE_SUBSTITUTION",
+            ],
+        ),
+        "ORACLE" => (
+            true,
+            &["ORACLE", "NO_AUTO_CREATE_USER", "SIMULTANEOUS_ASSIGNMENT"],
+        ),
+        "MAXDB" => (true, &["MAXDB", "NO_AUTO_CREATE_USER"]),
+        "MSSQL" => (true, &["MSSQL"]),
+        "DB2" => (true, &["DB2"]),
+        "POSTGRESQL" => (true, &["POSTGRESQL"]),
+        "MYSQL323" => (false, &["MYSQL323", "HIGH_NOT_PRECEDENCE"]),
+        "MYSQL40" => (false, &["MYSQL40", "HIGH_NOT_PRECEDENCE"]),
         _ => return None,
     })
 }
+
+/// The flags the portable-SQL combination modes (ORACLE, MSSQL, DB2, ...) all set.
+const PORTABLE_SQL_MODES: [&str; 6] = [
+    "PIPES_AS_CONCAT",
+    "ANSI_QUOTES",
+    "IGNORE_SPACE",
+    "NO_KEY_OPTIONS",
+    "NO_TABLE_OPTIONS",
+    "NO_FIELD_OPTIONS",
+];
 
 /// Normalises a sql_mode value as MariaDB stores it: its flags in the order of their bits,
 /// upper case, comma-separated, with the combination modes (ANSI, TRADITIONAL, ORACLE,
@@ -535,8 +505,11 @@ pub fn normalize_sql_mode(s: &str) -> Result<String, String> {
     };
     for (i, m) in SQL_MODES.iter().enumerate() {
         if bits >> i & 1 == 1 {
-            for x in sql_mode_combination(m).unwrap_or(&[]) {
-                bits |= 1 << bit(x).expect("a known mode");
+            if let Some((portable, extra)) = sql_mode_combination(m) {
+                let common: &[&str] = if portable { &PORTABLE_SQL_MODES } else { &[] };
+                for x in common.iter().chain(extra) {
+                    bits |= 1 << bit(x).expect("a known mode");
+                }
             }
         }
     }

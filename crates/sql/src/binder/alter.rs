@@ -194,26 +194,8 @@ pub(super) fn bind_alter_columns(
                     position: None,
                 });
             }
-            A::SetOptionsParens { options } => {
-                let engine = if t.engine_name.is_empty() {
-                    "InnoDB"
-                } else {
-                    &t.engine_name
-                };
-                let bound = super::table_options::bind_table_options(options, engine)?;
-                if let Some(c) = bound.convert {
-                    convert_columns(&mut cols, c, &mut out);
-                }
-                out.push(AlterOp::SetOptions(bound.set));
-            }
-            A::AutoIncrement { value, .. } => {
-                let v = value.to_string();
-                out.push(AlterOp::SetOptions(onelog_engine::TableOptionSet {
-                    auto_increment: Some(
-                        v.parse().map_err(|_| crate::parser::syntax_error(&v, 0))?,
-                    ),
-                    ..Default::default()
-                }));
+            A::SetOptionsParens { .. } | A::AutoIncrement { .. } => {
+                bind_options(t, op, &mut cols, &mut out)?
             }
             // onelog picks its own algorithm and always holds an exclusive metadata lock.
             A::Algorithm { .. } | A::Lock { .. } => {}
@@ -224,6 +206,40 @@ pub(super) fn bind_alter_columns(
     }
     check_auto_key(&cols, &idx)?;
     Ok((out, cols))
+}
+
+/// Table options (`ENGINE=`, `COMMENT=`, ..., `CONVERT TO CHARACTER SET`) and sqlparser's
+/// `AUTO_INCREMENT =`.
+fn bind_options(
+    t: &TableDef,
+    op: &sq::AlterTableOperation,
+    cols: &mut [ColumnDef],
+    out: &mut Vec<AlterOp>,
+) -> Result<(), SqlError> {
+    match op {
+        sq::AlterTableOperation::SetOptionsParens { options } => {
+            let engine = if t.engine_name.is_empty() {
+                "InnoDB"
+            } else {
+                &t.engine_name
+            };
+            let bound = super::table_options::bind_table_options(options, engine)?;
+            if let Some(c) = bound.convert {
+                convert_columns(cols, c, out);
+            }
+            out.push(AlterOp::SetOptions(bound.set));
+        }
+        sq::AlterTableOperation::AutoIncrement { value, .. } => {
+            let v = value.to_string();
+            let n = v.parse().map_err(|_| crate::parser::syntax_error(&v, 0))?;
+            out.push(AlterOp::SetOptions(onelog_engine::TableOptionSet {
+                auto_increment: Some(n),
+                ..Default::default()
+            }));
+        }
+        _ => {}
+    }
+    Ok(())
 }
 
 /// CONVERT TO CHARACTER SET: every text column whose collation differs takes `c`.
