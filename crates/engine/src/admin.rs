@@ -147,10 +147,7 @@ impl Engine {
         if secs == 0 || self.wal.binlog.is_none() {
             return Ok(());
         }
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs() as i64)
-            .unwrap_or(0);
+        let now = crate::table_options::now_secs();
         self.purge_binary_logs_before(now - secs as i64)
     }
 

@@ -74,7 +74,7 @@ impl TableOptionSet {
     }
 }
 
-/// The time now in Unix seconds (create and update times).
+/// The time now in Unix seconds (create and update times, binlog expiry).
 pub(crate) fn now_secs() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
