@@ -5,6 +5,14 @@ SHELL := /bin/bash
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 export CARGO_TARGET_DIR ?= $(HOME)/.cache/onelog/target
 CARGO ?= cargo
+# RocksDB's C++ library, once built, is kept beside the target directory and linked from
+# there (ROCKSDB_LIB_DIR), so neither a new target directory nor a change of build
+# environment compiles it again.
+ROCKSDB_CACHE := $(HOME)/.cache/onelog/rocksdb-lib
+ifneq ($(wildcard $(ROCKSDB_CACHE)/librocksdb.a),)
+export ROCKSDB_LIB_DIR ?= $(ROCKSDB_CACHE)
+export ROCKSDB_STATIC ?= 1
+endif
 BIN := $(CARGO_TARGET_DIR)/release
 DATADIR ?= $(CURDIR)/data
 PORT ?= 3307
@@ -17,6 +25,7 @@ deps:
 
 build: deps
 	$(CARGO) build --release --workspace --bins
+	@scripts/cache-rocksdb.sh "$(CARGO_TARGET_DIR)" "$(ROCKSDB_CACHE)"
 
 run: build
 	@echo "onelogd: datadir $(DATADIR), port $(PORT), socket $(SOCKET)"
@@ -25,6 +34,7 @@ run: build
 
 test: deps
 	$(CARGO) build --release --workspace --bins
+	@scripts/cache-rocksdb.sh "$(CARGO_TARGET_DIR)" "$(ROCKSDB_CACHE)"
 	$(CARGO) test --release --workspace --no-fail-fast
 
 # Random queries on onelogd and MariaDB side by side, longer than in `make test`, with a

@@ -33,6 +33,7 @@ fn table(name: &str) -> TableDef {
         default_expr: None,
         comment: String::new(),
         display_width: None,
+        num: Default::default(),
     };
     TableDef {
         id: 0,

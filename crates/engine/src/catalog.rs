@@ -41,6 +41,32 @@ pub struct ColumnDef {
     /// then None. Absent from catalogs written before expression defaults existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_expr: Option<String>,
+    /// Numeric attributes beyond the type: ZEROFILL, and UNSIGNED on DECIMAL, FLOAT and
+    /// DOUBLE (integer types carry UNSIGNED in their [`ColumnType`]).
+    #[serde(default, skip_serializing_if = "NumAttrs::is_plain")]
+    pub num: NumAttrs,
+}
+
+/// A numeric column's ZEROFILL and (for DECIMAL, FLOAT and DOUBLE) UNSIGNED attributes.
+/// ZEROFILL implies UNSIGNED: values are shown padded with zeros to the display width, and
+/// negative values are out of range.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NumAttrs {
+    #[serde(default)]
+    pub zerofill: bool,
+    /// DECIMAL/FLOAT/DOUBLE UNSIGNED (also set by ZEROFILL).
+    #[serde(default)]
+    pub unsigned: bool,
+    /// FLOAT(M,D) / DOUBLE(M,D): M digits in all, D of them after the point. Values are
+    /// rounded to D decimals when stored and shown with D decimals.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digits: Option<(u8, u8)>,
+}
+
+impl NumAttrs {
+    pub fn is_plain(&self) -> bool {
+        *self == NumAttrs::default()
+    }
 }
 
 /// The value a new column takes in existing rows: its DEFAULT, else NULL for a nullable

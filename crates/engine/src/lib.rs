@@ -62,7 +62,7 @@ mod xa;
 pub use active::OpenTxn;
 pub use admin::BinlogEventRow;
 pub use catalog::{
-    Catalog, CheckDef, ColumnDef, DatabaseDef, IndexDef, IndexId, ObjectKind, StoredObject,
+    Catalog, CheckDef, ColumnDef, DatabaseDef, IndexDef, IndexId, NumAttrs, ObjectKind, StoredObject,
     TableDef, TableId,
 };
 pub use check::CheckReport;

@@ -358,6 +358,28 @@ fn is_temporal(code: u8) -> bool {
 /// Appends the text form of a non-NULL value as MariaDB's text protocol sends it for a
 /// column of wire type `w` (no length prefix).
 pub fn put_text_value(buf: &mut Vec<u8>, v: &Value, w: &WireType) {
+    // ZEROFILL (YEAR carries the flag but has a form of its own): the number padded with
+    // zeros on the left to the column's display length.
+    if w.flags & column_flag::ZEROFILL != 0
+        && w.type_code != tc::YEAR
+        && matches!(
+            v,
+            Value::Int(_) | Value::UInt(_) | Value::Double(_) | Value::Decimal(_)
+        )
+    {
+        let plain = WireType {
+            flags: w.flags & !column_flag::ZEROFILL,
+            ..*w
+        };
+        let start = buf.len();
+        put_text_value(buf, v, &plain);
+        let n = buf.len() - start;
+        if n < w.length as usize {
+            let pad = w.length as usize - n;
+            buf.splice(start..start, std::iter::repeat_n(b'0', pad));
+        }
+        return;
+    }
     let fsp = if is_temporal(w.type_code) {
         w.decimals.min(6) as usize
     } else {

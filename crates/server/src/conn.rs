@@ -246,20 +246,13 @@ impl onelog_sql::Client for QuerySink<'_> {
 
 /// A SQL-layer result column as a protocol column definition.
 fn column_info(c: &ResultColumn) -> ColumnInfo {
-    let mut w = wire_type(&c.ty);
-    if c.null_type {
-        w.type_code = onelog_types::type_code::NULL;
-    }
-    w.length = c.length;
-    w.decimals = c.decimals;
-    w.flags |= c.flags;
     ColumnInfo {
         db: c.db.clone(),
         table: c.table.clone(),
         org_table: c.org_table.clone(),
         name: c.name.clone(),
         org_name: c.org_name.clone(),
-        ty: FieldType::Raw(w),
+        ty: FieldType::Raw(c.wire()),
         nullable: c.nullable,
         flags: c.flags,
     }

@@ -94,6 +94,7 @@ fn zero_value(ty: &ColumnType) -> Value {
         default_expr: None,
         comment: String::new(),
         display_width: None,
+        num: Default::default(),
     })
 }
 
@@ -257,13 +258,15 @@ impl ColumnConverter for AlterConverter {
             self.issue(Self::truncated(&to.name, row), false)?;
             return Ok(zero_value(&to.ty));
         }
-        if from.ty == to.ty {
+        if from.ty == to.ty && (from.num == to.num || to.num.is_plain()) {
             return Ok(v);
         }
         let at = (self.db.as_str(), self.table.as_str(), to.name.as_str());
         let v = expr::alter_fixed_bin(&from.ty, &to.ty, v, at)?;
         let src = self.as_source(v, &to.ty)?;
-        match expr::convert_for_column(&src, &to.ty) {
+        match expr::convert_for_column(&src, &to.ty)
+            .and_then(|x| crate::num_attrs::check_value(to, x))
+        {
             Ok(out) => {
                 // Digits or a time of day dropped: a note.
                 let dropped = match (&src, &out) {
@@ -343,6 +346,7 @@ mod tests {
             default_expr: None,
             comment: String::new(),
             display_width: None,
+            num: Default::default(),
         }
     }
 

@@ -208,6 +208,7 @@ mod template;
 mod types;
 mod views;
 mod window;
+mod zerofill;
 pub(crate) use setop::NULL_STORED;
 pub(crate) use views::{
     bind_view_query, binding_view, invalid_view, tables_checked, views_read, ViewRef,
@@ -487,6 +488,9 @@ struct ScopeCol {
     flags: u16,
     /// A table column's declared display width (the result column's length).
     display_width: Option<u16>,
+    /// A table column's FLOAT(M,D)/DOUBLE(M,D) digits (the result column's length and
+    /// decimals).
+    digits: Option<(u8, u8)>,
     /// The right-hand copy of a `USING`/`NATURAL` join column: only found qualified.
     using_hidden: bool,
 }
@@ -854,12 +858,6 @@ impl<'a> Binder<'a> {
         )
     }
 
-    /// The text of an AST node as the user wrote it (for column names).
-    fn text_of(&self, span: sqlparser::tokenizer::Span) -> Option<String> {
-        let (a, b) = self.span_offsets(span)?;
-        Some(self.sql[a..b].trim().to_string())
-    }
-
     /// Byte offsets of an AST node's text.
     fn span_offsets(&self, span: sqlparser::tokenizer::Span) -> Option<(usize, usize)> {
         let a = self.offset_of(span.start)?;
@@ -869,6 +867,76 @@ impl<'a> Binder<'a> {
         }
         let b = self.complete_span(a, b);
         Some((a, b))
+    }
+
+    /// The text of a select item's expression. sqlparser's spans of the special call forms
+    /// (CAST, CONVERT, SUBSTRING, TRIM, POSITION, EXTRACT, ...) cover their operands only,
+    /// and an operator's span is the union of its operands': the start moves left to the
+    /// name of every call the text closes but does not open (and, for a special form, of
+    /// the call around it), then the end is completed.
+    fn item_text(&self, e: &sq::Expr) -> Option<String> {
+        let a = self.offset_of(e.span().start)?;
+        let b = self.offset_of(e.span().end)?;
+        if b <= a || b > self.sql.len() {
+            return None;
+        }
+        let bytes = self.sql.as_bytes();
+        let (mut depth, mut min, mut quote) = (0i32, 0i32, None::<u8>);
+        for &c in &bytes[a..b] {
+            match quote {
+                Some(q) if c == q => quote = None,
+                Some(_) => {}
+                None => match c {
+                    b'\'' | b'"' | b'`' => quote = Some(c),
+                    b'(' => depth += 1,
+                    b')' => {
+                        depth -= 1;
+                        min = min.min(depth);
+                    }
+                    _ => {}
+                },
+            }
+        }
+        let special = matches!(
+            e,
+            sq::Expr::Cast { .. }
+                | sq::Expr::Convert { .. }
+                | sq::Expr::Substring { .. }
+                | sq::Expr::Trim { .. }
+                | sq::Expr::Position { .. }
+                | sq::Expr::Extract { .. }
+                | sq::Expr::Ceil { .. }
+                | sq::Expr::Floor { .. }
+                | sq::Expr::Overlay { .. }
+        );
+        let before = self.sql[..a].trim_end();
+        let mut need = if min == 0 && special && before.ends_with('(') {
+            1
+        } else {
+            -min
+        };
+        let mut start = a;
+        let mut d = 0i32;
+        while need > 0 && start > 0 {
+            start -= 1;
+            match bytes[start] {
+                b')' => d += 1,
+                b'(' if d > 0 => d -= 1,
+                b'(' => {
+                    need -= 1;
+                    let name = self.sql[..start].trim_end();
+                    let word = name
+                        .bytes()
+                        .rev()
+                        .take_while(|c| c.is_ascii_alphanumeric() || *c == b'_')
+                        .count();
+                    start = name.len() - word;
+                }
+                _ => {}
+            }
+        }
+        let end = self.complete_span(start, b.max(start));
+        Some(self.sql[start..end].trim().to_string())
     }
 
     /// sqlparser's spans of function calls stop early (`COUNT(*)` spans `COUNT`,

@@ -139,6 +139,7 @@ mod tests {
                     default_expr: None,
                     comment: String::new(),
                     display_width: None,
+                    num: Default::default(),
                 })
                 .collect(),
             indexes: vec![IndexDef {

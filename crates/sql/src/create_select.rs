@@ -115,6 +115,7 @@ pub(crate) fn column_of(cat: &Catalog, c: &ResultColumn) -> ColumnDef {
     }
     col.default = src.default.clone();
     col.display_width = src.display_width;
+    col.num = src.num;
     col.default_now = src.default_now;
     col.default_expr = src.default_expr.clone();
     col.on_update_now = src.on_update_now;

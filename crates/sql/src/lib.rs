@@ -114,6 +114,7 @@ mod vars;
 mod view_dml;
 mod views;
 mod watchdog;
+mod num_attrs;
 
 pub use conn_stats::ConnStats;
 pub use database::{Database, ProcessInfo};
@@ -163,6 +164,19 @@ pub struct ResultColumn {
 }
 
 impl ResultColumn {
+    /// The column's wire metadata (type code, length, decimals, flags), from which the
+    /// text protocol also formats its values.
+    pub fn wire(&self) -> onelog_protocol::WireType {
+        let mut w = onelog_protocol::wire_type(&self.ty);
+        if self.null_type {
+            w.type_code = onelog_types::type_code::NULL;
+        }
+        w.length = self.length;
+        w.decimals = self.decimals;
+        w.flags |= self.flags;
+        w
+    }
+
     /// A computed column (no table).
     pub fn expr(name: String, ty: ColumnType, nullable: bool) -> ResultColumn {
         let mut flags = if nullable { 0 } else { column_flags::NOT_NULL };

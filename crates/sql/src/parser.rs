@@ -27,6 +27,7 @@ pub mod sequence;
 mod transaction;
 mod views;
 pub mod xa;
+pub(crate) mod zerofill;
 use accounts::user_name;
 pub use accounts::{AccountStmt, PrivLevel, UserName, UserSpec};
 pub use load::{FileFormat, IntoTarget, LoadData, LoadDup, LoadTarget, MaintOp, TableMaint};
@@ -461,6 +462,7 @@ fn parse_text(text: &str) -> Result<Parsed, SqlError> {
     rewrite_multi_table(&mut toks);
     rewrite_interval_units(&mut toks);
     rewrite_mod_operator(&mut toks);
+    zerofill::rewrite(&mut toks);
     sequence::rewrite_value_for(&mut toks);
     crate::create_select::rewrite_duplicates(&mut toks);
     syntax_depth::room(&toks)?.run(|| parse_tokens(text, &map, toks, params))

@@ -80,13 +80,14 @@ pub(crate) fn result(
 pub(crate) fn type_name(c: &ColumnDef) -> String {
     let name = c.ty.sql_name();
     // An integer's declared display width replaces the type's default one.
-    match (c.display_width, &c.ty) {
+    let name = match (c.display_width, &c.ty) {
         (Some(w), ColumnType::Int { .. }) => match (name.find('('), name.find(')')) {
             (Some(a), Some(b)) => format!("{}({w}){}", &name[..a], &name[b + 1..]),
             _ => name,
         },
         _ => name,
-    }
+    };
+    crate::num_attrs::decorate(c, name)
 }
 
 fn default_text(c: &ColumnDef) -> Option<String> {
@@ -100,7 +101,9 @@ fn default_text(c: &ColumnDef) -> Option<String> {
     if c.default.is_some() && matches!(c.ty, ColumnType::Blob { .. }) {
         return quote_default(c);
     }
-    c.default.as_ref().map(crate::expr::to_string)
+    c.default
+        .as_ref()
+        .map(|v| crate::num_attrs::shown(c, v).unwrap_or_else(|| crate::expr::to_string(v)))
 }
 
 pub(crate) fn quote_default(c: &ColumnDef) -> Option<String> {
@@ -120,7 +123,7 @@ pub(crate) fn quote_default(c: &ColumnDef) -> Option<String> {
         }
         Some(Value::UInt(u)) if matches!(c.ty, ColumnType::Bit { .. }) => Some(format!("b'{u:b}'")),
         Some(v @ (Value::Int(_) | Value::UInt(_) | Value::Double(_) | Value::Decimal(_))) => {
-            Some(v.to_string())
+            Some(crate::num_attrs::shown(c, v).unwrap_or_else(|| v.to_string()))
         }
         Some(v) => Some(format!(
             "'{}'",

@@ -370,6 +370,7 @@ pub(crate) fn column_of_result(name: String, c: &crate::ResultColumn) -> onelog_
         default_expr: None,
         comment: String::new(),
         display_width: None,
+        num: Default::default(),
     }
 }
 

@@ -28,7 +28,6 @@ use std::path::{Path, PathBuf};
 
 use onelog_engine::EngineOptions;
 use onelog_sql::{Database, QueryResult, Session};
-use onelog_types::ColumnType;
 
 #[derive(Debug)]
 enum Outcome {
@@ -108,16 +107,6 @@ trait Backend {
 
 /// The fraction digits a temporal column shows (for a value in a column of another type:
 /// six if it has a fraction, else none).
-fn fsp(ty: &ColumnType, micro: u32) -> usize {
-    match *ty {
-        ColumnType::DateTime { fsp } | ColumnType::Timestamp { fsp } | ColumnType::Time { fsp } => {
-            fsp as usize
-        }
-        _ if micro != 0 => 6,
-        _ => 0,
-    }
-}
-
 struct Embedded {
     s: Session,
 }
@@ -151,38 +140,12 @@ impl Backend for Embedded {
                                 onelog_types::Value::Bytes(b) => {
                                     Some(String::from_utf8_lossy(&b).to_string())
                                 }
-                                // Fraction digits as the column's type has them, as the
-                                // server's text protocol sends them.
-                                onelog_types::Value::DateTime(d) => {
-                                    Some(format!("{d:.p$}", p = fsp(&c.ty, d.micro)))
+                                // Every other value as the server's text protocol sends it.
+                                v => {
+                                    let mut buf = Vec::new();
+                                    onelog_protocol::put_text_value(&mut buf, &v, &c.wire());
+                                    Some(String::from_utf8_lossy(&buf).to_string())
                                 }
-                                onelog_types::Value::Time(t) => {
-                                    Some(format!("{t:.p$}", p = fsp(&c.ty, t.micro)))
-                                }
-                                // BIT as its bytes, YEAR in four digits, as the server
-                                // sends them.
-                                onelog_types::Value::UInt(u)
-                                    if matches!(c.ty, ColumnType::Bit { .. }) =>
-                                {
-                                    let ColumnType::Bit { bits } = c.ty else {
-                                        unreachable!()
-                                    };
-                                    let n = (bits as usize).div_ceil(8);
-                                    Some(
-                                        String::from_utf8_lossy(&u.to_be_bytes()[8 - n..])
-                                            .to_string(),
-                                    )
-                                }
-                                onelog_types::Value::UInt(u) if c.ty == ColumnType::Year => {
-                                    Some(format!("{u:04}"))
-                                }
-                                // A DOUBLE of fixed decimals (PERCENT_RANK) with them.
-                                onelog_types::Value::Double(d)
-                                    if c.decimals < 31 && d.is_finite() =>
-                                {
-                                    Some(format!("{d:.p$}", p = c.decimals as usize))
-                                }
-                                other => Some(other.to_string()),
                             })
                             .collect()
                     })

@@ -87,6 +87,7 @@ pub fn col(name: &str, ty: ColumnType, nullable: bool) -> ColumnDef {
         default_expr: None,
         comment: String::new(),
         display_width: None,
+        num: Default::default(),
     }
 }
 

@@ -29,6 +29,11 @@ impl<'a> Binder<'a> {
         });
         self.allow_agg = true;
         let (args, star, distinct, (order, separator)) = r?;
+        let args = if kind == AggKind::GroupConcat {
+            args.into_iter().map(|a| self.zerofill_text(a)).collect()
+        } else {
+            args
+        };
         if star {
             if kind != AggKind::Count {
                 return Err(crate::parser::syntax_error("*)", 0));

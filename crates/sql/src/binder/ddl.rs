@@ -43,14 +43,17 @@ pub fn column_type(t: &sq::DataType, name: &str) -> Result<ColumnType, SqlError>
         D::IntUnsigned(_) | D::IntegerUnsigned(_) | D::Int4Unsigned(_) => int(4, true),
         D::BigInt(_) | D::Int8(_) => int(8, false),
         D::BigIntUnsigned(_) | D::Int8Unsigned(_) | D::UBigInt => int(8, true),
-        D::Float(info) => match info {
+        D::Float(info) | D::FloatUnsigned(info) => match info {
             sq::ExactNumberInfo::Precision(p) if *p > 24 => ColumnType::Double,
             _ => ColumnType::Float,
         },
-        D::FloatUnsigned(_) => ColumnType::Float,
-        D::Real | D::Double(_) | D::DoublePrecision | D::DoubleUnsigned(_) | D::Float8 => {
-            ColumnType::Double
-        }
+        D::Real
+        | D::RealUnsigned
+        | D::Double(_)
+        | D::DoublePrecision
+        | D::DoublePrecisionUnsigned
+        | D::DoubleUnsigned(_)
+        | D::Float8 => ColumnType::Double,
         D::Decimal(info)
         | D::Numeric(info)
         | D::Dec(info)
@@ -302,8 +305,10 @@ pub(super) fn bind_column(
     let mut ty = column_type(&c.data_type, &name)?;
     let mut charset = None;
     let mut collation = None;
+    let mut zerofill = false;
     for o in &c.options {
         match &o.option {
+            sq::ColumnOption::CharacterSet(n) if crate::num_attrs::is_mark(n) => zerofill = true,
             sq::ColumnOption::CharacterSet(n) => charset = Some(name_parts(n).join(".")),
             sq::ColumnOption::Collation(n) => collation = Some(name_parts(n).join(".")),
             _ => {}
@@ -335,7 +340,9 @@ pub(super) fn bind_column(
         default_expr: None,
         comment: String::new(),
         display_width: display_width(&c.data_type),
+        num: Default::default(),
     };
+    crate::num_attrs::apply(&mut def, &c.data_type, zerofill)?;
     let mut primary = false;
     let mut unique = false;
     let mut explicit_null = false;

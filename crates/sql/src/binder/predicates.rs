@@ -170,6 +170,7 @@ impl<'a> Binder<'a> {
                     None => None,
                 };
                 let (a, p) = (self.sub(expr, clause)?, self.sub(pattern, clause)?);
+                let a = Box::new(self.zerofill_text(*a));
                 let coll = self.agg_coll_checked(&[&a, &p], "like")?;
                 Expr::Like(a, p, esc, *negated, coll)
             }

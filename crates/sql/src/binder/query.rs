@@ -163,12 +163,13 @@ impl<'a> Binder<'a> {
             _ => alias.clone(),
         };
         for (i, (name, _ty, nullable, flags)) in cols.iter().enumerate() {
-            let display_width = match &kind {
-                SourceKind::Table(t) => t.columns.get(i).and_then(|c| c.display_width),
+            let col = match &kind {
+                SourceKind::Table(t) => t.columns.get(i),
                 _ => None,
             };
             self.scope.push(ScopeCol {
-                display_width,
+                display_width: col.and_then(|c| c.display_width),
+                digits: col.and_then(|c| c.num.digits),
                 alias: alias.clone(),
                 db: db.clone(),
                 table: table_name.clone(),
@@ -524,7 +525,7 @@ impl<'a> Binder<'a> {
                 v.last().map(|i| i.value.clone()).unwrap_or_default()
             }
             _ => self
-                .text_of(e.span())
+                .item_text(e)
                 .filter(|s| !s.is_empty())
                 .unwrap_or_else(|| e.to_string()),
         }
@@ -546,6 +547,13 @@ impl<'a> Binder<'a> {
                 rc.flags = sc.flags;
                 if let Some(w) = sc.display_width {
                     rc.length = w as u32;
+                }
+                if let Some((m, d)) = sc.digits {
+                    rc.length = m as u32;
+                    rc.decimals = d;
+                }
+                if sc.flags & cf::ZEROFILL != 0 {
+                    rc.length = crate::num_attrs::decimal_length(&ty).unwrap_or(rc.length);
                 }
                 if sc.nullable {
                     rc.flags &= !cf::NOT_NULL;

@@ -27,13 +27,16 @@ impl<'a> Binder<'a> {
                     }
                 }
                 let t = cast_type(data_type, expr)?;
-                let x = self.sub(expr, clause)?;
+                let x = self.cast_operand(expr, t, clause)?;
                 Expr::Cast(self.fixed_bin_memory_for(x, t), t)
             }
             E::Convert {
                 expr, data_type, ..
             } => match data_type {
-                Some(t) => Expr::Cast(self.sub(expr, clause)?, cast_type(t, expr)?),
+                Some(t) => {
+                    let t = cast_type(t, expr)?;
+                    Expr::Cast(self.cast_operand(expr, t, clause)?, t)
+                }
                 None => self.bind_expr(expr, clause)?,
             },
             E::Collate { expr, collation } => {
@@ -61,7 +64,8 @@ impl<'a> Binder<'a> {
                     crate::parser::syntax_error(&format!("{field} FROM {expr})"), 0)
                 })?;
                 let f = Func::Cal(dates::CalFn::Extract(unit));
-                Expr::Func(f, vec![self.bind_expr(expr, clause)?])
+                let args = vec![self.bind_expr(expr, clause)?];
+                Expr::Func(f, self.zerofill_args(f, args))
             }
             E::TypedString(ts) => {
                 let v = self.bind_value(&ts.value.value)?;
@@ -102,7 +106,7 @@ impl<'a> Binder<'a> {
                 if let Some(f) = substring_for {
                     args.push(self.bind_expr(f, clause)?);
                 }
-                Expr::Func(Func::Substring, args)
+                Expr::Func(Func::Substring, self.zerofill_args(Func::Substring, args))
             }
             E::Trim {
                 expr,
@@ -122,10 +126,10 @@ impl<'a> Binder<'a> {
             }
             E::Ceil { expr, .. } => Expr::Func(Func::Ceil, vec![self.bind_expr(expr, clause)?]),
             E::Floor { expr, .. } => Expr::Func(Func::Floor, vec![self.bind_expr(expr, clause)?]),
-            E::Position { expr, r#in } => Expr::Func(
-                Func::Instr,
-                vec![self.bind_expr(r#in, clause)?, self.bind_expr(expr, clause)?],
-            ),
+            E::Position { expr, r#in } => {
+                let args = vec![self.bind_expr(r#in, clause)?, self.bind_expr(expr, clause)?];
+                Expr::Func(Func::Instr, self.zerofill_args(Func::Instr, args))
+            }
             _ => unreachable!("not a special form"),
         })
     }

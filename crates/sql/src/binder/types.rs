@@ -360,8 +360,11 @@ pub(super) fn col_flags(t: &TableDef, c: usize) -> u16 {
     if !def.nullable {
         f |= cf::NOT_NULL;
     }
-    if def.ty.is_unsigned() {
+    if def.ty.is_unsigned() || def.num.unsigned {
         f |= cf::UNSIGNED;
+    }
+    if def.num.zerofill {
+        f |= cf::ZEROFILL;
     }
     if def.ty.is_binary() || matches!(def.ty, ColumnType::Blob { binary: true, .. }) {
         f |= cf::BINARY;

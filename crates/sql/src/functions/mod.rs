@@ -94,6 +94,10 @@ pub enum Func {
     Math(MathFn),
     /// JSON functions (json.rs).
     Json(JsonFn),
+    /// A ZEROFILL column's value as text (with a FLOAT(M,D)/DOUBLE(M,D)'s D decimals),
+    /// padded with zeros to its display width (the binder wraps such columns where a
+    /// string is wanted; not callable by name).
+    ZeroFill(u32, Option<u8>),
 }
 
 impl Func {
@@ -232,6 +236,7 @@ pub fn result_type(f: Func, args: &[ColumnType]) -> ColumnType {
         AddInterval(op) => interval_type(op, args),
         Md5 => varchar(32),
         Sha1 => varchar(40),
+        ZeroFill(w, _) => varchar(w),
         DateFn => ColumnType::Date,
         FromUnixtime => ColumnType::DateTime { fsp: 0 },
         Greatest | Least => merged_type(args).unwrap_or(varchar(255)),
@@ -485,7 +490,7 @@ pub fn call(f: Func, args: &[Expr], cx: &Ctx) -> EvalResult<Value> {
     Ok(match f {
         Concat | Repeat | Length | CharLength | Substring | Upper | Lower | Left | Right | Trim
         | LTrim | RTrim | Replace | Reverse | Lpad | Rpad | Instr | Locate | Hex | Space
-        | Ascii | Md5 | Sha1 | Crc32 => string_values(f, &vals)?,
+        | Ascii | Md5 | Sha1 | Crc32 | ZeroFill(..) => string_values(f, &vals)?,
         Abs | Round | Truncate | Floor | Ceil | Greatest | Least | Sign | Pow | Sqrt => {
             number_values(f, &vals)?
         }
@@ -583,6 +588,14 @@ fn string_values(f: Func, vals: &[Value]) -> EvalResult<Value> {
             } else {
                 Value::Bytes(s.replace(&from, &to_string(&vals[2])).into_bytes())
             }
+        }
+        ZeroFill(w, decimals) => {
+            let s = match (decimals, &vals[0]) {
+                (Some(d), Value::Double(x)) => format!("{x:.*}", d as usize),
+                (_, v) => to_string(v),
+            };
+            let pad = (w as usize).saturating_sub(s.len());
+            Value::Bytes(format!("{}{s}", "0".repeat(pad)).into_bytes())
         }
         Reverse => Value::Bytes(
             chars(&vals[0])

@@ -166,7 +166,8 @@ pub(super) fn columns(cx: &Ctx) -> Rows {
                     u(match (bytes, unsigned) {
                         (1, _) => 3,
                         (2, _) => 5,
-                        (3, _) => 7,
+                        (3, false) => 7,
+                        (3, true) => 8,
                         (4, _) => 10,
                         (_, true) => 20,
                         _ => 19,
@@ -174,6 +175,10 @@ pub(super) fn columns(cx: &Ctx) -> Rows {
                     u(0),
                 ),
                 ColumnType::Decimal { precision, scale } => (u(precision as u64), u(scale as u64)),
+                ColumnType::Float | ColumnType::Double if c.num.digits.is_some() => {
+                    let (m, d) = c.num.digits.unwrap_or_default();
+                    (u(m as u64), u(d as u64))
+                }
                 ColumnType::Float => (u(12), Value::Null),
                 ColumnType::Double => (u(22), Value::Null),
                 ColumnType::Bit { bits } => (u(bits as u64), Value::Null),

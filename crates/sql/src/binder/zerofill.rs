@@ -1,0 +1,84 @@
+//! ZEROFILL columns in string contexts: CONCAT(a), CAST(a AS CHAR), a LIKE '0%', ... see
+//! the column's padded text, as MariaDB's field-to-string conversion gives it; numeric
+//! contexts (a + 0, comparisons with numbers, aggregates) see the number.
+
+use super::*;
+
+/// Scalar functions whose arguments are read as strings.
+fn reads_strings(f: Func) -> bool {
+    matches!(
+        f,
+        Func::Concat
+            | Func::ConcatWs
+            | Func::Length
+            | Func::CharLength
+            | Func::Substring
+            | Func::Upper
+            | Func::Lower
+            | Func::Md5
+            | Func::Sha1
+            | Func::Left
+            | Func::Right
+            | Func::Trim
+            | Func::LTrim
+            | Func::RTrim
+            | Func::Replace
+            | Func::Reverse
+            | Func::Lpad
+            | Func::Rpad
+            | Func::Instr
+            | Func::Locate
+            | Func::Repeat
+            | Func::Crc32
+    )
+}
+
+impl Binder<'_> {
+    /// `e` as its padded text if it is a ZEROFILL column reference; else `e`.
+    pub(super) fn zerofill_text(&self, e: Expr) -> Expr {
+        let Expr::Col(p) = e else {
+            return e;
+        };
+        let Some(sc) = self.scope.iter().find(|s| s.pos == p) else {
+            return e;
+        };
+        let (ty, _) = self.type_of(&e);
+        if sc.flags & cf::ZEROFILL == 0
+            || !matches!(
+                ty,
+                ColumnType::Int { .. }
+                    | ColumnType::Decimal { .. }
+                    | ColumnType::Float
+                    | ColumnType::Double
+            )
+        {
+            return e;
+        }
+        let width = crate::num_attrs::zerofill_width(&ty, sc.display_width, sc.digits);
+        Expr::Func(Func::ZeroFill(width, sc.digits.map(|(_, d)| d)), vec![e])
+    }
+
+    /// The arguments of a call to `f`, string-read ones padded.
+    pub(super) fn zerofill_args(&self, f: Func, args: Vec<Expr>) -> Vec<Expr> {
+        if !reads_strings(f) {
+            return args;
+        }
+        args.into_iter().map(|a| self.zerofill_text(a)).collect()
+    }
+}
+
+impl Binder<'_> {
+    /// The operand of `CAST(expr AS t)`: padded text for a cast to a string type.
+    pub(super) fn cast_operand(
+        &mut self,
+        expr: &sq::Expr,
+        t: CastType,
+        clause: Clause,
+    ) -> Result<Box<Expr>, SqlError> {
+        let x = self.sub(expr, clause)?;
+        Ok(match t {
+            CastType::Char(_) | CastType::Binary => Box::new(self.zerofill_text(*x)),
+            _ => x,
+        })
+    }
+}
