@@ -215,7 +215,8 @@ impl Config {
             "block-cache-size" | "innodb-buffer-pool-size" | "rocksdb-block-cache-size" => {
                 e.block_cache_size = num()? as usize
             }
-            "rocksdb-write-buffer-size" => e.write_buffer_size = num()?.max(1 << 20) as usize,
+            // At least 64K: small enough for tests that want flushes all the time.
+            "rocksdb-write-buffer-size" => e.write_buffer_size = num()?.max(64 << 10) as usize,
             "rocksdb-use-direct-reads" => e.use_direct_reads = parse_bool(v)?,
             "rocksdb-merge-buf-size" => e.merge_buf_size = num()?.max(1024) as usize,
             "rocksdb-default-cf-options" => e.rocksdb_options = Some(val()?.to_string()),
@@ -485,7 +486,7 @@ Usage: onelogd [OPTIONS]
                               in parallel (default optimistic)
   --slave-parallel-max-queued=BYTES  events queued per worker (default 131072)
   --innodb-lock-wait-timeout=SECS  --block-cache-size=SIZE
-  --rocksdb-write-buffer-size=SIZE  RocksDB memtable size (default 16M)
+  --rocksdb-write-buffer-size=SIZE  RocksDB memtable size (default 16M, at least 64K)
   --rocksdb-use-direct-reads  read table files with O_DIRECT (the block cache is the only cache)
   --rocksdb-default-cf-options=STR  RocksDB options over onelog's (RocksDB's options-string
                               syntax, e.g. compression_per_level=kNoCompression:kLZ4Compression)

@@ -115,35 +115,6 @@ fn worker(
     }
 }
 
-/// Copies the binlog files of `from` into `to` under the names an engine-mode datadir
-/// uses (`binlog-000000`, ...): engine mode keeps MariaDB event streams in preallocated
-/// files named that way, file mode writes `binlog.000001`, ... plus `binlog.index`; the
-/// events are the same, so an engine-mode server replays either.
-fn copy_binlogs(from: &std::path::Path, to: &std::path::Path) {
-    std::fs::create_dir_all(to).unwrap();
-    let mut names: Vec<String> = std::fs::read_dir(from)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| {
-            n.strip_prefix("binlog-")
-                .or_else(|| n.strip_prefix("binlog."))
-                .is_some_and(|x| !x.is_empty() && x.bytes().all(|b| b.is_ascii_digit()))
-        })
-        .collect();
-    names.sort_by_key(|n| n[7..].parse::<u64>().unwrap());
-    assert!(!names.is_empty(), "no binlog files in {from:?}");
-    for (i, name) in names.iter().enumerate() {
-        // The logs may be preallocated sparse files: keep the holes.
-        let st = std::process::Command::new("cp")
-            .arg("--sparse=always")
-            .arg(from.join(name))
-            .arg(to.join(format!("binlog-{i:06}")))
-            .status()
-            .unwrap();
-        assert!(st.success());
-    }
-}
-
 fn crash_test(args: &[&str], label: &str) {
     let started = Instant::now();
     let mut srv = Server::start(args);

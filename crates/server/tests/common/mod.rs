@@ -183,6 +183,18 @@ impl Server {
         s
     }
 
+    /// Like [`Server::start_in`], with extra environment variables for the server process.
+    pub fn start_in_with_env(
+        dir: &Path,
+        datadir: &Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Server {
+        let mut s = Server::new(dir, datadir, args, env);
+        s.spawn();
+        s
+    }
+
     fn new(dir: &Path, datadir: &Path, args: &[&str], env: &[(&str, &str)]) -> Server {
         Server {
             dir: dir.to_path_buf(),
@@ -480,6 +492,35 @@ pub fn run(prog: &str, args: &[String], timeout: Duration) -> (bool, String, Str
         std::thread::sleep(Duration::from_millis(20));
     };
     (ok, t1.join().unwrap(), t2.join().unwrap())
+}
+
+/// Copies the binlog files of `from` into `to` under the names an engine-mode datadir
+/// uses (`binlog-000000`, ...): engine mode keeps MariaDB event streams in preallocated
+/// files named that way, file mode writes `binlog.000001`, ... plus `binlog.index`; the
+/// events are the same, so an engine-mode server replays either.
+pub fn copy_binlogs(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    let mut names: Vec<String> = std::fs::read_dir(from)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| {
+            n.strip_prefix("binlog-")
+                .or_else(|| n.strip_prefix("binlog."))
+                .is_some_and(|x| !x.is_empty() && x.bytes().all(|b| b.is_ascii_digit()))
+        })
+        .collect();
+    names.sort_by_key(|n| n[7..].parse::<u64>().unwrap());
+    assert!(!names.is_empty(), "no binlog files in {from:?}");
+    for (i, name) in names.iter().enumerate() {
+        // The logs may be preallocated sparse files: keep the holes.
+        let st = std::process::Command::new("cp")
+            .arg("--sparse=always")
+            .arg(from.join(name))
+            .arg(to.join(format!("binlog-{i:06}")))
+            .status()
+            .unwrap();
+        assert!(st.success());
+    }
 }
 
 /// Writes `text` to `dir/name` and returns the path.
