@@ -399,9 +399,9 @@ pub fn put_text_value(buf: &mut Vec<u8>, v: &Value, w: &WireType) {
         Value::Int(i) => put_int_text(buf, *i < 0, i.unsigned_abs()),
         Value::UInt(u) => put_int_text(buf, false, *u),
         Value::Double(d) => {
-            let s = if w.type_code == tc::FLOAT {
+            let s = if w.type_code == tc::FLOAT && w.decimals >= NOT_FIXED_DEC {
                 format_float(*d)
-            } else if matches!(w.type_code, tc::DOUBLE | tc::NEWDECIMAL)
+            } else if matches!(w.type_code, tc::FLOAT | tc::DOUBLE | tc::NEWDECIMAL)
                 && w.decimals < NOT_FIXED_DEC
                 && d.is_finite()
             {

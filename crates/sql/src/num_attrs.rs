@@ -128,42 +128,42 @@ pub(crate) fn decorate(c: &ColumnDef, name: String) -> String {
     name
 }
 
-/// A converted value for column `c`: rounded and range-checked for FLOAT(M,D)/
-/// DOUBLE(M,D), and negative values out of range for an unsigned DECIMAL/FLOAT/DOUBLE.
+/// A converted value for column `c`: negative values are out of range for an unsigned
+/// DECIMAL/FLOAT/DOUBLE (checked before rounding, as MariaDB does), and a FLOAT(M,D)/
+/// DOUBLE(M,D) value is rounded to D decimals and range-checked.
 pub(crate) fn check_value(c: &ColumnDef, v: Value) -> Result<Value, (ConvIssue, Value)> {
-    let v = match (c.num.digits, &v) {
-        (Some((m, d)), Value::Double(x)) if x.is_finite() => {
-            let scale = 10f64.powi(d as i32);
-            let r = (x * scale).round_ties_even() / scale;
-            let max = 10f64.powi(m as i32 - d as i32) - 1.0 / scale;
-            let r = if c.ty == ColumnType::Float {
-                r as f32 as f64
-            } else {
-                r
-            };
-            if r.abs() > max {
-                let max = if c.ty == ColumnType::Float {
-                    max as f32 as f64
-                } else {
-                    max
-                };
-                return clip_sign(c, (ConvIssue::OutOfRange, Value::Double(max.copysign(r))));
+    if c.num.unsigned {
+        match &v {
+            Value::Double(d) if *d < 0.0 => {
+                return Err((ConvIssue::OutOfRange, Value::Double(0.0)));
             }
-            Value::Double(r)
+            Value::Decimal(d) if d.mantissa < 0 => {
+                return Err((
+                    ConvIssue::OutOfRange,
+                    Value::Decimal(onelog_types::Decimal::new(0, d.scale)),
+                ));
+            }
+            _ => {}
         }
-        _ => v,
+    }
+    let (Some((m, d)), Value::Double(x)) = (c.num.digits, &v) else {
+        return Ok(v);
     };
-    if !c.num.unsigned {
+    if !x.is_finite() {
         return Ok(v);
     }
-    match &v {
-        Value::Double(d) if *d < 0.0 => Err((ConvIssue::OutOfRange, Value::Double(0.0))),
-        Value::Decimal(d) if d.mantissa < 0 => Err((
-            ConvIssue::OutOfRange,
-            Value::Decimal(onelog_types::Decimal::new(0, d.scale)),
-        )),
-        _ => Ok(v),
+    let scale = 10f64.powi(d as i32);
+    let mut r = (x * scale).round_ties_even() / scale;
+    let mut max = 10f64.powi(m as i32 - d as i32) - 1.0 / scale;
+    if c.ty == ColumnType::Float {
+        // Compared as stored: in single precision.
+        r = r as f32 as f64;
+        max = max as f32 as f64;
     }
+    if r.abs() > max {
+        return clip_sign(c, (ConvIssue::OutOfRange, Value::Double(max.copysign(r))));
+    }
+    Ok(Value::Double(r))
 }
 
 /// An out-of-range issue whose adjusted value is negative, for an unsigned column: 0.

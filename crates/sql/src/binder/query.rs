@@ -125,7 +125,8 @@ impl<'a> Binder<'a> {
                     c.ty
                 };
                 let name = names.get(i).cloned().unwrap_or_else(|| c.name.clone());
-                (name, ty, c.nullable, 0u16)
+                // A ZEROFILL column stays one (its width is the column's length).
+                (name, ty, c.nullable, c.flags & cf::ZEROFILL)
             })
             .collect();
         let n = cols.len();
@@ -163,13 +164,27 @@ impl<'a> Binder<'a> {
             _ => alias.clone(),
         };
         for (i, (name, _ty, nullable, flags)) in cols.iter().enumerate() {
-            let col = match &kind {
-                SourceKind::Table(t) => t.columns.get(i),
-                _ => None,
+            let (display_width, digits) = match &kind {
+                SourceKind::Table(t) => t
+                    .columns
+                    .get(i)
+                    .map_or((None, None), |c| (c.display_width, c.num.digits)),
+                SourceKind::Derived(sel) => match sel.columns.get(i) {
+                    Some(c) if c.flags & cf::ZEROFILL != 0 => {
+                        let digits = matches!(c.ty, ColumnType::Float | ColumnType::Double)
+                            && c.decimals < 31;
+                        (
+                            u16::try_from(c.length).ok(),
+                            digits.then_some((c.length.min(255) as u8, c.decimals)),
+                        )
+                    }
+                    _ => (None, None),
+                },
+                _ => (None, None),
             };
             self.scope.push(ScopeCol {
-                display_width: col.and_then(|c| c.display_width),
-                digits: col.and_then(|c| c.num.digits),
+                display_width,
+                digits,
                 alias: alias.clone(),
                 db: db.clone(),
                 table: table_name.clone(),

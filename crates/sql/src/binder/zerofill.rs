@@ -54,8 +54,13 @@ impl Binder<'_> {
         {
             return e;
         }
-        let width = crate::num_attrs::zerofill_width(&ty, sc.display_width, sc.digits);
-        Expr::Func(Func::ZeroFill(width, sc.digits.map(|(_, d)| d)), vec![e])
+        let mut w = onelog_protocol::wire_type(&ty);
+        w.length = crate::num_attrs::zerofill_width(&ty, sc.display_width, sc.digits);
+        if let Some((_, d)) = sc.digits {
+            w.decimals = d;
+        }
+        w.flags |= cf::ZEROFILL;
+        Expr::Func(Func::ZeroFill(w), vec![e])
     }
 
     /// The arguments of a call to `f`, string-read ones padded.

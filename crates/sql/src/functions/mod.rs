@@ -94,10 +94,10 @@ pub enum Func {
     Math(MathFn),
     /// JSON functions (json.rs).
     Json(JsonFn),
-    /// A ZEROFILL column's value as text (with a FLOAT(M,D)/DOUBLE(M,D)'s D decimals),
-    /// padded with zeros to its display width (the binder wraps such columns where a
-    /// string is wanted; not callable by name).
-    ZeroFill(u32, Option<u8>),
+    /// A ZEROFILL column's value as the text protocol shows it for the column's wire type
+    /// (padded with zeros to its display length): the binder wraps such columns where a
+    /// string is wanted; not callable by name.
+    ZeroFill(onelog_protocol::WireType),
 }
 
 impl Func {
@@ -236,7 +236,7 @@ pub fn result_type(f: Func, args: &[ColumnType]) -> ColumnType {
         AddInterval(op) => interval_type(op, args),
         Md5 => varchar(32),
         Sha1 => varchar(40),
-        ZeroFill(w, _) => varchar(w),
+        ZeroFill(w) => varchar(w.length),
         DateFn => ColumnType::Date,
         FromUnixtime => ColumnType::DateTime { fsp: 0 },
         Greatest | Least => merged_type(args).unwrap_or(varchar(255)),
@@ -589,13 +589,10 @@ fn string_values(f: Func, vals: &[Value]) -> EvalResult<Value> {
                 Value::Bytes(s.replace(&from, &to_string(&vals[2])).into_bytes())
             }
         }
-        ZeroFill(w, decimals) => {
-            let s = match (decimals, &vals[0]) {
-                (Some(d), Value::Double(x)) => format!("{x:.*}", d as usize),
-                (_, v) => to_string(v),
-            };
-            let pad = (w as usize).saturating_sub(s.len());
-            Value::Bytes(format!("{}{s}", "0".repeat(pad)).into_bytes())
+        ZeroFill(w) => {
+            let mut text = Vec::new();
+            onelog_protocol::put_text_value(&mut text, &vals[0], &w);
+            Value::Bytes(text)
         }
         Reverse => Value::Bytes(
             chars(&vals[0])
