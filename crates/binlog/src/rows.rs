@@ -21,7 +21,7 @@
 //! - YEAR: 1 byte, `year - 1900` (0 for year 0).
 //! - ENUM/SET (table-map type STRING) and BIT: see `rows_enum.rs`.
 
-use onelog_types::{type_code as tc, ColumnType, Date, DateTime, Decimal, Time, Value};
+use onelog_types::{type_code as tc, ColumnType, Date, DateTime, Decimal, Time, Value, I256};
 
 use crate::codec::{be_uint, bit, bitmap_from_fn, put_uint_be, put_uint_le, Cursor};
 use crate::error::{BinlogError, Result};
@@ -335,9 +335,10 @@ pub(crate) fn int_of(spec: &ColumnSpec, v: &Value) -> Result<i128> {
     match v {
         Value::Int(i) => Ok(*i as i128),
         Value::UInt(u) => Ok(*u as i128),
-        Value::Decimal(d) if d.rescale(0).is_some_and(|r| r == *d) => {
-            Ok(d.rescale(0).unwrap().mantissa)
-        }
+        Value::Decimal(d) if d.rescale(0).is_some_and(|r| r == *d) => d
+            .rescale(0)
+            .and_then(|r| r.narrow())
+            .ok_or_else(|| bad(spec, v, "integer out of range")),
         _ => Err(bad(spec, v, "not an integer")),
     }
 }
@@ -373,8 +374,15 @@ pub fn decimal_bin_size(precision: u8, scale: u8) -> usize {
     intg / 9 * 4 + DIG2BYTES[intg % 9] + frac / 9 * 4 + DIG2BYTES[frac % 9]
 }
 
-fn pow10(n: u32) -> u128 {
-    10u128.pow(n)
+fn pow10(n: u32) -> I256 {
+    I256::pow10(n).expect("at most 65 digits")
+}
+
+/// `(v / 10^shift) % 10^digits` of a non-negative value, as a word.
+fn word(v: I256, shift: u32, digits: u32) -> u64 {
+    let q = v.checked_div(pow10(shift)).unwrap_or(I256::ZERO);
+    let w = q.checked_rem(pow10(digits)).unwrap_or(I256::ZERO);
+    w.to_i128().unwrap_or(0) as u64
 }
 
 // Format: [leftover integer digits: DIG2BYTES[intg % 9] bytes BE] [intg / 9 words of 9
@@ -388,10 +396,11 @@ fn pack_decimal(out: &mut Vec<u8>, d: &Decimal, precision: u8, scale: u8) -> Res
         .ok_or_else(|| {
             BinlogError::Value(format!("{d} does not fit DECIMAL({precision},{scale})"))
         })?;
-    let neg = r.mantissa < 0;
-    let abs = r.mantissa.unsigned_abs();
-    let int_part = abs / pow10(scale as u32);
-    let frac_part = abs % pow10(scale as u32);
+    let neg = r.is_negative();
+    let abs = r.abs().mantissa;
+    let (int_part, frac_part) = abs
+        .checked_div_rem(pow10(scale as u32))
+        .unwrap_or((I256::ZERO, I256::ZERO));
     let intg = (precision - scale) as u32;
     let (intg0, intg0x) = (intg / DIGITS_PER_WORD, intg % DIGITS_PER_WORD);
     let (frac0, frac0x) = (
@@ -400,20 +409,19 @@ fn pack_decimal(out: &mut Vec<u8>, d: &Decimal, precision: u8, scale: u8) -> Res
     );
     let start = out.len();
     if intg0x > 0 {
-        let lead = int_part / pow10(DIGITS_PER_WORD * intg0);
-        put_uint_be(out, lead as u64, DIG2BYTES[intg0x as usize]);
+        let lead = word(int_part, DIGITS_PER_WORD * intg0, intg0x);
+        put_uint_be(out, lead, DIG2BYTES[intg0x as usize]);
     }
     for i in (0..intg0).rev() {
-        let w = (int_part / pow10(DIGITS_PER_WORD * i)) % pow10(DIGITS_PER_WORD);
-        put_uint_be(out, w as u64, 4);
+        put_uint_be(out, word(int_part, DIGITS_PER_WORD * i, DIGITS_PER_WORD), 4);
     }
     for i in 0..frac0 {
-        let w = (frac_part / pow10(scale as u32 - DIGITS_PER_WORD * (i + 1))) % pow10(9);
-        put_uint_be(out, w as u64, 4);
+        let shift = scale as u32 - DIGITS_PER_WORD * (i + 1);
+        put_uint_be(out, word(frac_part, shift, DIGITS_PER_WORD), 4);
     }
     if frac0x > 0 {
-        let w = frac_part % pow10(frac0x);
-        put_uint_be(out, w as u64, DIG2BYTES[frac0x as usize]);
+        let w = word(frac_part, 0, frac0x);
+        put_uint_be(out, w, DIG2BYTES[frac0x as usize]);
     }
     if neg {
         for b in &mut out[start..] {
@@ -448,13 +456,13 @@ fn unpack_decimal(c: &mut Cursor<'_>, precision: u8, scale: u8) -> Result<Decima
         scale as u32 / DIGITS_PER_WORD,
         scale as u32 % DIGITS_PER_WORD,
     );
-    let overflow = || BinlogError::decode("DECIMAL value exceeds 38 digits");
+    let overflow = || BinlogError::decode("DECIMAL value exceeds 76 digits");
     let mut bc = Cursor::new(&b);
-    let mut m: u128 = 0;
-    let push = |m: &mut u128, v: u64, digits: u32| -> Result<()> {
+    let mut m = I256::ZERO;
+    let push = |m: &mut I256, v: u64, digits: u32| -> Result<()> {
         *m = m
             .checked_mul(pow10(digits))
-            .and_then(|x| x.checked_add(v as u128))
+            .and_then(|x| x.checked_add(I256::from(v)))
             .ok_or_else(overflow)?;
         Ok(())
     };
@@ -474,8 +482,8 @@ fn unpack_decimal(c: &mut Cursor<'_>, precision: u8, scale: u8) -> Result<Decima
         let v = be_uint(bc.bytes(DIG2BYTES[frac0x as usize])?);
         push(&mut m, v, frac0x)?;
     }
-    let m = i128::try_from(m).map_err(|_| overflow())?;
-    Ok(Decimal::new(if neg { -m } else { m }, scale))
+    let d = Decimal::new(m, scale);
+    Ok(if neg { d.neg() } else { d })
 }
 
 fn frac_bytes(fsp: u8) -> usize {

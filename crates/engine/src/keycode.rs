@@ -33,7 +33,10 @@
 //!   - UUID and INET6: the 16 bytes of the sort form (`onelog_types::FixedBin`: a
 //!     time-based UUID with its segments reversed, as MariaDB orders UUIDs). Decodable.
 
-use onelog_types::{Collation, ColumnType, Date, DateTime, Decimal, Time, Value};
+use onelog_types::{Collation, ColumnType, Date, DateTime, Decimal, Time, Value, I256};
+
+/// The widest DECIMAL precision whose keys hold an i128 (16 bytes); wider ones take 32.
+const NARROW_DECIMAL: u8 = 38;
 
 use crate::error::{EngineError, Result};
 
@@ -104,9 +107,18 @@ pub fn encode(out: &mut Vec<u8>, ty: &ColumnType, v: &Value) -> Result<()> {
             };
             out.extend_from_slice(&enc.to_be_bytes())
         }
-        (ColumnType::Decimal { scale, .. }, Value::Decimal(d)) => {
+        (ColumnType::Decimal { precision, scale }, Value::Decimal(d)) => {
+            // DECIMAL(38) and narrower: 16 bytes; wider: 32. Two's complement with the
+            // sign bit flipped sorts bytewise in numeric order.
             let m = d.rescale(*scale).ok_or_else(|| bad(ty, v))?.mantissa;
-            out.extend_from_slice(&((m as u128) ^ (1 << 127)).to_be_bytes())
+            if *precision <= NARROW_DECIMAL {
+                let m = m.to_i128().ok_or_else(|| bad(ty, v))?;
+                out.extend_from_slice(&((m as u128) ^ (1 << 127)).to_be_bytes())
+            } else {
+                let mut b = m.to_be_bytes();
+                b[0] ^= 0x80;
+                out.extend_from_slice(&b)
+            }
         }
         (t, Value::Bytes(b)) if t.is_string() => match t.collation() {
             Some(Collation::Utf8mb4GeneralCi) => encode_weights(out, trim_trailing_spaces(b)),
@@ -244,10 +256,15 @@ pub fn decode(input: &mut &[u8], ty: &ColumnType) -> Result<Value> {
             };
             Value::Double(f64::from_bits(bits))
         }
-        ColumnType::Decimal { scale, .. } => {
+        ColumnType::Decimal { precision, scale } if *precision <= NARROW_DECIMAL => {
             let b: [u8; 16] = take(input, 16)?.try_into().unwrap();
             let m = (u128::from_be_bytes(b) ^ (1 << 127)) as i128;
             Value::Decimal(Decimal::new(m, *scale))
+        }
+        ColumnType::Decimal { scale, .. } => {
+            let mut b: [u8; 32] = take(input, 32)?.try_into().unwrap();
+            b[0] ^= 0x80;
+            Value::Decimal(Decimal::new(I256::from_be_bytes(b), *scale))
         }
         t if t.is_ci() => {
             return Err(EngineError::Other(

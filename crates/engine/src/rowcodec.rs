@@ -2,12 +2,13 @@
 //!
 //! Format: `count u16 LE | count x value`, each value `tag u8 | payload`:
 //! tag 0 NULL; 1 Int i64 LE; 2 UInt u64 LE; 3 Double f64 LE; 4 Decimal (i128 LE, scale u8);
+//! 9 Decimal whose mantissa needs more than i128 (256-bit LE, scale u8);
 //! 5 Bytes (len u32 LE, bytes); 6 Date (year u16, month u8, day u8); 7 DateTime (year u16,
 //! month, day, hour, minute, second u8, micro u32); 8 Time (negative u8, hours u32, minute,
 //! second u8, micro u32). The encoding is self-describing; rows written before an
 //! `ADD COLUMN` have fewer values and are completed with the column defaults on read.
 
-use onelog_types::{Date, DateTime, Decimal, Time, Value};
+use onelog_types::{Date, DateTime, Decimal, Time, Value, I256};
 
 use crate::error::{EngineError, Result};
 
@@ -30,8 +31,16 @@ pub fn encode_row(row: &[Value]) -> Vec<u8> {
                 out.extend_from_slice(&d.to_le_bytes());
             }
             Value::Decimal(d) => {
-                out.push(4);
-                out.extend_from_slice(&d.mantissa.to_le_bytes());
+                match d.narrow() {
+                    Some(m) => {
+                        out.push(4);
+                        out.extend_from_slice(&m.to_le_bytes());
+                    }
+                    None => {
+                        out.push(9);
+                        out.extend_from_slice(&d.mantissa.to_le_bytes());
+                    }
+                }
                 out.push(d.scale);
             }
             Value::Bytes(b) => {
@@ -78,6 +87,11 @@ pub fn decode_row(mut b: &[u8]) -> Result<Vec<Value>> {
             3 => Value::Double(f64::from_le_bytes(arr(&mut b)?)),
             4 => {
                 let m = i128::from_le_bytes(arr(&mut b)?);
+                let s = take(&mut b, 1)?[0];
+                Value::Decimal(Decimal::new(m, s))
+            }
+            9 => {
+                let m = I256::from_le_bytes(arr(&mut b)?);
                 let s = take(&mut b, 1)?[0];
                 Value::Decimal(Decimal::new(m, s))
             }

@@ -485,7 +485,11 @@ fn to_i64(v: &Value) -> i64 {
         Value::Int(i) => *i,
         Value::UInt(u) => *u as i64,
         Value::Double(d) => d.round() as i64,
-        Value::Decimal(d) => d.rescale(0).map(|d| d.mantissa as i64).unwrap_or(0),
+        Value::Decimal(d) => d
+            .rescale(0)
+            .and_then(|d| d.narrow())
+            .map(|m| m as i64)
+            .unwrap_or(0),
         Value::Bytes(b) => std::str::from_utf8(b)
             .ok()
             .and_then(|s| s.trim().parse::<i64>().ok())

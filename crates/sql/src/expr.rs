@@ -23,6 +23,7 @@ use crate::inlist::SortedList;
 
 mod coltypes;
 mod datetime;
+pub(crate) mod decimal_ops;
 mod fixed_bin;
 mod store;
 
@@ -771,7 +772,14 @@ pub fn to_i128(v: &Value) -> i128 {
     match v {
         Value::Int(i) => *i as i128,
         Value::UInt(u) => *u as i128,
-        Value::Decimal(d) => d.rescale(0).map(|d| d.mantissa).unwrap_or(0),
+        Value::Decimal(d) => match d.rescale(0) {
+            Some(r) => r.narrow().unwrap_or(if r.is_negative() {
+                i128::MIN
+            } else {
+                i128::MAX
+            }),
+            None => 0,
+        },
         Value::Bytes(b) => {
             let (p, _) = numeric_prefix(b);
             if let Ok(i) = p.parse::<i128>() {
@@ -893,19 +901,22 @@ pub fn group_key(v: &Value, coll: Collation, out: &mut Vec<u8>) {
             out.extend_from_slice(&to_i128(v).to_be_bytes());
         }
         Value::Decimal(d) => {
-            // Normalise: strip trailing zero digits of the fraction.
-            let mut m = d.mantissa;
-            let mut s = d.scale;
-            while s > 0 && m % 10 == 0 {
-                m /= 10;
-                s -= 1;
-            }
-            if s == 0 {
-                out.push(1);
-                out.extend_from_slice(&m.to_be_bytes());
-            } else {
-                out.push(2);
-                out.extend_from_slice(format!("{}", to_f64(v)).as_bytes());
+            // Normalise: strip trailing zero digits of the fraction. Integers share the
+            // integers' form; fractions a double holds exactly share the doubles'.
+            let n = decimal_ops::normalized(*d);
+            match n.narrow() {
+                Some(m) if n.scale == 0 => {
+                    out.push(1);
+                    out.extend_from_slice(&m.to_be_bytes());
+                }
+                _ if n.mantissa.digits() <= 15 => {
+                    out.push(2);
+                    out.extend_from_slice(format!("{}", to_f64(v)).as_bytes());
+                }
+                _ => {
+                    out.push(5);
+                    out.extend_from_slice(n.to_string().as_bytes());
+                }
             }
         }
         Value::Double(d) => {
@@ -967,15 +978,10 @@ fn negate(v: Value) -> EvalResult<Value> {
             None => return Err(overflow(true)),
         },
         Value::UInt(u) => int_result(-(u as i128), false)?,
-        Value::Decimal(d) => Value::Decimal(Decimal::new(-d.mantissa, d.scale)),
+        Value::Decimal(d) => Value::Decimal(d.neg()),
         Value::Double(d) => Value::Double(-d),
         other => Value::Double(-to_f64(&other)),
     })
-}
-
-fn dec_align(a: Decimal, b: Decimal) -> Option<(i128, i128, u8)> {
-    let s = a.scale.max(b.scale);
-    Some((a.rescale(s)?.mantissa, b.rescale(s)?.mantissa, s))
 }
 
 /// A numeric value as used in arithmetic: int-like, decimal or double.
@@ -1065,10 +1071,18 @@ pub fn binary_coll(op: BinOp, a: Value, b: Value, coll: Collation) -> EvalResult
             match (num(&a), num(&b)) {
                 (Num::Int(x, ux), Num::Int(y, uy)) => int_result(x / y, ux || uy),
                 _ => {
-                    let q = divide(&a, &b)?;
-                    let q = match q {
-                        Value::Decimal(d) => d.mantissa / 10i128.pow(d.scale as u32),
-                        other => to_f64(&other).trunc() as i128,
+                    let q = match (&a, &b) {
+                        (Value::Double(_) | Value::Bytes(_), _)
+                        | (_, Value::Double(_) | Value::Bytes(_)) => {
+                            to_f64(&divide(&a, &b)?).trunc() as i128
+                        }
+                        _ => match decimal_ops::int_div(
+                            to_decimal(&a).unwrap(),
+                            to_decimal(&b).unwrap(),
+                        )? {
+                            Some(q) => q.to_i128().ok_or_else(|| overflow(true))?,
+                            None => return Ok(Value::Null),
+                        },
                     };
                     // As MariaDB's: unsigned when either operand is.
                     let unsigned = matches!(a, Value::UInt(_)) || matches!(b, Value::UInt(_));
@@ -1083,11 +1097,12 @@ pub fn binary_coll(op: BinOp, a: Value, b: Value, coll: Collation) -> EvalResult
             match (num(&a), num(&b)) {
                 (Num::Int(x, ux), Num::Int(y, _)) => int_result(x % y, ux),
                 (Num::Dbl, _) | (_, Num::Dbl) => Ok(Value::Double(to_f64(&a) % to_f64(&b))),
-                _ => {
-                    let (x, y, s) = dec_align(to_decimal(&a).unwrap(), to_decimal(&b).unwrap())
-                        .ok_or_else(|| overflow(true))?;
-                    Ok(Value::Decimal(Decimal::new(x % y, s)))
-                }
+                _ => Ok(
+                    match decimal_ops::rem(to_decimal(&a).unwrap(), to_decimal(&b).unwrap())? {
+                        Some(d) => Value::Decimal(d),
+                        None => Value::Null,
+                    },
+                ),
             }
         }
         NullSafeEq => unreachable!(),
@@ -1120,58 +1135,16 @@ fn arith(op: BinOp, a: &Value, b: &Value) -> EvalResult<Value> {
         _ => {
             let x = to_decimal(a).unwrap();
             let y = to_decimal(b).unwrap();
-            let r = match op {
-                BinOp::Add | BinOp::Sub => {
-                    let (p, q, s) = dec_align(x, y).ok_or_else(|| overflow(true))?;
-                    let m = if op == BinOp::Add {
-                        p.checked_add(q)
-                    } else {
-                        p.checked_sub(q)
-                    };
-                    m.map(|m| Decimal::new(m, s))
-                }
-                _ => {
-                    let s = x.scale as u16 + y.scale as u16;
-                    x.mantissa.checked_mul(y.mantissa).map(|m| {
-                        let d = Decimal::new(m, s.min(255) as u8);
-                        if s > Decimal::MAX_SCALE as u16 {
-                            reduce_scale(d, Decimal::MAX_SCALE)
-                        } else {
-                            d
-                        }
-                    })
-                }
-            };
-            match r {
-                Some(d) => Ok(Value::Decimal(d)),
-                None => {
-                    let f = match op {
-                        BinOp::Add => x.to_f64() + y.to_f64(),
-                        BinOp::Sub => x.to_f64() - y.to_f64(),
-                        _ => x.to_f64() * y.to_f64(),
-                    };
-                    Ok(Value::Double(f))
-                }
-            }
+            decimal_ops::value(match op {
+                BinOp::Add => decimal_ops::add(x, y),
+                BinOp::Sub => decimal_ops::sub(x, y),
+                _ => decimal_ops::mul(x, y),
+            })
         }
     }
 }
 
-fn reduce_scale(d: Decimal, scale: u8) -> Decimal {
-    let mut m = d.mantissa;
-    let mut s = d.scale;
-    while s > scale {
-        let r = m % 10;
-        m /= 10;
-        if s == scale + 1 && r.abs() >= 5 {
-            m += m.signum().max(if r > 0 { 1 } else { -1 });
-        }
-        s -= 1;
-    }
-    Decimal::new(m, s)
-}
-
-/// `/`: decimal result with 4 more fractional digits than the dividend (div_precision_increment),
+/// `/`: decimal result with 4 more fractional digits than the dividend (at most 38),
 /// double when either side is a double or string; NULL on division by zero.
 fn divide(a: &Value, b: &Value) -> EvalResult<Value> {
     match (num(a), num(b)) {
@@ -1182,35 +1155,12 @@ fn divide(a: &Value, b: &Value) -> EvalResult<Value> {
             }
             Ok(Value::Double(to_f64(a) / y))
         }
-        _ => {
-            let x = to_decimal(a).unwrap();
-            let y = to_decimal(b).unwrap();
-            if y.is_zero() {
-                return Ok(Value::Null);
-            }
-            let scale = (x.scale + 4).min(Decimal::MAX_SCALE);
-            // x / y at `scale` digits: x.m * 10^(scale - x.s + y.s) / y.m, rounded half up.
-            let shift = scale as i32 - x.scale as i32 + y.scale as i32;
-            let num = if shift >= 0 {
-                10i128
-                    .checked_pow(shift as u32)
-                    .and_then(|p| x.mantissa.checked_mul(p))
-            } else {
-                Some(x.mantissa / 10i128.pow((-shift) as u32))
-            };
-            let Some(num) = num.and_then(|n| n.checked_mul(10)) else {
-                return Ok(Value::Double(x.to_f64() / y.to_f64()));
-            };
-            let q = num / y.mantissa;
-            let q = if q % 10 >= 5 {
-                q / 10 + 1
-            } else if q % 10 <= -5 {
-                q / 10 - 1
-            } else {
-                q / 10
-            };
-            Ok(Value::Decimal(Decimal::new(q, scale)))
-        }
+        _ => Ok(
+            match decimal_ops::div(to_decimal(a).unwrap(), to_decimal(b).unwrap())? {
+                Some(d) => Value::Decimal(d),
+                None => Value::Null,
+            },
+        ),
     }
 }
 
@@ -1281,8 +1231,12 @@ pub fn cast(v: Value, t: CastType) -> EvalResult<Value> {
             }
         }
         CastType::Double => Value::Double(to_f64(&v)),
-        CastType::Decimal(_, s) => match to_decimal(&v).and_then(|d| d.rescale(s)) {
-            Some(d) => Value::Decimal(d),
+        // Out of DECIMAL(p, s)'s range: its largest value of that sign, as MariaDB's.
+        CastType::Decimal(p, s) => match to_decimal(&v) {
+            Some(d) => match d.rescale(s) {
+                Some(r) if r.fits(p, s) => Value::Decimal(r),
+                _ => Value::Decimal(Decimal::max_of(p, s, d.is_negative())),
+            },
             None => Value::Null,
         },
         CastType::Date => match datetime_of(&v) {

@@ -48,7 +48,7 @@ fn int(v: &Value) -> i64 {
     match v {
         Value::Int(i) => *i,
         Value::UInt(u) => *u as i64,
-        Value::Decimal(d) => d.mantissa as i64 / 10i64.pow(d.scale as u32),
+        Value::Decimal(d) => d.narrow().unwrap() as i64 / 10i64.pow(d.scale as u32),
         other => other.to_string().parse().unwrap(),
     }
 }

@@ -1,27 +1,78 @@
-//! Fixed-point decimals: `mantissa * 10^-scale`, up to 38 significant digits.
+//! Fixed-point decimals: `mantissa * 10^-scale`, up to 65 significant digits in columns
+//! (MariaDB's limit) and up to 76 in intermediate results (the mantissa is an [`I256`]).
 
+use crate::wide::I256;
 use std::cmp::Ordering;
 use std::fmt;
 use std::str::FromStr;
 
 /// A DECIMAL value. Two decimals with different scales compare by numeric value.
 #[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(from = "DecimalRepr", into = "DecimalRepr")]
 pub struct Decimal {
-    pub mantissa: i128,
+    pub mantissa: I256,
     pub scale: u8,
 }
 
-impl Decimal {
-    /// The largest precision onelog supports (MariaDB allows 65; i128 holds 38 digits).
-    pub const MAX_PRECISION: u8 = 38;
-    pub const MAX_SCALE: u8 = 30;
+/// The stored (JSON) form: `mantissa` as an i128 number, as it always was, and `wide` with
+/// the digits of a mantissa that does not fit in i128.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct DecimalRepr {
+    mantissa: i128,
+    scale: u8,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    wide: Option<String>,
+}
 
-    pub fn new(mantissa: i128, scale: u8) -> Decimal {
-        Decimal { mantissa, scale }
+impl From<DecimalRepr> for Decimal {
+    fn from(r: DecimalRepr) -> Decimal {
+        let m = r
+            .wide
+            .and_then(|w| I256::parse_digits(&w))
+            .unwrap_or(I256::from_i128(r.mantissa));
+        Decimal::new(m, r.scale)
+    }
+}
+
+impl From<Decimal> for DecimalRepr {
+    fn from(d: Decimal) -> DecimalRepr {
+        match d.mantissa.to_i128() {
+            Some(m) => DecimalRepr {
+                mantissa: m,
+                scale: d.scale,
+                wide: None,
+            },
+            None => DecimalRepr {
+                mantissa: 0,
+                scale: d.scale,
+                wide: Some(d.mantissa.to_string()),
+            },
+        }
+    }
+}
+
+impl Decimal {
+    /// The largest precision of a DECIMAL column or CAST (MariaDB's).
+    pub const MAX_PRECISION: u8 = 65;
+    /// The largest scale of a DECIMAL column, CAST or arithmetic result (MariaDB's).
+    pub const MAX_SCALE: u8 = 38;
+    /// The most fractional digits a decimal literal keeps (MariaDB truncates the rest).
+    pub const MAX_LITERAL_SCALE: u8 = 72;
+
+    pub fn new(mantissa: impl Into<I256>, scale: u8) -> Decimal {
+        Decimal {
+            mantissa: mantissa.into(),
+            scale,
+        }
     }
 
     pub fn from_i64(v: i64) -> Decimal {
-        Decimal::new(v as i128, 0)
+        Decimal::new(v, 0)
+    }
+
+    /// The mantissa as an i128, when it fits (every value of a DECIMAL(38) or narrower).
+    pub fn narrow(&self) -> Option<i128> {
+        self.mantissa.to_i128()
     }
 
     /// Rescales, rounding half away from zero when digits are dropped. None on overflow.
@@ -29,31 +80,43 @@ impl Decimal {
         match scale.cmp(&self.scale) {
             Ordering::Equal => Some(*self),
             Ordering::Greater => {
-                let f = 10i128.checked_pow((scale - self.scale) as u32)?;
+                let f = I256::pow10((scale - self.scale) as u32)?;
                 Some(Decimal::new(self.mantissa.checked_mul(f)?, scale))
             }
             Ordering::Less => {
-                let f = 10i128.checked_pow((self.scale - scale) as u32)?;
-                let q = self.mantissa / f;
-                let r = self.mantissa % f;
-                let adj = if r.abs() * 2 >= f {
-                    self.mantissa.signum()
+                let (q, r) = self.mantissa.checked_div_rem(self.pow10_of(scale)?)?;
+                let half = r.checked_abs()?.checked_mul(I256::from(2i64))?;
+                let q = if half >= self.pow10_of(scale)? {
+                    q.checked_add(I256::from(self.mantissa.signum() as i64))?
                 } else {
-                    0
+                    q
                 };
-                Some(Decimal::new(q + adj, scale))
+                Some(Decimal::new(q, scale))
             }
         }
     }
 
+    /// Drops digits below `scale` without rounding (toward zero).
+    pub fn truncate_to(&self, scale: u8) -> Decimal {
+        if scale >= self.scale {
+            return *self;
+        }
+        match self
+            .pow10_of(scale)
+            .and_then(|f| self.mantissa.checked_div(f))
+        {
+            Some(q) => Decimal::new(q, scale),
+            None => Decimal::new(0, scale),
+        }
+    }
+
+    fn pow10_of(&self, scale: u8) -> Option<I256> {
+        I256::pow10(self.scale.checked_sub(scale)? as u32)
+    }
+
     /// Number of digits before the decimal point (at least 1 is not implied: 0.5 has 0).
     pub fn int_digits(&self) -> u32 {
-        let int_part = (self.mantissa / 10i128.pow(self.scale as u32)).unsigned_abs();
-        if int_part == 0 {
-            0
-        } else {
-            int_part.ilog10() + 1
-        }
+        self.mantissa.digits().saturating_sub(self.scale as u32)
     }
 
     /// Whether the value fits DECIMAL(precision, scale) after rescaling to `scale`.
@@ -64,21 +127,60 @@ impl Decimal {
         }
     }
 
+    /// The largest magnitude of DECIMAL(precision, scale), with the given sign.
+    pub fn max_of(precision: u8, scale: u8, negative: bool) -> Decimal {
+        let m = I256::pow10(precision as u32)
+            .and_then(|p| p.checked_sub(I256::ONE))
+            .unwrap_or(I256::ZERO);
+        let m = if negative {
+            m.checked_neg().unwrap_or(m)
+        } else {
+            m
+        };
+        Decimal::new(m, scale)
+    }
+
     /// The nearest double (correctly rounded, as strtod gives it: a DECIMAL literal
     /// converted to DOUBLE reads back as the same text).
     pub fn to_f64(&self) -> f64 {
         // Both operands exact: one IEEE division rounds correctly.
-        if self.mantissa.unsigned_abs() < 1 << 53 && self.scale <= 22 {
-            return self.mantissa as f64 / 10f64.powi(self.scale as i32);
+        if let Some(m) = self.narrow() {
+            if m.unsigned_abs() < 1 << 53 && self.scale <= 22 {
+                return m as f64 / 10f64.powi(self.scale as i32);
+            }
         }
         self.to_string().parse().unwrap_or(f64::NAN)
     }
 
     pub fn is_zero(&self) -> bool {
-        self.mantissa == 0
+        self.mantissa.is_zero()
+    }
+
+    pub fn is_negative(&self) -> bool {
+        self.mantissa.is_negative()
+    }
+
+    /// -self (a decimal's mantissa never reaches the minimum I256).
+    pub fn neg(&self) -> Decimal {
+        Decimal::new(
+            self.mantissa.checked_neg().unwrap_or(self.mantissa),
+            self.scale,
+        )
+    }
+
+    /// |self|.
+    pub fn abs(&self) -> Decimal {
+        if self.is_negative() {
+            self.neg()
+        } else {
+            *self
+        }
     }
 
     fn cmp_value(&self, other: &Decimal) -> Ordering {
+        if self.scale == other.scale {
+            return self.mantissa.cmp(&other.mantissa);
+        }
         let scale = self.scale.max(other.scale);
         match (self.rescale(scale), other.rescale(scale)) {
             (Some(a), Some(b)) => a.mantissa.cmp(&b.mantissa),
@@ -109,21 +211,23 @@ impl Ord for Decimal {
 
 impl fmt::Display for Decimal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let neg = self.mantissa < 0;
-        let digits = self.mantissa.unsigned_abs().to_string();
-        let scale = self.scale as usize;
-        let (int, frac) = if digits.len() > scale {
-            let (a, b) = digits.split_at(digits.len() - scale);
-            (a.to_string(), b.to_string())
-        } else {
-            ("0".to_string(), format!("{digits:0>scale$}"))
+        let text = self.mantissa.to_string();
+        let (neg, digits) = match text.strip_prefix('-') {
+            Some(d) => (true, d),
+            None => (false, text.as_str()),
         };
+        let scale = self.scale as usize;
         if neg {
             f.write_str("-")?;
         }
-        f.write_str(&int)?;
-        if scale > 0 {
-            write!(f, ".{frac}")?;
+        if digits.len() > scale {
+            let (int, frac) = digits.split_at(digits.len() - scale);
+            f.write_str(int)?;
+            if scale > 0 {
+                write!(f, ".{frac}")?;
+            }
+        } else {
+            write!(f, "0.{digits:0>scale$}")?;
         }
         Ok(())
     }
@@ -162,32 +266,33 @@ impl FromStr for Decimal {
         if !int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit()) {
             return Err(ParseDecimalError);
         }
-        let all = format!("{int}{frac}");
-        let all = all.trim_start_matches('0');
+        let mut all = format!("{int}{frac}");
         let mut scale = frac.len() as i32 - exp;
-        let mut mantissa: i128 = if all.is_empty() {
-            0
-        } else {
-            all.parse().map_err(|_| ParseDecimalError)?
-        };
-        if scale < 0 {
-            mantissa = mantissa
-                .checked_mul(
-                    10i128
-                        .checked_pow((-scale) as u32)
-                        .ok_or(ParseDecimalError)?,
-                )
-                .ok_or(ParseDecimalError)?;
-            scale = 0;
-        }
-        while scale > Decimal::MAX_SCALE as i32 {
-            mantissa /= 10;
+        // Fraction digits past the literal limit, or past what the mantissa holds, are
+        // dropped (truncated, as MariaDB reads long literals).
+        let lead = all.len() - all.trim_start_matches('0').len();
+        while scale > 0
+            && (scale > Decimal::MAX_LITERAL_SCALE as i32
+                || all.len().saturating_sub(lead) > crate::wide::MAX_DIGITS as usize)
+        {
+            all.pop();
             scale -= 1;
         }
-        Ok(Decimal::new(
-            if neg { -mantissa } else { mantissa },
-            scale as u8,
-        ))
+        let all = all.trim_start_matches('0');
+        let mut mantissa = if all.is_empty() {
+            I256::ZERO
+        } else {
+            I256::parse_digits(all).ok_or(ParseDecimalError)?
+        };
+        if scale < 0 {
+            let f = I256::pow10((-scale) as u32).ok_or(ParseDecimalError)?;
+            mantissa = mantissa.checked_mul(f).ok_or(ParseDecimalError)?;
+            scale = 0;
+        }
+        if neg {
+            mantissa = mantissa.checked_neg().ok_or(ParseDecimalError)?;
+        }
+        Ok(Decimal::new(mantissa, scale as u8))
     }
 }
 

@@ -15,6 +15,7 @@ pub mod log;
 pub mod seed;
 pub mod stack;
 mod time;
+pub mod wide;
 
 pub use collation::{Collation, Derivation};
 pub use decimal::Decimal;
@@ -22,6 +23,7 @@ pub use elements::Elements;
 pub use error::{code, sqlstate, SqlError};
 pub use fixedbin::FixedBin;
 pub use time::{civil_from_days, days_from_civil, Date, DateTime, Time};
+pub use wide::I256;
 
 use std::fmt;
 

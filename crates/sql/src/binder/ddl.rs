@@ -60,16 +60,8 @@ pub fn column_type(t: &sq::DataType, name: &str) -> Result<ColumnType, SqlError>
         | D::DecimalUnsigned(info)
         | D::DecUnsigned(info) => {
             let (p, s) = exact_info(info, 10, 0);
-            if p > Decimal::MAX_PRECISION {
-                return Err(err(
-                    1426,
-                    format!(
-                        "Too big precision {p} specified for '{name}'. Maximum is {}",
-                        Decimal::MAX_PRECISION
-                    ),
-                ));
-            }
-            if s > p || s > Decimal::MAX_SCALE {
+            super::scalar::decimal_limits(p, s, name)?;
+            if s > p {
                 return Err(err(
                     1427,
                     format!("For float(M,D), double(M,D) or decimal(M,D), M must be >= D (column '{name}')"),

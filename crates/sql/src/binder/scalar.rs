@@ -672,7 +672,17 @@ pub(super) fn cast_type(t: &sq::DataType, what: &sq::Expr) -> Result<CastType, S
         D::Double(_) | D::DoublePrecision | D::Float(_) | D::Real => CastType::Double,
         D::Decimal(info) | D::Numeric(info) | D::Dec(info) => {
             let (p, s) = exact_info(info, 10, 0);
-            CastType::Decimal(p, s)
+            decimal_limits(p, s, &cast_name(what))?;
+            if s > p {
+                return Err(crate::sql_err(
+                    1427,
+                    format!(
+                        "For float(M,D), double(M,D) or decimal(M,D), M must be >= D (column '{}')",
+                        cast_name(what)
+                    ),
+                ));
+            }
+            CastType::Decimal(p.max(1), s)
         }
         D::Date => CastType::Date,
         D::Datetime(p) | D::Timestamp(p, _) => CastType::DateTime(fsp_of(*p)?),
@@ -690,29 +700,57 @@ pub(super) fn fsp_of(p: Option<u64>, what: &sq::Expr) -> Result<u8, SqlError> {
     match p {
         None => Ok(0),
         Some(p) if p <= 6 => Ok(p as u8),
-        Some(_) => {
-            let name = match what {
-                sq::Expr::Value(v) => match &v.value {
-                    sq::Value::SingleQuotedString(t) | sq::Value::DoubleQuotedString(t) => {
-                        t.clone()
-                    }
-                    other => other.to_string(),
-                },
-                other => other.to_string(),
-            };
-            Err(err(
-                code::ER_TOO_BIG_PRECISION,
-                format!("Too big precision specified for '{name}'. Maximum is 6"),
-            ))
-        }
+        Some(_) => Err(err(
+            code::ER_TOO_BIG_PRECISION,
+            format!(
+                "Too big precision specified for '{}'. Maximum is 6",
+                cast_name(what)
+            ),
+        )),
     }
+}
+
+/// How MariaDB names the operand of a CAST in its errors: a string without quotes.
+fn cast_name(what: &sq::Expr) -> String {
+    match what {
+        sq::Expr::Value(v) => match &v.value {
+            sq::Value::SingleQuotedString(t) | sq::Value::DoubleQuotedString(t) => t.clone(),
+            other => other.to_string(),
+        },
+        other => other.to_string(),
+    }
+}
+
+/// DECIMAL(p, s) limits: 1426 above 65 digits, 1425 above 38 fractional digits.
+pub(super) fn decimal_limits(p: u8, s: u8, name: &str) -> Result<(), SqlError> {
+    if p > Decimal::MAX_PRECISION {
+        return Err(err(
+            code::ER_TOO_BIG_PRECISION,
+            format!(
+                "Too big precision specified for '{name}'. Maximum is {}",
+                Decimal::MAX_PRECISION
+            ),
+        ));
+    }
+    if s > Decimal::MAX_SCALE {
+        return Err(err(
+            1425,
+            format!(
+                "Too big scale specified for '{name}'. Maximum is {}",
+                Decimal::MAX_SCALE
+            ),
+        ));
+    }
+    Ok(())
 }
 
 pub(super) fn exact_info(info: &sq::ExactNumberInfo, dp: u8, ds: u8) -> (u8, u8) {
     match info {
         sq::ExactNumberInfo::None => (dp, ds),
-        sq::ExactNumberInfo::Precision(p) => (*p as u8, 0),
-        sq::ExactNumberInfo::PrecisionAndScale(p, s) => (*p as u8, (*s).max(0) as u8),
+        sq::ExactNumberInfo::Precision(p) => ((*p).min(255) as u8, 0),
+        sq::ExactNumberInfo::PrecisionAndScale(p, s) => {
+            ((*p).min(255) as u8, (*s).clamp(0, 255) as u8)
+        }
     }
 }
 

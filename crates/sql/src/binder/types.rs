@@ -91,7 +91,7 @@ impl<'a> Binder<'a> {
                     ColumnType::Decimal { precision, scale } => ColumnType::Decimal {
                         precision: (precision + 22).min(65),
                         scale: if a.kind == AggKind::Avg {
-                            (scale + 4).min(30)
+                            (scale + 4).min(Decimal::MAX_SCALE)
                         } else {
                             scale
                         },
@@ -263,7 +263,7 @@ impl<'a> Binder<'a> {
                         _ => None,
                     };
                     if let Some(d) = d {
-                        let s = d.clamp(0, 30) as u8;
+                        let s = d.clamp(0, Decimal::MAX_SCALE as i64) as u8;
                         t = ColumnType::Decimal {
                             precision: (precision.saturating_sub(scale) + s + 1).min(65),
                             scale: s,
@@ -529,8 +529,8 @@ pub(super) fn arith_type(a: ColumnType, b: ColumnType, op: BinOp) -> ColumnType 
                 _ => ((pa - sa).max(pb - sb) + sa.max(sb) + 1, sa.max(sb)),
             };
             Decimal {
-                precision: p.min(65) as u8,
-                scale: s.min(30) as u8,
+                precision: p.min(onelog_types::Decimal::MAX_PRECISION as u32) as u8,
+                scale: s.min(onelog_types::Decimal::MAX_SCALE as u32) as u8,
             }
         }
     }

@@ -284,7 +284,11 @@ pub fn call_fn(f: CalFn, a: &[Value]) -> Value {
         })),
         SecToTime => {
             let us = match expr::to_decimal(&a[0]).and_then(|d| d.rescale(6)) {
-                Some(d) => d.mantissa,
+                Some(d) => d.narrow().unwrap_or(if d.is_negative() {
+                    i128::MIN
+                } else {
+                    i128::MAX
+                }),
                 None => return Value::Null,
             };
             Value::Time(Time::from_micros(
@@ -347,7 +351,7 @@ pub fn call_fn(f: CalFn, a: &[Value]) -> Value {
         MakeTime => {
             let (h, m) = (expr::to_i64(&a[0]), expr::to_i64(&a[1]));
             let s = match expr::to_decimal(&a[2]).and_then(|d| d.rescale(6)) {
-                Some(d) => d.mantissa,
+                Some(d) => d.narrow().unwrap_or(i128::MAX),
                 None => return Value::Null,
             };
             if !(0..60).contains(&m) || !(0..60_000_000).contains(&s) {

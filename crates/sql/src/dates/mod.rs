@@ -211,7 +211,7 @@ pub fn span(amount: &Value, unit: Unit) -> Option<Span> {
         let (micros, decimals) = match amount {
             Value::Int(_) | Value::UInt(_) => (expr::to_i128(amount) * 1_000_000, 0),
             Value::Decimal(d) => {
-                let us = d.rescale(6).map(|d| d.mantissa).unwrap_or(0);
+                let us = d.rescale(6).and_then(|d| d.narrow()).unwrap_or(0);
                 (us, u32::from(d.scale.min(6)))
             }
             other => ((expr::to_f64(other) * 1e6).round() as i128, 6),

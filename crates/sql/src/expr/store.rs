@@ -287,10 +287,7 @@ fn to_decimal_column(v: &Value, precision: u8, scale: u8) -> Result<Value, (Conv
             None => (Decimal::new(0, 0), Some(ConvIssue::OutOfRange)),
         },
     };
-    let max = || {
-        let m = 10i128.pow(precision as u32) - 1;
-        Decimal::new(if d.mantissa < 0 { -m } else { m }, scale)
-    };
+    let max = || Decimal::max_of(precision, scale, d.is_negative());
     match d.rescale(scale) {
         Some(r) if r.fits(precision, scale) => match issue {
             Some(i) => Err((i, Value::Decimal(r))),
@@ -396,7 +393,7 @@ pub fn exact_key(v: &Value, ty: &ColumnType) -> Option<Value> {
         (ColumnType::Int { .. }, Value::Decimal(d)) => {
             let r = d.rescale(0)?;
             if Decimal::new(r.mantissa, 0) == *d {
-                exact_key(&Value::Int(i64::try_from(r.mantissa).ok()?), ty)
+                exact_key(&Value::Int(i64::try_from(r.narrow()?).ok()?), ty)
             } else {
                 None
             }

@@ -689,7 +689,7 @@ fn number_values(f: Func, vals: &[Value]) -> EvalResult<Value> {
                     .ok_or_else(|| crate::sql_err(1690, "BIGINT value is out of range"))?,
             ),
             Value::UInt(u) => Value::UInt(u),
-            Value::Decimal(d) => Value::Decimal(Decimal::new(d.mantissa.abs(), d.scale)),
+            Value::Decimal(d) => Value::Decimal(d.abs()),
             other => Value::Double(to_f64(&other).abs()),
         },
         Round | Truncate => {
@@ -708,33 +708,16 @@ fn number_values(f: Func, vals: &[Value]) -> EvalResult<Value> {
                 }
                 other => {
                     let d = to_decimal(&other).unwrap_or(Decimal::new(0, 0));
-                    let s = digits.clamp(0, 30) as u8;
-                    let r = if trunc {
-                        if d.scale > s {
-                            Some(Decimal::new(
-                                d.mantissa / 10i128.pow((d.scale - s) as u32),
-                                s,
-                            ))
-                        } else {
-                            d.rescale(s)
+                    let r = crate::expr::decimal_ops::round_to(d, digits, trunc)?;
+                    if matches!(other, Value::Bytes(_)) {
+                        Value::Double(r.to_f64())
+                    } else if digits < 0 {
+                        match r.narrow().and_then(|m| i64::try_from(m).ok()) {
+                            Some(i) => Value::Int(i),
+                            None => Value::Decimal(r),
                         }
                     } else {
-                        d.rescale(s)
-                    };
-                    match r {
-                        Some(r) if digits >= 0 => {
-                            if matches!(other, Value::Bytes(_)) {
-                                Value::Double(r.to_f64())
-                            } else {
-                                Value::Decimal(r)
-                            }
-                        }
-                        _ => {
-                            let p = 10f64.powi((-digits).clamp(0, 30) as i32);
-                            let x = d.to_f64() / p;
-                            let x = if trunc { x.trunc() } else { x.round() };
-                            Value::Int((x * p) as i64)
-                        }
+                        Value::Decimal(r)
                     }
                 }
             }
@@ -742,14 +725,11 @@ fn number_values(f: Func, vals: &[Value]) -> EvalResult<Value> {
         Floor | Ceil => match v0() {
             Value::Int(_) | Value::UInt(_) => v0(),
             Value::Decimal(d) => {
-                let p = 10i128.pow(d.scale as u32);
-                let q = d.mantissa.div_euclid(p);
-                let q = if f == Ceil && d.mantissa.rem_euclid(p) != 0 {
-                    q + 1
-                } else {
-                    q
-                };
-                Value::Int(q as i64)
+                let q = crate::expr::decimal_ops::floor_ceil(d, f == Ceil);
+                match q.narrow().and_then(|m| i64::try_from(m).ok()) {
+                    Some(i) => Value::Int(i),
+                    None => Value::Decimal(q),
+                }
             }
             other => {
                 let x = to_f64(&other);
