@@ -137,7 +137,7 @@ pub(crate) fn check_value(c: &ColumnDef, v: Value) -> Result<Value, (ConvIssue, 
             Value::Double(d) if *d < 0.0 => {
                 return Err((ConvIssue::OutOfRange, Value::Double(0.0)));
             }
-            Value::Decimal(d) if d.mantissa < 0 => {
+            Value::Decimal(d) if d.is_negative() => {
                 return Err((
                     ConvIssue::OutOfRange,
                     Value::Decimal(onelog_types::Decimal::new(0, d.scale)),
