@@ -62,8 +62,8 @@ mod xa;
 pub use active::OpenTxn;
 pub use admin::BinlogEventRow;
 pub use catalog::{
-    Catalog, CheckDef, ColumnDef, DatabaseDef, IndexDef, IndexId, NumAttrs, ObjectKind, StoredObject,
-    TableDef, TableId,
+    Catalog, CheckDef, ColumnDef, DatabaseDef, IndexDef, IndexId, NumAttrs, ObjectKind,
+    StoredObject, TableDef, TableId,
 };
 pub use check::CheckReport;
 pub use commit_order::CommitOrder;

@@ -22,7 +22,7 @@ const DUMP: &str = "/usr/bin/mariadb-dump";
 /// The tables every round trip carries: integers, decimals, floats that print exactly,
 /// strings with quotes, backslashes and 4-byte UTF-8, dates and times, blobs with every
 /// byte value, NULLs, AUTO_INCREMENT, unique and secondary indexes, a table without a
-/// primary key and an empty one.
+/// primary key and an empty one; ZEROFILL, UNSIGNED DECIMAL/FLOAT and DOUBLE(M,D) columns.
 const FILL: &str = r#"
 CREATE TABLE kinds (
   id INT AUTO_INCREMENT PRIMARY KEY,
@@ -46,6 +46,15 @@ CREATE TABLE nokey (a INT, b VARCHAR(20), c BLOB);
 INSERT INTO nokey VALUES (1, 'one', X'01'), (1, 'one', X'01'), (NULL, NULL, NULL), (2, 'two', '');
 CREATE TABLE empty_t (id BIGINT UNSIGNED PRIMARY KEY, v VARCHAR(5));
 CREATE TABLE wide (id INT PRIMARY KEY, v VARCHAR(300));
+CREATE TABLE legacy (
+  id INT(6) UNSIGNED ZEROFILL NOT NULL AUTO_INCREMENT PRIMARY KEY,
+  code SMALLINT(4) ZEROFILL, amount DECIMAL(8,2) UNSIGNED ZEROFILL,
+  price DOUBLE(10,2), ratio FLOAT(5,3) UNSIGNED, qty MEDIUMINT ZEROFILL DEFAULT 7
+);
+INSERT INTO legacy (code, amount, price, ratio, qty) VALUES
+ (7, 12.5, 1234.5, 0.25, 3), (NULL, NULL, NULL, NULL, NULL),
+ (9999, 999999.99, -99999999.99, 99.999, 16777215);
+INSERT INTO legacy (code) VALUES (42);
 "#;
 
 /// Rows for `wide`, enough for mariadb-dump to split its extended INSERTs.

@@ -753,7 +753,8 @@ pub(crate) fn store(
         // A number or temporal into UUID/INET6: an error in every mode.
         return Err(expr::cannot_cast(from, f.name(), &t.db, &t.name, &col.name));
     }
-    match expr::convert_for_column(&v, &col.ty).and_then(|x| crate::num_attrs::check_value(col, x)) {
+    match expr::convert_for_column(&v, &col.ty).and_then(|x| crate::num_attrs::check_value(col, x))
+    {
         Ok(x) => Ok(x),
         Err((issue, adjusted)) => {
             if strict {

@@ -96,6 +96,7 @@ mod inlist;
 mod load;
 mod locks;
 mod maintenance;
+mod num_attrs;
 mod planner;
 mod prepared_count;
 mod replication;
@@ -114,7 +115,6 @@ mod vars;
 mod view_dml;
 mod views;
 mod watchdog;
-mod num_attrs;
 
 pub use conn_stats::ConnStats;
 pub use database::{Database, ProcessInfo};

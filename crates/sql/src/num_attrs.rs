@@ -48,7 +48,9 @@ fn float_digits(declared: &sq::DataType, name: &str) -> Result<Option<(u8, u8)>,
     if m < d {
         return Err(sql_err(
             1427,
-            format!("For float(M,D), double(M,D) or decimal(M,D), M must be >= D (column '{name}')"),
+            format!(
+                "For float(M,D), double(M,D) or decimal(M,D), M must be >= D (column '{name}')"
+            ),
         ));
     }
     if m > 255 {
@@ -167,10 +169,7 @@ pub(crate) fn check_value(c: &ColumnDef, v: Value) -> Result<Value, (ConvIssue, 
 }
 
 /// An out-of-range issue whose adjusted value is negative, for an unsigned column: 0.
-fn clip_sign(
-    c: &ColumnDef,
-    (issue, v): (ConvIssue, Value),
-) -> Result<Value, (ConvIssue, Value)> {
+fn clip_sign(c: &ColumnDef, (issue, v): (ConvIssue, Value)) -> Result<Value, (ConvIssue, Value)> {
     match v {
         Value::Double(d) if c.num.unsigned && d < 0.0 => Err((issue, Value::Double(0.0))),
         v => Err((issue, v)),
@@ -194,9 +193,7 @@ pub(crate) fn zerofill_width(
 /// sign.
 pub(crate) fn decimal_length(ty: &ColumnType) -> Option<u32> {
     match *ty {
-        ColumnType::Decimal { precision, scale } => {
-            Some(precision as u32 + u32::from(scale > 0))
-        }
+        ColumnType::Decimal { precision, scale } => Some(precision as u32 + u32::from(scale > 0)),
         _ => None,
     }
 }
@@ -219,5 +216,8 @@ pub(crate) fn shown(c: &ColumnDef, v: &Value) -> Option<String> {
         return Some(text);
     }
     let width = zerofill_width(&c.ty, c.display_width, c.num.digits) as usize;
-    Some(format!("{}{text}", "0".repeat(width.saturating_sub(text.len()))))
+    Some(format!(
+        "{}{text}",
+        "0".repeat(width.saturating_sub(text.len()))
+    ))
 }

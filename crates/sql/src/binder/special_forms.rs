@@ -64,8 +64,7 @@ impl<'a> Binder<'a> {
                     crate::parser::syntax_error(&format!("{field} FROM {expr})"), 0)
                 })?;
                 let f = Func::Cal(dates::CalFn::Extract(unit));
-                let args = vec![self.bind_expr(expr, clause)?];
-                Expr::Func(f, self.zerofill_args(f, args))
+                Expr::Func(f, vec![self.bind_expr(expr, clause)?])
             }
             E::TypedString(ts) => {
                 let v = self.bind_value(&ts.value.value)?;
@@ -122,7 +121,8 @@ impl<'a> Binder<'a> {
                     Some(sq::TrimWhereField::Trailing) => Func::RTrim,
                     _ => Func::Trim,
                 };
-                Expr::Func(f, vec![self.bind_expr(expr, clause)?])
+                let args = vec![self.bind_expr(expr, clause)?];
+                Expr::Func(f, self.zerofill_args(f, args))
             }
             E::Ceil { expr, .. } => Expr::Func(Func::Ceil, vec![self.bind_expr(expr, clause)?]),
             E::Floor { expr, .. } => Expr::Func(Func::Floor, vec![self.bind_expr(expr, clause)?]),

@@ -223,7 +223,25 @@ pub fn result_type(f: Func, args: &[ColumnType]) -> ColumnType {
         },
         UnixTimestamp => bigint,
         Rand | Pow | Sqrt => ColumnType::Double,
-        Abs | Floor | Ceil | Round | Truncate => args.first().copied().unwrap_or(bigint),
+        // FLOOR/CEIL of a DECIMAL: its integer digits (one more for the carry), no
+        // fraction; an INT or BIGINT when they fit (MariaDB's types).
+        Floor | Ceil => match args.first().copied() {
+            Some(ColumnType::Decimal { precision, scale }) => {
+                match precision.saturating_sub(scale) + 1 {
+                    0..=9 => ColumnType::Int {
+                        bytes: 4,
+                        unsigned: false,
+                    },
+                    10..=18 => bigint,
+                    p => ColumnType::Decimal {
+                        precision: p.min(65),
+                        scale: 0,
+                    },
+                }
+            }
+            other => other.unwrap_or(bigint),
+        },
+        Abs | Round | Truncate => args.first().copied().unwrap_or(bigint),
         DateDiff => ColumnType::Int {
             bytes: 4,
             unsigned: false,
