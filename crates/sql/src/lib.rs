@@ -138,7 +138,9 @@ pub mod status_flags {
     pub const AUTOCOMMIT: u16 = 0x0002;
     pub const MORE_RESULTS_EXISTS: u16 = 0x0008;
     pub const NO_INDEX_USED: u16 = 0x0020;
+    pub const NO_BACKSLASH_ESCAPES: u16 = 0x0200;
     pub const IN_TRANS_READONLY: u16 = 0x2000;
+    pub const ANSI_QUOTES: u16 = 0x8000;
 }
 
 /// One column of a result set.

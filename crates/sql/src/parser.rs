@@ -10,7 +10,6 @@
 
 use onelog_types::{code, SqlError};
 use sqlparser::ast::{Expr, ObjectName, Statement};
-use sqlparser::dialect::MySqlDialect;
 use sqlparser::keywords::Keyword;
 use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::{Location, Token, TokenWithSpan, Tokenizer};
@@ -21,6 +20,7 @@ mod accounts;
 mod alter_table;
 mod load;
 mod locks;
+mod mode;
 mod replica;
 pub(crate) mod rewrite;
 pub mod sequence;
@@ -288,8 +288,10 @@ impl Admin {
     }
 }
 
-fn dialect() -> MySqlDialect {
-    MySqlDialect {}
+pub use mode::{with_options, ParseOptions};
+
+fn dialect() -> Box<dyn sqlparser::dialect::Dialect> {
+    mode::dialect()
 }
 
 /// MariaDB's syntax error for the statement `text` at byte offset `at`.
@@ -370,7 +372,7 @@ pub fn parse_multi(sql: &str) -> Result<Vec<Result<Parsed, SqlError>>, SqlError>
     }
     let d = dialect();
     let map = LineMap::new(sql);
-    let tokens = Tokenizer::new(&d, sql)
+    let tokens = Tokenizer::new(&*d, sql)
         .with_unescape(false)
         .tokenize_with_location()
         .map_err(|e| syntax_error(sql, map.offset(e.location).unwrap_or(sql.len())))?;
@@ -440,7 +442,7 @@ pub fn parse_one(sql: &str) -> Result<Parsed, SqlError> {
 fn parse_text(text: &str) -> Result<Parsed, SqlError> {
     let d = dialect();
     let map = LineMap::new(text);
-    let mut toks = Tokenizer::new(&d, text)
+    let mut toks = Tokenizer::new(&*d, text)
         .with_unescape(true)
         .tokenize_with_location()
         .map_err(|e| syntax_error(text, map.offset(e.location).unwrap_or(text.len())))?;
@@ -458,6 +460,7 @@ fn parse_text(text: &str) -> Result<Parsed, SqlError> {
             }
         }
     }
+    mode::rewrite_ansi_quotes(&mut toks);
     rewrite_lock_in_share_mode(&mut toks);
     rewrite_multi_table(&mut toks);
     rewrite_interval_units(&mut toks);
@@ -514,7 +517,7 @@ fn parse_tokens(
         }
     }
     let into = load::split_into(&mut toks).map_err(err_at)?;
-    let mut p = Parser::new(&d)
+    let mut p = Parser::new(&*d)
         .with_recursion_limit(RECURSION_LIMIT)
         .with_tokens_with_locations(toks);
     let mut stmt = match parse_admin(&mut p) {

@@ -326,6 +326,13 @@ impl Session {
                 f |= status_flags::IN_TRANS_READONLY;
             }
         }
+        let opts = self.parse_options();
+        if opts.no_backslash_escapes {
+            f |= status_flags::NO_BACKSLASH_ESCAPES;
+        }
+        if opts.ansi_quotes {
+            f |= status_flags::ANSI_QUOTES;
+        }
         f
     }
 
@@ -455,6 +462,11 @@ impl Session {
         }
     }
 
+    /// How statement text is read under the session's sql_mode.
+    pub(crate) fn parse_options(&self) -> parser::ParseOptions {
+        parser::ParseOptions::from_sql_mode(&self.sql_mode())
+    }
+
     pub(crate) fn sql_mode(&self) -> String {
         crate::expr::to_string(
             &self
@@ -479,13 +491,14 @@ impl Session {
         self.db.questions.fetch_add(1, Ordering::Relaxed);
         self.set_proc("Query", Some(sql));
         self.begin_statement();
-        if let Some(r) = self.run_shaped(sql) {
+        let opts = self.parse_options();
+        if let Some(r) = self.run_shaped(sql, opts) {
             self.set_proc("Sleep", None);
             let r = self.control.finish(r);
             client.result(self, r, false);
             return;
         }
-        match parser::parse_multi(sql) {
+        match parser::with_options(opts, || parser::parse_multi(sql)) {
             Err(e) => {
                 self.warnings.clear();
                 client.result(self, Err(e), false);
@@ -521,7 +534,15 @@ impl Session {
     /// Runs an INSERT/REPLACE ... VALUES as its shape, parsed once per session, with its
     /// literals as parameters (see `crate::shape`). None: the statement has no such shape
     /// (or the shape does not parse); it takes the ordinary path.
-    fn run_shaped(&mut self, sql: &str) -> Option<Result<QueryResult, SqlError>> {
+    fn run_shaped(
+        &mut self,
+        sql: &str,
+        opts: parser::ParseOptions,
+    ) -> Option<Result<QueryResult, SqlError>> {
+        if opts != parser::ParseOptions::default() {
+            // The shape cache reads literals and operators the default way.
+            return None;
+        }
         let shape = crate::shape::shape_of(sql)?;
         let mut kept = match self.shapes.remove(&shape.text) {
             Some(p) => p,
@@ -583,7 +604,7 @@ impl Session {
     /// Parses a statement to prepare and binds a query once (so unknown tables and columns
     /// fail at prepare time, as in MariaDB); returns its result columns.
     fn prepare_parsed(&mut self, sql: &str) -> Result<(Parsed, Vec<ResultColumn>), SqlError> {
-        let parsed = parser::parse_one(sql)?;
+        let parsed = parser::with_options(self.parse_options(), || parser::parse_one(sql))?;
         if let Stmt::Admin(
             Admin::Prepare { .. }
             | Admin::Execute { .. }
