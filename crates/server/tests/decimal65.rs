@@ -7,7 +7,7 @@ mod common;
 use common::mariadb::MariaDb;
 use common::*;
 use mysql::prelude::Queryable;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const TABLE: &str = "CREATE TABLE dd.t (id INT PRIMARY KEY, a DECIMAL(65,30), \
      b DECIMAL(65,0), c DECIMAL(40,38), KEY ka (a))";
@@ -161,58 +161,26 @@ fn decimal65_survives_sigkill_and_decodes_as_mariadbs() {
 
 #[test]
 fn mariadb_primary_decimal65_applies_on_onelog() {
-    let port = free_port();
-    let Some(m) = MariaDb::start_with(
-        "mariadb_primary_decimal65_applies_on_onelog",
-        &[
-            format!("--port={port}"),
-            "--server-id=7".into(),
-            "--log-bin=mb".into(),
-            "--binlog-format=ROW".into(),
-        ],
-    ) else {
+    let Some((m, port)) =
+        replica::mariadb_primary("mariadb_primary_decimal65_applies_on_onelog", 7)
+    else {
         return;
     };
+    // Row events (connections made after this take the global format).
+    m.conn(None)
+        .query_drop("SET GLOBAL binlog_format = ROW")
+        .unwrap();
     let mut mc = m.conn(None);
-    mc.query_drop("CREATE USER repl@'%' IDENTIFIED BY 'pw'")
-        .unwrap();
-    mc.query_drop("GRANT REPLICATION SLAVE ON *.* TO repl@'%'")
-        .unwrap();
     let replica = Server::start(&["--server-id=8"]);
     let mut oc = replica.conn(None);
-    oc.query_drop(format!(
-        "CHANGE MASTER TO master_host='127.0.0.1', master_port={port}, master_user='repl', \
-         master_password='pw', master_use_gtid=slave_pos, master_connect_retry=1"
-    ))
-    .unwrap();
-    oc.query_drop("START SLAVE").unwrap();
+    replica::follow(&mut oc, port);
     mc.query_drop("CREATE DATABASE dd").unwrap();
     mc.query_drop(TABLE).unwrap();
     for w in WRITES {
         mc.query_drop(w).unwrap();
     }
     let want: String = mc.query_first("SELECT @@gtid_binlog_pos").unwrap().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let pos: String = oc
-            .query_first("SELECT @@gtid_slave_pos")
-            .unwrap()
-            .unwrap_or_default();
-        if pos == want {
-            break;
-        }
-        let row: mysql::Row = oc.query_first("SHOW SLAVE STATUS").unwrap().unwrap();
-        let err: String = row
-            .get_opt::<String, _>("Last_SQL_Error")
-            .and_then(Result::ok)
-            .unwrap_or_default();
-        assert!(err.is_empty(), "replica stopped: {err}");
-        assert!(
-            Instant::now() < deadline,
-            "replica did not catch up to {want}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    replica::wait_gtid(&mut oc, &want);
     assert_eq!(rows(&mut oc).0, EXPECTED);
     assert_eq!(rows(&mut oc), rows(&mut mc));
     replica.assert_no_panic();

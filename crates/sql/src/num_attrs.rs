@@ -23,8 +23,8 @@ pub(crate) fn is_mark(n: &sq::ObjectName) -> bool {
     crate::parser::name_parts(n).join(".") == ZEROFILL_MARK
 }
 
-/// The display width MariaDB gives an unsigned integer of `bytes` bytes.
-fn unsigned_width(bytes: u8) -> u16 {
+/// The display width MariaDB gives an unsigned integer of `bytes` bytes (its digits).
+pub(crate) fn unsigned_width(bytes: u8) -> u16 {
     match bytes {
         1 => 3,
         2 => 5,

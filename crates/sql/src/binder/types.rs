@@ -539,16 +539,7 @@ pub(super) fn arith_type(a: ColumnType, b: ColumnType, op: BinOp) -> ColumnType 
 pub(super) fn dec_ps(t: ColumnType) -> (u32, u32) {
     match t {
         ColumnType::Decimal { precision, scale } => (precision as u32, scale as u32),
-        ColumnType::Int { bytes, .. } => (
-            match bytes {
-                1 => 3,
-                2 => 5,
-                3 => 8,
-                4 => 10,
-                _ => 20,
-            },
-            0,
-        ),
+        ColumnType::Int { bytes, .. } => (crate::num_attrs::unsigned_width(bytes) as u32, 0),
         _ => (20, 0),
     }
 }
