@@ -38,6 +38,7 @@ pub mod com {
     pub const STMT_RESET: u8 = 0x1A;
     pub const SET_OPTION: u8 = 0x1B;
     pub const STMT_FETCH: u8 = 0x1C;
+    pub const STMT_BULK_EXECUTE: u8 = 0xFA;
     pub const DAEMON: u8 = 0x1D;
     pub const BINLOG_DUMP_GTID: u8 = 0x1E;
     pub const RESET_CONNECTION: u8 = 0x1F;
@@ -126,6 +127,12 @@ pub enum Command<'a> {
         param_id: u16,
         data: &'a [u8],
     },
+    /// COM_STMT_BULK_EXECUTE; rows are decoded separately with
+    /// [`decode_bulk`](crate::decode_bulk), which needs the statement's parameter count.
+    StmtBulkExecute {
+        stmt_id: u32,
+        flags: u16,
+    },
     StmtClose(u32),
     StmtReset(u32),
     SetOption(u16),
@@ -213,6 +220,10 @@ pub fn parse_command(payload: &[u8], client_capabilities: u64) -> Result<Command
             stmt_id: r.u32()?,
             flags: r.u8()?,
             iteration_count: r.u32()?,
+        },
+        com::STMT_BULK_EXECUTE => Command::StmtBulkExecute {
+            stmt_id: r.u32()?,
+            flags: r.u16()?,
         },
         com::STMT_SEND_LONG_DATA => Command::StmtSendLongData {
             stmt_id: r.u32()?,

@@ -63,8 +63,8 @@ pub const NATIVE_PASSWORD_PLUGIN: &str = "mysql_native_password";
 pub const SCRAMBLE_LEN: usize = 20;
 
 /// The capabilities onelog's server announces. Not announced: CLIENT_MYSQL (we are
-/// MariaDB), COMPRESS, DEPRECATE_EOF (classic EOF packets are used); MariaDB extended
-/// capabilities are all zero. SESSION_TRACK: OK packets carry the session state changes
+/// MariaDB), COMPRESS, DEPRECATE_EOF (classic EOF packets are used). Of MariaDB's extended
+/// capabilities, STMT_BULK_OPERATIONS (COM_STMT_BULK_EXECUTE, `bulk.rs`). SESSION_TRACK: OK packets carry the session state changes
 /// (`sql/session/track.rs`) to clients that set it. LOCAL_FILES: LOAD DATA LOCAL INFILE works
 /// with clients that announce it too.
 ///
@@ -89,7 +89,8 @@ pub fn server_capabilities(ssl: bool) -> u64 {
         | CLIENT_PLUGIN_AUTH
         | CLIENT_CONNECT_ATTRS
         | CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA
-        | CLIENT_SESSION_TRACK;
+        | CLIENT_SESSION_TRACK
+        | MARIADB_CLIENT_STMT_BULK_OPERATIONS;
     if ssl {
         c |= CLIENT_SSL;
     }

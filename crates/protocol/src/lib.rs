@@ -13,6 +13,7 @@
 //!
 //! Classic EOF packets are used throughout (CLIENT_DEPRECATE_EOF is never announced).
 
+mod bulk;
 mod client;
 mod codec;
 mod command;
@@ -26,6 +27,7 @@ mod resultset;
 #[cfg(test)]
 mod testutil;
 
+pub use bulk::{decode_bulk, BulkExecute, BulkParam, LAST_PREPARED};
 pub use client::{decode_err, Client, ClientError, ClientResult, DumpPacket, Rows};
 pub use codec::{
     lenenc_int_len, put_lenenc_bytes, put_lenenc_int, put_null_str, put_u16, put_u24, put_u32,

@@ -17,6 +17,8 @@ use onelog_protocol::*;
 use onelog_sql::{QueryResult, ResultColumn, Session};
 use onelog_types::{code, SqlError, Value};
 
+mod bulk;
+
 use crate::listener::Server;
 use crate::pool::Turn;
 use onelog_engine::wait::WaitObserver;
@@ -619,6 +621,7 @@ impl<'a> Conn<'a> {
                 }
             }
             Command::StmtExecute { stmt_id, .. } => self.execute(stmt_id, payload)?,
+            Command::StmtBulkExecute { stmt_id, .. } => self.bulk_execute(stmt_id, payload)?,
             Command::StmtSendLongData {
                 stmt_id,
                 param_id,

@@ -27,6 +27,7 @@ use crate::{sql_err, status_flags, QueryResult, ResultColumn};
 
 mod bind_env;
 mod binlog_stmt;
+mod bulk;
 mod prepared_exec;
 mod track;
 mod txn;

@@ -18,16 +18,31 @@ impl Raw {
     /// Logs in (no password) with `caps` added to CLIENT_LONG_PASSWORD | PROTOCOL_41 |
     /// SECURE_CONNECTION | PLUGIN_AUTH, into `db` if given; also returns the login's OK.
     pub fn connect_with(port: u16, user: &str, caps: u32, db: Option<&str>) -> (Raw, Vec<u8>) {
+        Raw::connect_ext(port, user, caps, 0, db)
+    }
+
+    /// As [`connect_with`](Self::connect_with), also announcing MariaDB extended
+    /// capabilities `ext` (bits 32..63 shifted down; the client then does not claim
+    /// CLIENT_MYSQL, bit 0, so that they are read).
+    pub fn connect_ext(
+        port: u16,
+        user: &str,
+        caps: u32,
+        ext: u32,
+        db: Option<&str>,
+    ) -> (Raw, Vec<u8>) {
         let s = TcpStream::connect(("127.0.0.1", port)).unwrap();
         s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
         let mut r = Raw { s, seq: 0 };
         let _greeting = r.read();
         let with_db = if db.is_some() { 0x8 } else { 0 };
-        let caps: u32 = 0x1 | 0x200 | 0x8000 | 0x80000 | with_db | caps;
+        let mysql = if ext == 0 { 0x1 } else { 0 };
+        let caps: u32 = mysql | 0x200 | 0x8000 | 0x80000 | with_db | caps;
         let mut p = caps.to_le_bytes().to_vec();
         p.extend_from_slice(&(16u32 << 20).to_le_bytes());
         p.push(45);
-        p.extend_from_slice(&[0; 23]);
+        p.extend_from_slice(&[0; 19]);
+        p.extend_from_slice(&ext.to_le_bytes());
         p.extend_from_slice(user.as_bytes());
         p.push(0);
         p.push(0);
