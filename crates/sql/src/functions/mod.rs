@@ -246,6 +246,8 @@ pub fn result_type(f: Func, args: &[ColumnType]) -> ColumnType {
             }
             other => other.unwrap_or(bigint),
         },
+        // ABS of a FLOAT is a DOUBLE, as in MariaDB.
+        Abs if args.first() == Some(&ColumnType::Float) => ColumnType::Double,
         Abs | Round | Truncate => args.first().copied().unwrap_or(bigint),
         DateDiff => ColumnType::Int {
             bytes: 4,
