@@ -191,6 +191,7 @@ mod ddl;
 mod default_expr;
 mod dml;
 mod fixedbin;
+mod insert_row;
 pub(crate) mod joins;
 mod logic;
 mod numeric;
@@ -513,6 +514,8 @@ pub(crate) enum Clause {
     Set,
     Check,
     Default,
+    /// The values of INSERT ... VALUES / SET.
+    Values,
 }
 
 impl Clause {
@@ -527,6 +530,7 @@ impl Clause {
             Clause::Set => "SET",
             Clause::Check => "CHECK",
             Clause::Default => "DEFAULT",
+            Clause::Values => "VALUES",
         }
     }
 }

@@ -51,3 +51,29 @@ pub(crate) fn fill(
     }
     Ok(())
 }
+
+/// The row an INSERT's values see while they are computed, before any is stored: each
+/// column's constant default (CURRENT_TIMESTAMP as the statement's time), NULL for a
+/// column with an expression default or none. A value naming a column reads it here.
+pub(crate) fn row_before_values(cx: &ExecCtx, t: &TableDef) -> Vec<Value> {
+    let mut row: Vec<Value> = t
+        .columns
+        .iter()
+        .map(|c| {
+            if c.default_now {
+                expr::convert_for_column(&Value::DateTime(cx.now), &c.ty).unwrap_or(Value::Null)
+            } else {
+                c.default.clone().unwrap_or(Value::Null)
+            }
+        })
+        .collect();
+    row.resize(t.columns.len() + t.hidden_pk as usize, Value::Null);
+    row
+}
+
+/// Stores `v`, the value computed for column `c`, into the row the next values see.
+pub(crate) fn set_seen(t: &TableDef, seen: &mut [Value], c: usize, v: &Value) {
+    if let Some(slot) = seen.get_mut(c) {
+        *slot = expr::convert_for_column(v, &t.columns[c].ty).unwrap_or_else(|_| v.clone());
+    }
+}

@@ -1116,16 +1116,32 @@ fn auto_increment(
 fn insert_input(cx: &mut ExecCtx, ins: &mut Insert) -> Result<Vec<Vec<Option<Value>>>, SqlError> {
     Ok(match &mut ins.source {
         InsertSource::Values(rows) => {
+            // A value may name a column of the row (see `binder::insert_row`).
+            let named = rows
+                .iter()
+                .flatten()
+                .flatten()
+                .any(|e| !matches!(e, Expr::Lit(_)));
+            let base = if named {
+                crate::defaults::row_before_values(cx, &ins.table)
+            } else {
+                Vec::new()
+            };
             let mut out = Vec::with_capacity(rows.len());
             for r in rows.iter_mut() {
+                let mut seen = base.clone();
                 let mut o = Vec::with_capacity(r.len());
-                for e in r {
-                    o.push(match e {
+                for (k, e) in r.iter_mut().enumerate() {
+                    let v = match e {
                         // The plan runs once: its constants move into the rows.
                         Some(Expr::Lit(v)) => Some(std::mem::replace(v, Value::Null)),
-                        Some(e) => Some(eval(e, &Ctx::new(&[]))?),
+                        Some(e) => Some(eval(e, &Ctx::new(&seen))?),
                         None => None,
-                    });
+                    };
+                    if let (true, Some(v), Some(&c)) = (named, &v, ins.columns.get(k)) {
+                        crate::defaults::set_seen(&ins.table, &mut seen, c, v);
+                    }
+                    o.push(v);
                 }
                 out.push(o);
             }

@@ -29,6 +29,7 @@ impl<'a> Binder<'a> {
         }
         let source = if !ins.assignments.is_empty() {
             // INSERT ... SET a=1, b=2
+            self.enter_insert_row(&t)?;
             let mut row = Vec::new();
             for a in &ins.assignments {
                 let sq::AssignmentTarget::ColumnName(n) = &a.target else {
@@ -44,6 +45,7 @@ impl<'a> Binder<'a> {
                 columns.push(i);
                 row.push(self.bind_insert_value(&a.value)?);
             }
+            self.leave_insert_row();
             InsertSource::Values(vec![row])
         } else {
             if columns.is_empty() {
@@ -55,6 +57,7 @@ impl<'a> Binder<'a> {
             match src.body.as_ref() {
                 sq::SetExpr::Values(v) if src.order_by.is_none() && src.limit_clause.is_none() => {
                     let mut rows = Vec::with_capacity(v.rows.len());
+                    self.enter_insert_row(&t)?;
                     for (n, r) in v.rows.iter().enumerate() {
                         let r = &r.content;
                         if r.len() != columns.len() && !(r.is_empty() && ins.columns.is_empty()) {
@@ -72,6 +75,7 @@ impl<'a> Binder<'a> {
                         }
                         rows.push(row);
                     }
+                    self.leave_insert_row();
                     InsertSource::Values(rows)
                 }
                 _ => {
@@ -140,7 +144,7 @@ impl<'a> Binder<'a> {
                 return Ok(None);
             }
         }
-        Ok(Some(self.bind_expr(e, Clause::Field)?))
+        Ok(Some(self.bind_expr(e, Clause::Values)?))
     }
 
     pub(super) fn bind_single_table_dml(

@@ -162,6 +162,30 @@ impl Binder<'_> {
 }
 
 impl Binder<'_> {
+    /// The call of `f` over `args`: GREATEST / LEAST of a UUID/INET6 value compare every
+    /// argument (strings converted, a bad one NULL with warning 1292; other types 4078) in
+    /// the type's sort order and give a value of the type, as in MariaDB.
+    pub(super) fn fixed_bin_call(&self, f: Func, args: Vec<Expr>) -> Result<Expr, SqlError> {
+        let (op, greatest) = match f {
+            Func::Greatest => ("greatest", true),
+            Func::Least => ("least", false),
+            _ => return Ok(Expr::Func(f, self.fixed_bin_args(f, args)?)),
+        };
+        let Some((_, fb)) = self.first_fixed_bin(args.iter()) else {
+            return Ok(Expr::Func(f, args));
+        };
+        let mut boxed: Vec<Box<Expr>> = args.into_iter().map(Box::new).collect();
+        let mut refs: Vec<&mut Box<Expr>> = boxed.iter_mut().collect();
+        self.fixed_bin_operands(op, &mut refs)?;
+        let keys = boxed.into_iter().map(|b| *b).collect();
+        Ok(Expr::Cast(
+            Box::new(Expr::Func(Func::KeyExtreme(greatest), keys)),
+            CastType::FixedBinFromKey(fb),
+        ))
+    }
+}
+
+impl Binder<'_> {
     /// CASE over UUID/INET6 values: a simple CASE's operand and WHEN values compare as the
     /// type; the results are of the type (see [`Binder::fixed_bin_branches`]).
     pub(super) fn fixed_bin_case(

@@ -533,8 +533,7 @@ impl<'a> Binder<'a> {
             (f, _) => f,
         };
         let args = self.zerofill_args(func, args);
-        let args = self.fixed_bin_args(func, args)?;
-        Ok(Expr::Func(func, args))
+        self.fixed_bin_call(func, args)
     }
 
     /// `date ± INTERVAL amount unit` as a call of [`Func::AddInterval`].

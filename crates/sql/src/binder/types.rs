@@ -169,7 +169,8 @@ impl<'a> Binder<'a> {
                 (
                     match t {
                         ColumnType::Int { .. } => bigint(),
-                        t if is_numeric_ty(&t) => t,
+                        // MariaDB negates a FLOAT as a DOUBLE.
+                        t if is_numeric_ty(&t) && t != ColumnType::Float => t,
                         _ => ColumnType::Double,
                     },
                     n,

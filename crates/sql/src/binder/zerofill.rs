@@ -34,24 +34,26 @@ fn reads_strings(f: Func) -> bool {
 }
 
 impl Binder<'_> {
-    /// `e` as its padded text if it is a ZEROFILL column reference; else `e`.
+    /// `e` as its padded text if it is a ZEROFILL column reference, as its text with
+    /// FLOAT's precision if it is a FLOAT value; else `e`.
     pub(super) fn zerofill_text(&self, e: Expr) -> Expr {
         let Expr::Col(p) = e else {
-            return e;
+            return self.float_text(e);
         };
         let Some(sc) = self.scope.iter().find(|s| s.pos == p) else {
-            return e;
+            return self.float_text(e);
         };
         let (ty, _) = self.type_of(&e);
-        if sc.flags & cf::ZEROFILL == 0
-            || !matches!(
-                ty,
-                ColumnType::Int { .. }
-                    | ColumnType::Decimal { .. }
-                    | ColumnType::Float
-                    | ColumnType::Double
-            )
-        {
+        if sc.flags & cf::ZEROFILL == 0 {
+            return self.float_text(e);
+        }
+        if !matches!(
+            ty,
+            ColumnType::Int { .. }
+                | ColumnType::Decimal { .. }
+                | ColumnType::Float
+                | ColumnType::Double
+        ) {
             return e;
         }
         let mut w = onelog_protocol::wire_type(&ty);
@@ -60,6 +62,30 @@ impl Binder<'_> {
             w.decimals = d;
         }
         w.flags |= cf::ZEROFILL;
+        Expr::Func(Func::ZeroFill(w), vec![e])
+    }
+
+    /// `e` as the text MariaDB converts a FLOAT value to (FLT_DIG significant digits,
+    /// the text protocol's form) if it is of type FLOAT, or of a FLOAT(M,D) / DOUBLE(M,D)
+    /// column (D decimals); else `e`.
+    fn float_text(&self, e: Expr) -> Expr {
+        let ty = self.type_of(&e).0;
+        let digits = match &e {
+            Expr::Col(p) if matches!(ty, ColumnType::Float | ColumnType::Double) => self
+                .scope
+                .iter()
+                .find(|s| s.pos == *p)
+                .and_then(|s| s.digits),
+            _ => None,
+        };
+        if ty != ColumnType::Float && digits.is_none() {
+            return e;
+        }
+        let mut w = onelog_protocol::wire_type(&ty);
+        if let Some((m, d)) = digits {
+            w.length = m.into();
+            w.decimals = d;
+        }
         Expr::Func(Func::ZeroFill(w), vec![e])
     }
 

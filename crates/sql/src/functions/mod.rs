@@ -94,10 +94,15 @@ pub enum Func {
     Math(MathFn),
     /// JSON functions (json.rs).
     Json(JsonFn),
-    /// A ZEROFILL column's value as the text protocol shows it for the column's wire type
-    /// (padded with zeros to its display length): the binder wraps such columns where a
+    /// A value as the text protocol shows it for a column of the wire type: a ZEROFILL
+    /// column's padded with zeros to its display length, a FLOAT's with 6 significant
+    /// digits, a FLOAT(M,D)'s with D decimals. The binder wraps such values where a
     /// string is wanted; not callable by name.
     ZeroFill(onelog_protocol::WireType),
+    /// GREATEST / LEAST (`true` / `false`) of UUID/INET6 sort keys, compared byte by
+    /// byte: the binder converts the arguments to keys and the result back to text; not
+    /// callable by name.
+    KeyExtreme(bool),
 }
 
 impl Func {
@@ -241,6 +246,8 @@ pub fn result_type(f: Func, args: &[ColumnType]) -> ColumnType {
             }
             other => other.unwrap_or(bigint),
         },
+        // ABS of a FLOAT is a DOUBLE, as in MariaDB.
+        Abs if args.first() == Some(&ColumnType::Float) => ColumnType::Double,
         Abs | Round | Truncate => args.first().copied().unwrap_or(bigint),
         DateDiff => ColumnType::Int {
             bytes: 4,
@@ -512,6 +519,7 @@ pub fn call(f: Func, args: &[Expr], cx: &Ctx) -> EvalResult<Value> {
         Abs | Round | Truncate | Floor | Ceil | Greatest | Least | Sign | Pow | Sqrt => {
             number_values(f, &vals)?
         }
+        KeyExtreme(greatest) => key_extreme(greatest, &vals),
         DateFn | Year | Month | Day | Hour | Minute | Second | FromUnixtime | UnixTimestamp
         | ToDays | AddInterval(_) | TimestampDiff(_) | DateDiff | Cal(_) => date_values(f, &vals)?,
         Text(t) => text::call_text(t, &vals)?,
@@ -697,6 +705,18 @@ fn string_values(f: Func, vals: &[Value]) -> EvalResult<Value> {
 }
 
 /// Numeric functions of non-NULL arguments.
+/// [`Func::KeyExtreme`]: the greatest (or least) of sort keys `vals` (none NULL).
+fn key_extreme(greatest: bool, vals: &[Value]) -> Value {
+    let mut best = &vals[0];
+    for v in &vals[1..] {
+        let o = compare(v, best, Collation::Binary).unwrap_or(std::cmp::Ordering::Equal);
+        if (greatest && o.is_gt()) || (!greatest && o.is_lt()) {
+            best = v;
+        }
+    }
+    best.clone()
+}
+
 fn number_values(f: Func, vals: &[Value]) -> EvalResult<Value> {
     use Func::*;
     let v0 = || vals[0].clone();
