@@ -627,6 +627,7 @@ impl<'a> Conn<'a> {
                 param_id,
                 data,
             } => {
+                let stmt_id = self.resolve_stmt(stmt_id);
                 if let Some(p) = self.prepared.get_mut(&stmt_id) {
                     p.long_data
                         .entry(param_id)
@@ -635,10 +636,12 @@ impl<'a> Conn<'a> {
                 }
             }
             Command::StmtClose(id) => {
+                let id = self.resolve_stmt(id);
                 self.prepared.remove(&id);
                 self.session.close_prepared(id);
             }
             Command::StmtReset(id) => {
+                let id = self.resolve_stmt(id);
                 if let Some(p) = self.prepared.get_mut(&id) {
                     p.long_data.clear();
                 }
@@ -677,6 +680,7 @@ impl<'a> Conn<'a> {
     }
 
     fn execute(&mut self, stmt_id: u32, payload: &[u8]) -> Result<()> {
+        let stmt_id = self.resolve_stmt(stmt_id);
         let Some(p) = self.prepared.get_mut(&stmt_id) else {
             return self.ps.write_err(&SqlError::from_code(
                 code::ER_UNKNOWN_STMT_HANDLER,

@@ -8,6 +8,17 @@ use onelog_types::{code, SqlError};
 use super::{Conn, Result};
 
 impl Conn<'_> {
+    /// A statement id as sent: 0xFFFFFFFF names the statement prepared last (ids grow per
+    /// connection), which clients announcing the bulk capability use to send a PREPARE
+    /// and its EXECUTE without waiting for the id.
+    pub(super) fn resolve_stmt(&self, stmt_id: u32) -> u32 {
+        if stmt_id == LAST_PREPARED {
+            self.prepared.keys().max().copied().unwrap_or(stmt_id)
+        } else {
+            stmt_id
+        }
+    }
+
     pub(super) fn bulk_execute(&mut self, stmt_id: u32, payload: &[u8]) -> Result<()> {
         // Only for clients that announced the capability (MariaDB's check).
         if self.caps & capability::MARIADB_CLIENT_STMT_BULK_OPERATIONS == 0 {
@@ -16,12 +27,7 @@ impl Conn<'_> {
                 "This command is not supported in the prepared statement protocol yet",
             ));
         }
-        // 0xFFFFFFFF names the statement prepared last (ids grow per connection).
-        let id = if stmt_id == LAST_PREPARED {
-            self.prepared.keys().max().copied().unwrap_or(stmt_id)
-        } else {
-            stmt_id
-        };
+        let id = self.resolve_stmt(stmt_id);
         let Some(p) = self.prepared.get_mut(&id) else {
             return self.ps.write_err(&SqlError::from_code(
                 code::ER_UNKNOWN_STMT_HANDLER,
