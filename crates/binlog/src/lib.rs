@@ -16,6 +16,7 @@
 
 pub mod backup_info;
 mod codec;
+mod decimal_bin;
 pub mod dump;
 mod error;
 pub mod event;
