@@ -99,23 +99,7 @@ pub fn check_failed(t: &TableDef, c: &CheckDef) -> SqlError {
 pub fn bind_check(env: &dyn BindEnv, t: &Arc<TableDef>, c: &CheckDef) -> Result<Expr, SqlError> {
     let e = check_print::parse(&c.expr)?;
     let mut b = Binder::new(env, &c.expr);
-    let cols = t
-        .columns
-        .iter()
-        .enumerate()
-        .map(|(i, c)| (c.name.clone(), c.ty, c.nullable, col_flags(t, i)))
-        .collect();
-    let width = t.columns.len() + t.hidden_pk as usize;
-    let mut sources = Vec::new();
-    b.add_source(
-        &mut sources,
-        t.name.clone(),
-        t.db.clone(),
-        SourceKind::Table(t.clone()),
-        cols,
-        width,
-        Default::default(),
-    )?;
+    b.enter_row_of(t)?;
     let bound = b.bind_expr(&e, Clause::Check)?;
     if !b.aggs.is_empty() || !b.subqueries.is_empty() {
         return Err(err(

@@ -410,23 +410,7 @@ pub fn bind_default(env: &dyn BindEnv, t: &Arc<TableDef>, col: usize) -> Result<
     let text = t.columns[col].default_expr.as_deref().unwrap_or("NULL");
     let e = check_print::parse(text)?;
     let mut b = Binder::new(env, text);
-    let cols = t
-        .columns
-        .iter()
-        .enumerate()
-        .map(|(i, c)| (c.name.clone(), c.ty, c.nullable, col_flags(t, i)))
-        .collect();
-    let width = t.columns.len() + t.hidden_pk as usize;
-    let mut sources = Vec::new();
-    b.add_source(
-        &mut sources,
-        t.name.clone(),
-        t.db.clone(),
-        SourceKind::Table(t.clone()),
-        cols,
-        width,
-        Default::default(),
-    )?;
+    b.enter_row_of(t)?;
     let bound = b.bind_expr(&e, Clause::Default)?;
     if !b.aggs.is_empty() || !b.subqueries.is_empty() {
         return Err(gen_col_err(text, &t.columns[col].name));

@@ -29,7 +29,7 @@ impl<'a> Binder<'a> {
         }
         let source = if !ins.assignments.is_empty() {
             // INSERT ... SET a=1, b=2
-            self.enter_insert_row(&t)?;
+            self.enter_row_of(&t)?;
             let mut row = Vec::new();
             for a in &ins.assignments {
                 let sq::AssignmentTarget::ColumnName(n) = &a.target else {
@@ -57,7 +57,7 @@ impl<'a> Binder<'a> {
             match src.body.as_ref() {
                 sq::SetExpr::Values(v) if src.order_by.is_none() && src.limit_clause.is_none() => {
                     let mut rows = Vec::with_capacity(v.rows.len());
-                    self.enter_insert_row(&t)?;
+                    self.enter_row_of(&t)?;
                     for (n, r) in v.rows.iter().enumerate() {
                         let r = &r.content;
                         if r.len() != columns.len() && !(r.is_empty() && ins.columns.is_empty()) {

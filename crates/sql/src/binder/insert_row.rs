@@ -8,8 +8,9 @@ use super::types::col_flags;
 use super::*;
 
 impl Binder<'_> {
-    /// Puts the columns of `t` in scope at row positions 0.. for the values of an INSERT.
-    pub(crate) fn enter_insert_row(&mut self, t: &Arc<TableDef>) -> Result<(), SqlError> {
+    /// Puts the columns of `t` in scope at row positions 0..: a row of `t` for the values
+    /// of an INSERT, a CHECK constraint or an expression default.
+    pub(crate) fn enter_row_of(&mut self, t: &Arc<TableDef>) -> Result<(), SqlError> {
         let cols = t
             .columns
             .iter()
@@ -29,7 +30,7 @@ impl Binder<'_> {
         )
     }
 
-    /// Ends the scope [`enter_insert_row`](Self::enter_insert_row) began.
+    /// Ends the scope [`enter_row_of`](Self::enter_row_of) began.
     pub(crate) fn leave_insert_row(&mut self) {
         self.scope.clear();
         self.types.clear();

@@ -131,7 +131,7 @@ impl InsertTemplate {
         ins: &sq::Insert,
     ) -> Result<Vec<Option<Expr>>, SqlError> {
         let mut out = Vec::new();
-        b.enter_insert_row(&self.table)?;
+        b.enter_row_of(&self.table)?;
         let exprs = values_of(ins)
             .into_iter()
             .flat_map(|v| v.rows.iter().flat_map(|r| r.content.iter()));
