@@ -448,10 +448,13 @@ mod tests {
         assert_eq!(r.u8().unwrap(), 45);
         assert_eq!(r.u16().unwrap(), 2);
         let hi = r.u16().unwrap() as u64;
-        assert_eq!(lo | hi << 16, server_capabilities(false));
+        assert_eq!(lo | hi << 16, server_capabilities(false) & 0xFFFF_FFFF);
         assert_eq!(r.u8().unwrap(), 21);
         assert_eq!(r.take(6).unwrap(), &[0; 6]);
-        assert_eq!(r.u32().unwrap(), 0);
+        // MariaDB's extended capabilities (the server is not CLIENT_MYSQL): bulk operations.
+        let ext = r.u32().unwrap() as u64;
+        assert_eq!(ext << 32, server_capabilities(false) & !0xFFFF_FFFF);
+        assert_eq!(ext << 32, MARIADB_CLIENT_STMT_BULK_OPERATIONS);
         assert_eq!(r.take(13).unwrap(), b"IJKLMNOPQRST\0");
         assert_eq!(r.null_terminated().unwrap(), b"mysql_native_password");
         assert!(r.is_empty());
